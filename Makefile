@@ -1,0 +1,52 @@
+# kanawa — everything a fresh machine needs is installed by these targets.
+#   make demo   run the built-in agent demo (no API key, no services)
+#   make test   lint, type-check and run the full test suite
+#   make bench  run the benchmarks in bench/ and refresh bench/results/
+
+SHELL := /bin/bash
+export UV_PYTHON_DOWNLOADS := never
+export UV_PROJECT_ENVIRONMENT := $(CURDIR)/.venv
+
+# Development and CI use Python 3.12 (pyenv's build when present); kanawa itself supports 3.11+.
+PYTHON ?= $(shell ls -d $$(pyenv root 2>/dev/null)/versions/3.12.*/bin/python3.12 2>/dev/null | tail -n 1 \
+            || true)
+ifeq ($(strip $(PYTHON)),)
+PYTHON := $(shell command -v python3.12 || command -v python3)
+endif
+
+UV_BOOT := $(CURDIR)/.cache/uv-bootstrap
+UV ?= $(shell command -v uv 2>/dev/null || echo $(UV_BOOT)/bin/uv)
+VENV := $(CURDIR)/.venv
+BIN := $(VENV)/bin
+
+.PHONY: demo test lint typecheck pytest bench clean
+
+$(UV_BOOT)/bin/uv:
+	$(PYTHON) -m venv $(UV_BOOT)
+	$(UV_BOOT)/bin/pip install --quiet 'uv>=0.5'
+
+$(VENV)/.synced: pyproject.toml uv.lock | $(UV)
+	$(UV) sync --frozen --python $(PYTHON)
+	touch $@
+
+demo: $(VENV)/.synced
+	$(BIN)/kanawa demo
+
+lint: $(VENV)/.synced
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+
+typecheck: $(VENV)/.synced
+	$(BIN)/mypy --strict src/kanawa
+
+pytest: $(VENV)/.synced
+	$(BIN)/python -m pytest -q
+
+test: lint typecheck pytest
+
+bench: $(VENV)/.synced
+	$(BIN)/python bench/loop_overhead.py
+	$(BIN)/python bench/stream_passthrough.py
+
+clean:
+	rm -rf $(VENV) .cache .mypy_cache .ruff_cache .pytest_cache

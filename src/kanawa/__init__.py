@@ -1,0 +1,69 @@
+"""kanawa — production LLM agents: any provider, a tool loop that cannot run away, honest streaming.
+
+``import kanawa`` is cheap: the public names below are loaded on first use, so a script that only
+needs the types never pays for pydantic, the loop or any provider SDK.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+_EXPORTS: dict[str, str] = {
+    "Agent": "kanawa.agents.agent",
+    "RunResult": "kanawa.agents.agent",
+    "AgentConfiguration": "kanawa.loop.config",
+    "Tool": "kanawa.tools.base",
+    "ToolResult": "kanawa.tools.base",
+    "tool": "kanawa.tools.decorator",
+    "ToolRegistry": "kanawa.tools.registry",
+    "ToolInvoker": "kanawa.tools.invoker",
+    "ModelSettings": "kanawa.llm.settings",
+    "resolve_model": "kanawa.llm.models",
+    "ScriptedLLM": "kanawa.llm.testing",
+    "FunctionLLM": "kanawa.llm.testing",
+    "TestLLM": "kanawa.llm.testing",
+}
+
+if TYPE_CHECKING:
+    from kanawa.agents.agent import Agent, RunResult
+    from kanawa.llm.models import resolve_model
+    from kanawa.llm.settings import ModelSettings
+    from kanawa.llm.testing import FunctionLLM, ScriptedLLM, TestLLM
+    from kanawa.loop.config import AgentConfiguration
+    from kanawa.tools.base import Tool, ToolResult
+    from kanawa.tools.decorator import tool
+    from kanawa.tools.invoker import ToolInvoker
+    from kanawa.tools.registry import ToolRegistry
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'kanawa' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])
+
+
+__all__ = [
+    "Agent",
+    "AgentConfiguration",
+    "FunctionLLM",
+    "ModelSettings",
+    "RunResult",
+    "ScriptedLLM",
+    "TestLLM",
+    "Tool",
+    "ToolInvoker",
+    "ToolRegistry",
+    "ToolResult",
+    "resolve_model",
+    "tool",
+]

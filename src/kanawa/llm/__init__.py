@@ -1,0 +1,40 @@
+"""The LLM layer: the :class:`LLMAdapter` protocol, settings, errors, model strings and test models.
+
+Provider adapters (``openai_responses``, ``openai_chat``, ``anthropic``, ``gemini``) are separate
+modules imported only when a model string names them.
+"""
+
+from kanawa.llm.base import LLMAdapter, SupportsToolSpec, ToolLike, tool_specs
+from kanawa.llm.errors import (
+    LLMAuthError,
+    LLMBadRequestError,
+    LLMConnectionError,
+    LLMError,
+    LLMRateLimitError,
+    LLMStreamInterruptedError,
+    LLMTimeoutError,
+)
+from kanawa.llm.models import parse_model_string, resolve_model
+from kanawa.llm.settings import ModelSettings
+from kanawa.llm.testing import FunctionLLM, ModelRequest, ScriptedLLM, TestLLM
+
+__all__ = [
+    "FunctionLLM",
+    "LLMAdapter",
+    "LLMAuthError",
+    "LLMBadRequestError",
+    "LLMConnectionError",
+    "LLMError",
+    "LLMRateLimitError",
+    "LLMStreamInterruptedError",
+    "LLMTimeoutError",
+    "ModelRequest",
+    "ModelSettings",
+    "ScriptedLLM",
+    "SupportsToolSpec",
+    "TestLLM",
+    "ToolLike",
+    "parse_model_string",
+    "resolve_model",
+    "tool_specs",
+]

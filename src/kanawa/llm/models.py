@@ -1,0 +1,98 @@
+"""Model strings → adapters.
+
+``"openai:gpt-5"``, ``"openai-chat:qwen2.5-7b-instruct@http://localhost:8000/v1"``,
+``"anthropic:claude-sonnet-4-5"``, ``"gemini:gemini-2.5-flash"`` and ``"test"`` name a provider and a
+model. Provider modules are imported only when their prefix is resolved, so ``import kanawa`` never
+pays for a provider SDK.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any
+
+from kanawa.llm.base import LLMAdapter
+from kanawa.llm.errors import LLMBadRequestError
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderEntry:
+    """Where a provider's adapter lives and which extra installs its SDK."""
+
+    module: str
+    factory: str
+    extra: str
+    env_key: str | None
+
+
+PROVIDERS: dict[str, ProviderEntry] = {
+    "openai": ProviderEntry("kanawa.llm.openai_responses", "OpenAIResponsesAdapter", "openai", "OPENAI_API_KEY"),
+    "openai-chat": ProviderEntry("kanawa.llm.openai_chat", "OpenAIChatAdapter", "openai", None),
+    "anthropic": ProviderEntry("kanawa.llm.anthropic", "AnthropicAdapter", "anthropic", "ANTHROPIC_API_KEY"),
+    "gemini": ProviderEntry("kanawa.llm.gemini", "GeminiAdapter", "gemini", "GEMINI_API_KEY"),
+}
+"""Prefix → adapter. ``google`` is accepted as an alias of ``gemini``."""
+
+_ALIASES = {"google": "gemini", "google-gla": "gemini", "openai-responses": "openai"}
+
+
+@dataclass(frozen=True, slots=True)
+class ModelString:
+    """A parsed model string: ``provider:model[@base_url]``."""
+
+    provider: str
+    model: str
+    base_url: str | None = None
+
+
+def parse_model_string(spec: str) -> ModelString:
+    """Split ``provider:model[@base_url]``; raise :class:`LLMBadRequestError` with an example if malformed."""
+    text = spec.strip()
+    if text == "test":
+        return ModelString("test", "test")
+    provider, sep, rest = text.partition(":")
+    provider = _ALIASES.get(provider.lower(), provider.lower())
+    if not sep or not rest or provider not in PROVIDERS:
+        known = ", ".join(sorted([*PROVIDERS, "test"]))
+        raise LLMBadRequestError(
+            f"unknown model string {spec!r}: expected 'provider:model' with provider one of {known} "
+            "(e.g. 'openai:gpt-5', 'openai-chat:llama3@http://localhost:11434/v1')"
+        )
+    model, at, base_url = rest.partition("@")
+    if at and not base_url.startswith(("http://", "https://")):
+        raise LLMBadRequestError(f"model string {spec!r}: the part after '@' must be an http(s) base URL")
+    if not model:
+        raise LLMBadRequestError(f"model string {spec!r} names no model")
+    return ModelString(provider, model, base_url or None)
+
+
+def resolve_model(spec: str | LLMAdapter, **kwargs: Any) -> LLMAdapter:
+    """Turn a model string (or an adapter, returned as is) into an :class:`LLMAdapter`.
+
+    ``kwargs`` go to the adapter's constructor (``api_key``, ``base_url``, ``settings``, ``timeout`` …).
+    Raises :class:`LLMBadRequestError` for a malformed string and
+    :class:`~kanawa.llm.errors.LLMAuthError` / an error naming the extra to install when the provider
+    cannot be used here.
+    """
+    if not isinstance(spec, str):
+        return spec
+    parsed = parse_model_string(spec)
+    if parsed.provider == "test":
+        from kanawa.llm.testing import TestLLM
+
+        return TestLLM()
+    entry = PROVIDERS[parsed.provider]
+    try:
+        module = importlib.import_module(entry.module)
+    except ImportError as exc:
+        raise LLMBadRequestError(
+            f"provider {parsed.provider!r} needs its SDK: pip install 'kanawa[{entry.extra}]' ({exc})",
+            provider=parsed.provider,
+            model=parsed.model,
+        ) from None
+    factory = getattr(module, entry.factory)
+    if parsed.base_url is not None and "base_url" not in kwargs:
+        kwargs["base_url"] = parsed.base_url
+    adapter: LLMAdapter = factory(parsed.model, **kwargs)
+    return adapter

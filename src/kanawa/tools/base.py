@@ -1,0 +1,63 @@
+"""The immutable :class:`Tool` and the :class:`ToolResult` the invoker returns (seed 002 §3-2)."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel
+
+from kanawa.types import ContentPart, JsonObject, ToolSpec
+
+
+@dataclass(frozen=True, slots=True)
+class Tool:
+    """A function the model may call.
+
+    ``parameters`` is the JSON schema offered to the model; ``args_model`` validates the parsed
+    arguments before ``function`` runs (its fields are passed as keyword arguments). ``is_async`` is
+    decided once at construction, so the hot path never inspects the function again. Sync functions
+    run in a worker thread.
+    """
+
+    name: str
+    description: str
+    parameters: JsonObject
+    function: Callable[..., Any]
+    args_model: type[BaseModel]
+    is_async: bool
+    strict: bool = False
+
+    @property
+    def spec(self) -> ToolSpec:
+        return ToolSpec(self.name, self.description, self.parameters, self.strict)
+
+
+class ToolErrorKind(enum.StrEnum):
+    """Why a tool call failed (seed 000 §6 / 001 §4.7)."""
+
+    PARSE_ERROR = "parse_error"
+    UNKNOWN_TOOL = "unknown_tool"
+    VALIDATION_ERROR = "validation_error"
+    EXECUTION_ERROR = "execution_error"
+    DUPLICATE_FAILURE = "duplicate_failure"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """The outcome of one tool call, ready to become a :class:`~kanawa.types.ToolMessage`.
+
+    ``content`` is what the model sees. ``detail`` keeps what it must not see (exception type and
+    message) for the trace only.
+    """
+
+    call_id: str
+    name: str
+    content: tuple[ContentPart, ...]
+    is_error: bool = False
+    error_kind: ToolErrorKind | None = None
+    duration_ms: float = 0.0
+    detail: str | None = None
+    output: Any = None

@@ -1,0 +1,324 @@
+"""Provider-neutral message, tool-call, usage and stream-event types.
+
+Every layer above speaks these types; every provider adapter translates to and from them. They are
+frozen, slotted dataclasses rather than pydantic models because they sit on the hot path of the tool
+loop (one allocation per part, no validation per step) — validation happens at the edges instead.
+
+Provider-specific data that must survive a round trip (OpenAI encrypted reasoning items, Anthropic
+thinking signatures, Gemini thought signatures) lives in ``provider_details`` / ``payload`` fields,
+never encoded into ids, text or arguments.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal, TypeAlias
+
+JsonValue: TypeAlias = "None | bool | int | float | str | list[JsonValue] | dict[str, JsonValue]"
+"""Any value that survives ``json.dumps``/``json.loads`` unchanged."""
+
+JsonObject: TypeAlias = "dict[str, JsonValue]"
+"""A JSON object; the shape of tool arguments, JSON schemas and provider pass-through payloads."""
+
+ProviderDetails: TypeAlias = "Mapping[str, JsonValue]"
+"""Opaque provider data carried so it can be sent back verbatim on the next request."""
+
+
+# --------------------------------------------------------------------------------------------- parts
+
+
+@dataclass(frozen=True, slots=True)
+class TextPart:
+    """Plain text content."""
+
+    text: str
+    kind: Literal["text"] = "text"
+
+
+@dataclass(frozen=True, slots=True)
+class ImagePart:
+    """An image given either by URL or by inline bytes (with its media type)."""
+
+    url: str | None = None
+    data: bytes | None = None
+    media_type: str = "image/png"
+    kind: Literal["image"] = "image"
+
+    def __post_init__(self) -> None:
+        if (self.url is None) == (self.data is None):
+            raise ValueError("ImagePart needs exactly one of url or data")
+
+
+@dataclass(frozen=True, slots=True)
+class FilePart:
+    """A file (document, blob) with inline bytes, a media type and an optional file name."""
+
+    data: bytes
+    media_type: str = "application/octet-stream"
+    filename: str | None = None
+    kind: Literal["file"] = "file"
+
+
+ContentPart: TypeAlias = TextPart | ImagePart | FilePart
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningPart:
+    """Model reasoning: the visible summary text plus the provider's opaque payload.
+
+    ``payload`` is whatever the provider needs back to continue the chain of thought — the OpenAI
+    reasoning item (with ``encrypted_content``), an Anthropic thinking block with its ``signature``
+    (or a ``redacted_thinking`` block), a Gemini ``thoughtSignature``. Adapters replay it verbatim
+    when ``provider`` matches their own and drop it otherwise.
+    """
+
+    text: str = ""
+    provider: str = ""
+    payload: ProviderDetails | None = None
+    kind: Literal["reasoning"] = "reasoning"
+
+
+def _as_parts(content: str | Sequence[ContentPart]) -> tuple[ContentPart, ...]:
+    if isinstance(content, str):
+        return (TextPart(content),)
+    return tuple(content)
+
+
+def text_of(parts: Sequence[ContentPart]) -> str:
+    """Concatenate the text parts of a content sequence (non-text parts are skipped)."""
+    return "".join(p.text for p in parts if isinstance(p, TextPart))
+
+
+# ------------------------------------------------------------------------------------------ messages
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """A model's request to run a tool. ``arguments`` is the raw JSON text exactly as the model sent it;
+    it is parsed (fail-closed) by the tool invoker, never by the adapter."""
+
+    id: str
+    name: str
+    arguments: str
+    provider_details: ProviderDetails | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SystemMessage:
+    """Instructions for the model (OpenAI ``developer``/``system``, Anthropic ``system``, Gemini
+    ``system_instruction``)."""
+
+    content: str
+    role: Literal["system"] = "system"
+
+
+@dataclass(frozen=True, slots=True, init=False)
+class UserMessage:
+    """A user turn: text, images and files."""
+
+    parts: tuple[ContentPart, ...]
+    role: Literal["user"]
+
+    def __init__(self, content: str | Sequence[ContentPart]) -> None:
+        object.__setattr__(self, "parts", _as_parts(content))
+        object.__setattr__(self, "role", "user")
+
+    @property
+    def text(self) -> str:
+        return text_of(self.parts)
+
+
+@dataclass(frozen=True, slots=True)
+class AssistantMessage:
+    """A model turn: visible text, tool calls, and reasoning that must round-trip."""
+
+    text: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    reasoning: tuple[ReasoningPart, ...] = ()
+    provider_details: ProviderDetails | None = None
+    role: Literal["assistant"] = "assistant"
+
+
+@dataclass(frozen=True, slots=True, init=False)
+class ToolMessage:
+    """The result of one tool call, sent back to the model. ``is_error`` tells the model the call
+    failed so it can recover (seed 003: tool errors are propagated, not raised)."""
+
+    tool_call_id: str
+    parts: tuple[ContentPart, ...]
+    is_error: bool
+    name: str
+    role: Literal["tool"]
+
+    def __init__(
+        self,
+        tool_call_id: str,
+        content: str | Sequence[ContentPart],
+        *,
+        is_error: bool = False,
+        name: str = "",
+    ) -> None:
+        object.__setattr__(self, "tool_call_id", tool_call_id)
+        object.__setattr__(self, "parts", _as_parts(content))
+        object.__setattr__(self, "is_error", is_error)
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "role", "tool")
+
+    @property
+    def text(self) -> str:
+        return text_of(self.parts)
+
+
+Message: TypeAlias = SystemMessage | UserMessage | AssistantMessage | ToolMessage
+
+
+# ------------------------------------------------------------------------------------ usage and stop
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token usage. ``reasoning_tokens`` and ``cached_tokens`` are subsets of output and input tokens
+    respectively, as the providers report them."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    reasoning_tokens: int = 0
+    cached_tokens: int = 0
+    requests: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.reasoning_tokens + other.reasoning_tokens,
+            self.cached_tokens + other.cached_tokens,
+            self.requests + other.requests,
+        )
+
+
+class StopReason(enum.StrEnum):
+    """Why the model stopped (seed 003). ``None`` where the provider said nothing usable."""
+
+    TOOL_USE = "tool_use"
+    END_TURN = "end_turn"
+    MAX_TOKENS = "max_tokens"
+    STOP_SEQUENCE = "stop_sequence"
+
+
+@dataclass(frozen=True, slots=True)
+class LLMResponse:
+    """One complete model response."""
+
+    message: AssistantMessage
+    stop_reason: StopReason | None
+    usage: Usage = field(default_factory=Usage)
+    model: str = ""
+    response_id: str | None = None
+
+
+# ------------------------------------------------------------------------------ tools offered to LLM
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """What an adapter needs to offer a tool to a model: name, description and JSON schema."""
+
+    name: str
+    description: str
+    parameters: JsonObject
+    strict: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class OutputSchema:
+    """A JSON schema the final answer must satisfy (structured output)."""
+
+    name: str
+    schema: JsonObject
+    strict: bool = True
+    description: str | None = None
+
+
+# ------------------------------------------------------------------------------------- stream events
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """A piece of visible answer text."""
+
+    text: str
+    kind: Literal["text_delta"] = "text_delta"
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningDelta:
+    """A piece of reasoning (summary) text."""
+
+    text: str
+    kind: Literal["reasoning_delta"] = "reasoning_delta"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallStarted:
+    """The model began a tool call. ``index`` orders calls within one response."""
+
+    index: int
+    id: str
+    name: str
+    kind: Literal["tool_call_started"] = "tool_call_started"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallArgsDelta:
+    """A fragment of a tool call's JSON arguments, as it streams."""
+
+    index: int
+    id: str
+    delta: str
+    kind: Literal["tool_call_args_delta"] = "tool_call_args_delta"
+
+
+@dataclass(frozen=True, slots=True)
+class ResponseCompleted:
+    """The stream is finished; ``response`` is the assembled whole. Always the last event."""
+
+    response: LLMResponse
+    kind: Literal["response_completed"] = "response_completed"
+
+
+StreamEvent: TypeAlias = TextDelta | ReasoningDelta | ToolCallStarted | ToolCallArgsDelta | ResponseCompleted
+
+__all__ = [
+    "AssistantMessage",
+    "ContentPart",
+    "FilePart",
+    "ImagePart",
+    "JsonObject",
+    "JsonValue",
+    "LLMResponse",
+    "Message",
+    "OutputSchema",
+    "ProviderDetails",
+    "ReasoningDelta",
+    "ReasoningPart",
+    "ResponseCompleted",
+    "StopReason",
+    "StreamEvent",
+    "SystemMessage",
+    "TextDelta",
+    "TextPart",
+    "ToolCall",
+    "ToolCallArgsDelta",
+    "ToolCallStarted",
+    "ToolMessage",
+    "ToolSpec",
+    "Usage",
+    "UserMessage",
+    "text_of",
+]
