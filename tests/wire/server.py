@@ -29,7 +29,14 @@ class Disconnect:
     """Close the socket abruptly (no terminating chunk): a mid-stream connection drop."""
 
 
-BodyPiece = bytes | Delay | Disconnect
+@dataclass(frozen=True)
+class Lazy:
+    """A body piece computed at the moment it is sent (e.g. to embed a send timestamp)."""
+
+    make: Callable[[], bytes]
+
+
+BodyPiece = bytes | Delay | Disconnect | Lazy
 
 
 @dataclass
@@ -71,7 +78,7 @@ def sse_reply(
     encoded unless already a string); raw bytes, delays and disconnects pass through in order."""
     body: list[BodyPiece] = []
     for item in events:
-        if isinstance(item, bytes | Delay | Disconnect):
+        if isinstance(item, bytes | Delay | Disconnect | Lazy):
             body.append(item)
             continue
         name, data = item
@@ -187,9 +194,11 @@ class WireServer:
             elif isinstance(piece, Disconnect):
                 writer.transport.abort()
                 return False
-            elif piece:
-                writer.write(f"{len(piece):x}\r\n".encode() + piece + b"\r\n")
-                await writer.drain()
+            else:
+                data = piece.make() if isinstance(piece, Lazy) else piece
+                if data:
+                    writer.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+                    await writer.drain()
         writer.write(b"0\r\n\r\n")
         await writer.drain()
         return True

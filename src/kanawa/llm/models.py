@@ -9,11 +9,15 @@ pays for a provider SDK.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kanawa.llm.base import LLMAdapter
 from kanawa.llm.errors import LLMBadRequestError
+
+if TYPE_CHECKING:
+    from kanawa.llm.retry import RetryPolicy
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,7 +31,9 @@ class ProviderEntry:
 
 
 PROVIDERS: dict[str, ProviderEntry] = {
-    "openai": ProviderEntry("kanawa.llm.openai_responses", "OpenAIResponsesAdapter", "openai", "OPENAI_API_KEY"),
+    "openai": ProviderEntry(
+        "kanawa.llm.openai_responses", "OpenAIResponsesAdapter", "openai", "OPENAI_API_KEY"
+    ),
     "openai-chat": ProviderEntry("kanawa.llm.openai_chat", "OpenAIChatAdapter", "openai", None),
     "anthropic": ProviderEntry("kanawa.llm.anthropic", "AnthropicAdapter", "anthropic", "ANTHROPIC_API_KEY"),
     "gemini": ProviderEntry("kanawa.llm.gemini", "GeminiAdapter", "gemini", "GEMINI_API_KEY"),
@@ -67,16 +73,46 @@ def parse_model_string(spec: str) -> ModelString:
     return ModelString(provider, model, base_url or None)
 
 
-def resolve_model(spec: str | LLMAdapter, **kwargs: Any) -> LLMAdapter:
-    """Turn a model string (or an adapter, returned as is) into an :class:`LLMAdapter`.
+def resolve_model(
+    spec: str | LLMAdapter,
+    *,
+    fallback_model: str | LLMAdapter | Sequence[str | LLMAdapter] | None = None,
+    retry_policy: RetryPolicy | None = None,
+    **kwargs: Any,
+) -> LLMAdapter:
+    """Turn a model string (or an adapter) into an :class:`LLMAdapter`.
 
-    ``kwargs`` go to the adapter's constructor (``api_key``, ``base_url``, ``settings``, ``timeout`` …).
-    Raises :class:`LLMBadRequestError` for a malformed string and
-    :class:`~kanawa.llm.errors.LLMAuthError` / an error naming the extra to install when the provider
-    cannot be used here.
+    Provider models come wrapped in :class:`~kanawa.llm.retry.RetryingLLM` (seed 002 §7: three
+    attempts on the same model with backoff, honouring ``Retry-After``, then each ``fallback_model``);
+    pass ``retry_policy=NO_RETRY`` to opt out. An adapter passed in is returned as is unless a fallback
+    or retry policy is given. ``kwargs`` go to the primary adapter's constructor (``api_key``,
+    ``base_url``, ``settings``, ``timeout`` …); fallbacks given as strings get no kwargs.
+
+    Raises :class:`LLMBadRequestError` for a malformed string or a provider whose SDK is not installed,
+    and :class:`~kanawa.llm.errors.LLMAuthError` when its API key is missing.
     """
-    if not isinstance(spec, str):
-        return spec
+    from kanawa.llm.retry import RetryingLLM
+
+    if isinstance(spec, str):
+        primary = _build(spec, kwargs)
+        wrap = parse_model_string(spec).provider != "test"
+    else:
+        primary = spec
+        wrap = False
+    fallbacks: list[LLMAdapter] = []
+    if fallback_model is not None:
+        items = (
+            [fallback_model]
+            if isinstance(fallback_model, str) or not isinstance(fallback_model, Sequence)
+            else fallback_model
+        )
+        fallbacks = [_build(f, {}) if isinstance(f, str) else f for f in items]
+    if not (wrap or fallbacks or retry_policy is not None):
+        return primary
+    return RetryingLLM(primary, fallbacks=fallbacks, policy=retry_policy)
+
+
+def _build(spec: str, kwargs: dict[str, Any]) -> LLMAdapter:
     parsed = parse_model_string(spec)
     if parsed.provider == "test":
         from kanawa.llm.testing import TestLLM
@@ -93,6 +129,6 @@ def resolve_model(spec: str | LLMAdapter, **kwargs: Any) -> LLMAdapter:
         ) from None
     factory = getattr(module, entry.factory)
     if parsed.base_url is not None and "base_url" not in kwargs:
-        kwargs["base_url"] = parsed.base_url
+        kwargs = {**kwargs, "base_url": parsed.base_url}
     adapter: LLMAdapter = factory(parsed.model, **kwargs)
     return adapter
