@@ -29,7 +29,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import machine, run_child, summary_ms, write_results  # noqa: E402
+from _common import machine, run_child, summary_ms, write_results
 
 SYSTEMS = ("kanawa", "pydantic_ai", "openai_agents")
 IMPORTS = {
@@ -66,7 +66,10 @@ def build_kanawa() -> RunOnce:
             return AssistantMessage(tool_calls=(ToolCall("c1", "add", '{"a": 1, "b": 2}'),))
         if turn == 1:
             return AssistantMessage(
-                tool_calls=(ToolCall("c2", "add", '{"a": 3, "b": 4}'), ToolCall("c3", "mul", '{"a": 5, "b": 6}'))
+                tool_calls=(
+                    ToolCall("c2", "add", '{"a": 3, "b": 4}'),
+                    ToolCall("c3", "mul", '{"a": 5, "b": 6}'),
+                )
             )
         return FINAL_TEXT
 
@@ -120,18 +123,33 @@ def build_pydantic_ai() -> RunOnce:
 
 
 def build_openai_agents() -> RunOnce:
-    from agents import Agent, ModelResponse, Runner, Usage, function_tool, set_tracing_disabled
     from agents.models.interface import Model
     from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
+
+    from agents import Agent, ModelResponse, Runner, Usage, function_tool, set_tracing_disabled
 
     set_tracing_disabled(True)
 
     def call(call_id: str, name: str, args: str) -> ResponseFunctionToolCall:
-        return ResponseFunctionToolCall(type="function_call", call_id=call_id, name=name, arguments=args, id=call_id)
+        return ResponseFunctionToolCall(
+            type="function_call", call_id=call_id, name=name, arguments=args, id=call_id
+        )
 
     class ScriptedModel(Model):
-        async def get_response(self, system_instructions, input, model_settings, tools, output_schema, handoffs,  # type: ignore[no-untyped-def]
-                               tracing, *, previous_response_id=None, conversation_id=None, prompt=None):
+        async def get_response(
+            self,
+            system_instructions,
+            input,
+            model_settings,
+            tools,
+            output_schema,
+            handoffs,  # type: ignore[no-untyped-def]
+            tracing,
+            *,
+            previous_response_id=None,
+            conversation_id=None,
+            prompt=None,
+        ):
             items = input if isinstance(input, list) else []
             turn = sum(1 for i in items if isinstance(i, dict) and i.get("type") == "function_call")
             if turn == 0:
@@ -140,8 +158,11 @@ def build_openai_agents() -> RunOnce:
                 output = [call("c2", "add", '{"a": 3, "b": 4}'), call("c3", "mul", '{"a": 5, "b": 6}')]
             else:
                 text = ResponseOutputText(type="output_text", text=FINAL_TEXT, annotations=[])
-                output = [ResponseOutputMessage(id="m1", type="message", role="assistant", status="completed",
-                                                content=[text])]
+                output = [
+                    ResponseOutputMessage(
+                        id="m1", type="message", role="assistant", status="completed", content=[text]
+                    )
+                ]
             return ModelResponse(output=output, usage=Usage(), response_id=None)
 
         def stream_response(self, *args, **kwargs):  # type: ignore[no-untyped-def]
@@ -223,15 +244,18 @@ def parent() -> None:
     bare = [run_child(script, "--system", "kanawa_bare", "--mode", "import")["import_s"] for _ in range(5)]
     results["kanawa"]["import_bare_ms"] = round(statistics.median(bare) * 1000, 1)
 
+    def num(system: str, key: str) -> float:
+        return float(results[system][key])  # type: ignore[arg-type]
+
     peers = [s for s in SYSTEMS if s != "kanawa"]
-    fastest = min(peers, key=lambda s: float(results[s]["median_ms"]))  # type: ignore[arg-type]
-    lightest = min(peers, key=lambda s: float(results[s]["peak_rss_mib"]))  # type: ignore[arg-type]
+    fastest = min(peers, key=lambda s: num(s, "median_ms"))
+    lightest = min(peers, key=lambda s: num(s, "peak_rss_mib"))
     k = results["kanawa"]
     ratios = {
-        "median_vs_fastest_peer": round(float(k["median_ms"]) / float(results[fastest]["median_ms"]), 4),  # type: ignore[arg-type]
-        "rss_vs_lightest_peer": round(float(k["peak_rss_mib"]) / float(results[lightest]["peak_rss_mib"]), 3),  # type: ignore[arg-type]
+        "median_vs_fastest_peer": round(num("kanawa", "median_ms") / num(fastest, "median_ms"), 4),
+        "rss_vs_lightest_peer": round(num("kanawa", "peak_rss_mib") / num(lightest, "peak_rss_mib"), 3),
         "concurrency_1000_vs_100_per_run": round(
-            float(k["concurrent_1000_per_run_ms"]) / float(k["concurrent_100_per_run_ms"]), 3  # type: ignore[arg-type]
+            num("kanawa", "concurrent_1000_per_run_ms") / num("kanawa", "concurrent_100_per_run_ms"), 3
         ),
         "fastest_peer": fastest,
         "lightest_peer": lightest,

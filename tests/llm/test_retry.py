@@ -53,7 +53,9 @@ def failing_then(errors: list[LLMError], answer: str = "ok", *, model: str = "m"
 
 
 async def test_retryable_error_is_retried_on_same_model_then_succeeds() -> None:
-    primary = failing_then([LLMConnectionError("502", status_code=502), LLMTimeoutError("408", status_code=408)])
+    primary = failing_then(
+        [LLMConnectionError("502", status_code=502), LLMTimeoutError("408", status_code=408)]
+    )
     sleeps = Sleeps()
     llm = RetryingLLM(primary, sleep=sleeps)
     response = await llm.chat(MESSAGES)
@@ -156,9 +158,13 @@ async def test_stream_broken_after_output_is_not_resent() -> None:
     fallback = failing_then([], model="fb")
     llm = RetryingLLM(primary, fallbacks=[fallback], sleep=Sleeps())
     seen: list[StreamEvent] = []
-    with pytest.raises(LLMStreamInterruptedError) as info:
+
+    async def consume() -> None:
         async for event in llm.stream(MESSAGES):
             seen.append(event)
+
+    with pytest.raises(LLMStreamInterruptedError) as info:
+        await consume()
     assert seen == [TextDelta("partial ")]  # the client saw the partial text exactly once
     assert isinstance(info.value.__cause__, LLMConnectionError)
     assert not info.value.retryable

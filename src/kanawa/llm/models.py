@@ -9,6 +9,7 @@ pays for a provider SDK.
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -53,24 +54,34 @@ class ModelString:
 
 
 def parse_model_string(spec: str) -> ModelString:
-    """Split ``provider:model[@base_url]``; raise :class:`LLMBadRequestError` with an example if malformed."""
+    """Split ``provider:model[@base_url]``; raise :class:`LLMBadRequestError` with an example if malformed.
+
+    ``test`` (or ``test:<name>``) names :class:`~kanawa.llm.testing.TestLLM`. The base URL starts at
+    the first ``@http://`` or ``@https://``; any other ``@`` belongs to the model id (Vertex AI
+    spells versions ``claude-sonnet-4@20250514``), unless what follows it looks like a URL without
+    its scheme, which is refused.
+    """
     text = spec.strip()
     if text == "test":
         return ModelString("test", "test")
     provider, sep, rest = text.partition(":")
     provider = _ALIASES.get(provider.lower(), provider.lower())
-    if not sep or not rest or provider not in PROVIDERS:
+    if not sep or not rest or (provider not in PROVIDERS and provider != "test"):
         known = ", ".join(sorted([*PROVIDERS, "test"]))
         raise LLMBadRequestError(
             f"unknown model string {spec!r}: expected 'provider:model' with provider one of {known} "
             "(e.g. 'openai:gpt-5', 'openai-chat:llama3@http://localhost:11434/v1')"
         )
-    model, at, base_url = rest.partition("@")
-    if at and not base_url.startswith(("http://", "https://")):
+    url_at = re.search(r"@(?=https?://)", rest)
+    if url_at is not None:
+        model, base_url = rest[: url_at.start()], rest[url_at.end() :]
+    elif "@" in rest and re.search(r"[:/]", rest.rpartition("@")[2]):
         raise LLMBadRequestError(f"model string {spec!r}: the part after '@' must be an http(s) base URL")
+    else:
+        model, base_url = rest, None
     if not model:
         raise LLMBadRequestError(f"model string {spec!r} names no model")
-    return ModelString(provider, model, base_url or None)
+    return ModelString(provider, model, base_url)
 
 
 def resolve_model(
@@ -117,17 +128,25 @@ def _build(spec: str, kwargs: dict[str, Any]) -> LLMAdapter:
     if parsed.provider == "test":
         from kanawa.llm.testing import TestLLM
 
-        return TestLLM()
+        return TestLLM(model=parsed.model)
     entry = PROVIDERS[parsed.provider]
     try:
         module = importlib.import_module(entry.module)
     except ImportError as exc:
+        missing_adapter = isinstance(exc, ModuleNotFoundError) and exc.name == entry.module
+        message = (
+            f"provider {parsed.provider!r} is not available in this kanawa build ({entry.module} is missing)"
+            if missing_adapter
+            else f"provider {parsed.provider!r} needs its SDK: pip install 'kanawa[{entry.extra}]' ({exc})"
+        )
+        raise LLMBadRequestError(message, provider=parsed.provider, model=parsed.model) from None
+    factory = getattr(module, entry.factory, None)
+    if factory is None:
         raise LLMBadRequestError(
-            f"provider {parsed.provider!r} needs its SDK: pip install 'kanawa[{entry.extra}]' ({exc})",
+            f"provider {parsed.provider!r}: {entry.module} defines no {entry.factory}",
             provider=parsed.provider,
             model=parsed.model,
-        ) from None
-    factory = getattr(module, entry.factory)
+        )
     if parsed.base_url is not None and "base_url" not in kwargs:
         kwargs = {**kwargs, "base_url": parsed.base_url}
     adapter: LLMAdapter = factory(parsed.model, **kwargs)

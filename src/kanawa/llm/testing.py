@@ -1,7 +1,23 @@
 """Models for tests: :class:`ScriptedLLM`, :class:`FunctionLLM` and :class:`TestLLM`.
 
-They implement :class:`~kanawa.llm.LLMAdapter` fully (``chat`` and ``stream``), so the loop cannot
-tell them from a provider. Use them in your own tests in place of a model string.
+They implement :class:`~kanawa.llm.LLMAdapter` fully (``chat``, ``stream``, ``count_tokens``), so the
+loop cannot tell them from a provider; use them in your own tests in place of a model string (the
+string ``"test"`` resolves to :class:`TestLLM`). Each records what it was sent in ``.requests``.
+
+A step of a script (or a :class:`FunctionLLM` answer) is one of:
+
+* ``str`` — a plain text answer;
+* :class:`~kanawa.types.AssistantMessage` — text, tool calls and reasoning; the stop reason is
+  ``tool_use`` when it has tool calls, else ``end_turn``;
+* :class:`~kanawa.types.LLMResponse` — taken as is;
+* an ``Exception`` (usually an :class:`~kanawa.llm.errors.LLMError`) — raised by ``chat`` and by
+  ``stream`` before any event, as a provider fault would be;
+* a sequence of stream events ending with :class:`~kanawa.types.ResponseCompleted` — streamed
+  verbatim (``chat`` returns the completed response); an ``Exception`` in the sequence is raised at
+  that point, which is how a connection dropped mid-stream looks.
+
+Shorthand answers stream as :func:`events_for` renders them and carry a :class:`~kanawa.types.Usage`
+estimated offline from the request (:mod:`kanawa.llm.tokens`).
 """
 
 from __future__ import annotations
@@ -10,12 +26,12 @@ import inspect
 import json
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from typing import TypeAlias
 
 from kanawa.llm.base import ToolLike, tool_specs
 from kanawa.llm.settings import ModelSettings
-from kanawa.llm.tokens import count_message_tokens
+from kanawa.llm.tokens import count_message_tokens, count_text_tokens
 from kanawa.types import (
     AssistantMessage,
     LLMResponse,
@@ -29,14 +45,16 @@ from kanawa.types import (
     ToolCall,
     ToolCallArgsDelta,
     ToolCallStarted,
+    ToolMessage,
     ToolSpec,
     Usage,
+    UserMessage,
 )
 
 
 @dataclass(frozen=True, slots=True)
 class ModelRequest:
-    """What a test model was sent on one call; kept in ``.requests`` and passed to assertions."""
+    """What a test model was sent on one call; kept in ``.requests`` and passed to checks."""
 
     messages: tuple[Message, ...]
     tools: tuple[ToolSpec, ...]
@@ -44,48 +62,106 @@ class ModelRequest:
     response_schema: OutputSchema | None
     streamed: bool
 
+    @property
+    def tool_names(self) -> tuple[str, ...]:
+        """Names of the tools offered, in order."""
+        return tuple(spec.name for spec in self.tools)
 
-Script: TypeAlias = "LLMResponse | AssistantMessage | str | Sequence[StreamEvent]"
-"""One scripted step: a whole response, an assistant message (stop reason inferred), plain text, or a
-sequence of stream events ending with :class:`ResponseCompleted`."""
+    @property
+    def last_message(self) -> Message | None:
+        return self.messages[-1] if self.messages else None
 
-RequestCheck: TypeAlias = Callable[[ModelRequest], None]
+    @property
+    def last_user_text(self) -> str:
+        """Text of the latest user message ("" when there is none)."""
+        return next((m.text for m in reversed(self.messages) if isinstance(m, UserMessage)), "")
+
+    @property
+    def tool_results(self) -> tuple[ToolMessage, ...]:
+        """Every tool result in the conversation so far, oldest first."""
+        return tuple(m for m in self.messages if isinstance(m, ToolMessage))
 
 
-def response_from(item: LLMResponse | AssistantMessage | str, *, model: str = "test") -> LLMResponse:
-    """Build a full :class:`LLMResponse` from the shorthand forms, inferring the stop reason."""
+StreamScript: TypeAlias = "Sequence[StreamEvent | Exception]"
+Script: TypeAlias = "LLMResponse | AssistantMessage | str | Exception | StreamScript"
+"""One scripted step (see the module docstring)."""
+
+RequestCheck: TypeAlias = Callable[[ModelRequest], "bool | None"]
+"""Asserts on one request: raise ``AssertionError`` (or return ``False``) to fail the test there."""
+
+ResponseFunction: TypeAlias = Callable[[ModelRequest], "Script | Awaitable[Script]"]
+
+
+def response_from(
+    item: LLMResponse | AssistantMessage | str,
+    *,
+    model: str = "test",
+    usage: Usage | None = None,
+) -> LLMResponse:
+    """Build a full :class:`LLMResponse` from the shorthand forms, inferring the stop reason
+    (``tool_use`` with tool calls, else ``end_turn``). Without ``usage``, output tokens are estimated
+    from the message and input tokens are 0."""
     if isinstance(item, LLMResponse):
         return item
     message = AssistantMessage(text=item) if isinstance(item, str) else item
     reason = StopReason.TOOL_USE if message.tool_calls else StopReason.END_TURN
-    usage = Usage(input_tokens=10, output_tokens=max(1, len(message.text) // 4), requests=1)
-    return LLMResponse(message, reason, usage, model)
+    return LLMResponse(message, reason, usage or _usage(message, (), model), model)
 
 
 def events_for(response: LLMResponse, *, chunk_size: int = 8) -> list[StreamEvent]:
-    """Render a response as the stream a provider would send: reasoning, text, tool calls, completion."""
-    events: list[StreamEvent] = []
+    """Render a response as the stream a provider would send: reasoning deltas, text deltas, then per
+    tool call a :class:`ToolCallStarted` and its argument deltas, and :class:`ResponseCompleted` last.
+    Text and arguments are cut into ``chunk_size``-character pieces."""
+    if chunk_size < 1:
+        raise ValueError("chunk_size must be at least 1")
+
+    def chunks(text: str) -> list[str]:
+        return [text[start : start + chunk_size] for start in range(0, len(text), chunk_size)]
+
     message = response.message
-    for part in message.reasoning:
-        if part.text:
-            events.append(ReasoningDelta(part.text))
-    for start in range(0, len(message.text), chunk_size):
-        events.append(TextDelta(message.text[start : start + chunk_size]))
+    events: list[StreamEvent] = [ReasoningDelta(c) for part in message.reasoning for c in chunks(part.text)]
+    events.extend(TextDelta(c) for c in chunks(message.text))
     for index, call in enumerate(message.tool_calls):
         events.append(ToolCallStarted(index, call.id, call.name))
-        for start in range(0, len(call.arguments), chunk_size):
-            events.append(ToolCallArgsDelta(index, call.id, call.arguments[start : start + chunk_size]))
+        events.extend(ToolCallArgsDelta(index, call.id, c) for c in chunks(call.arguments))
     events.append(ResponseCompleted(response))
     return events
 
 
+def _usage(message: AssistantMessage, prompt: Sequence[Message], model: str) -> Usage:
+    reasoning = sum(count_text_tokens(part.text, model=model) for part in message.reasoning)
+    visible = count_text_tokens(message.text, model=model) + sum(
+        count_text_tokens(call.name, model=model) + count_text_tokens(call.arguments, model=model)
+        for call in message.tool_calls
+    )
+    return Usage(
+        input_tokens=count_message_tokens(prompt, model=model),
+        output_tokens=max(1, visible + reasoning),
+        reasoning_tokens=reasoning,
+        requests=1,
+    )
+
+
+def _check_stream_script(events: StreamScript) -> None:
+    """A scripted stream ends in exactly one ``ResponseCompleted``, or stops at an exception."""
+    for position, event in enumerate(events):
+        if isinstance(event, Exception):
+            return
+        if isinstance(event, ResponseCompleted):
+            if position != len(events) - 1:
+                raise ValueError("a scripted stream has events after its ResponseCompleted")
+            return
+    raise ValueError("a scripted stream must end with ResponseCompleted (or raise an exception)")
+
+
 class _TestModelBase(ABC):
-    """Shared adapter plumbing: request recording, token counting, chat/stream symmetry."""
+    """Shared adapter plumbing: request recording, usage estimates, chat/stream symmetry."""
 
     provider = "test"
 
     def __init__(self, *, model: str = "test") -> None:
         self._model = model
+        self._responses = 0
         self.requests: list[ModelRequest] = []
 
     @property
@@ -93,26 +169,43 @@ class _TestModelBase(ABC):
         return self._model
 
     def count_tokens(self, content: str | Sequence[Message]) -> int:
-        return count_message_tokens(content)
+        return count_message_tokens(content, model=self._model)
 
     def normalize_model_name(self, name: str | None = None) -> str:
         return (name or self._model).strip().lower()
 
-    def _record(
+    @abstractmethod
+    async def _produce(self, request: ModelRequest) -> Script:
+        """Decide the answer to one recorded request."""
+
+    async def _answer(
         self,
         messages: Sequence[Message],
         tools: Sequence[ToolLike],
         settings: ModelSettings | None,
         response_schema: OutputSchema | None,
         streamed: bool,
-    ) -> ModelRequest:
+    ) -> LLMResponse | StreamScript:
+        """Record the request, produce the step, raise a scripted error, expand a shorthand."""
         request = ModelRequest(tuple(messages), tuple(tool_specs(tools)), settings, response_schema, streamed)
         self.requests.append(request)
-        return request
-
-    @abstractmethod
-    async def _produce(self, request: ModelRequest) -> Script:
-        """Decide the answer to one recorded request."""
+        item = await self._produce(request)
+        raw: object = item  # a FunctionLLM may return anything at run time
+        if not isinstance(raw, LLMResponse | AssistantMessage | Exception | Sequence):
+            raise TypeError(f"{type(self).__name__}: a step cannot be a {type(raw).__name__}")
+        if isinstance(item, Exception):
+            raise item
+        if isinstance(item, LLMResponse):
+            return item
+        if isinstance(item, AssistantMessage | str):
+            message = AssistantMessage(text=item) if isinstance(item, str) else item
+            usage = _usage(message, request.messages, self._model)
+            self._responses += 1
+            return replace(
+                response_from(message, model=self._model, usage=usage), response_id=f"resp_{self._responses}"
+            )
+        _check_stream_script(item)
+        return item
 
     async def chat(
         self,
@@ -122,14 +215,15 @@ class _TestModelBase(ABC):
         settings: ModelSettings | None = None,
         response_schema: OutputSchema | None = None,
     ) -> LLMResponse:
-        request = self._record(messages, tools, settings, response_schema, streamed=False)
-        item = await self._produce(request)
-        if isinstance(item, LLMResponse | AssistantMessage | str):
-            return response_from(item, model=self._model)
-        final = item[-1] if item else None
-        if not isinstance(final, ResponseCompleted):
-            raise ValueError("a scripted stream must end with ResponseCompleted")
-        return final.response
+        answer = await self._answer(messages, tools, settings, response_schema, streamed=False)
+        if isinstance(answer, LLMResponse):
+            return answer
+        for event in answer:
+            if isinstance(event, Exception):
+                raise event
+            if isinstance(event, ResponseCompleted):
+                return event.response
+        raise AssertionError("unreachable: stream scripts are checked to end with ResponseCompleted")
 
     async def stream(
         self,
@@ -139,21 +233,26 @@ class _TestModelBase(ABC):
         settings: ModelSettings | None = None,
         response_schema: OutputSchema | None = None,
     ) -> AsyncIterator[StreamEvent]:
-        request = self._record(messages, tools, settings, response_schema, streamed=True)
-        item = await self._produce(request)
-        if isinstance(item, LLMResponse | AssistantMessage | str):
-            events: Sequence[StreamEvent] = events_for(response_from(item, model=self._model))
-        else:
-            events = item
+        answer = await self._answer(messages, tools, settings, response_schema, streamed=True)
+        events = events_for(answer) if isinstance(answer, LLMResponse) else answer
         for event in events:
+            if isinstance(event, Exception):
+                raise event
             yield event
 
 
 class ScriptedLLM(_TestModelBase):
-    """Answers from a fixed script, one item per request, and fails loudly when the script runs out.
+    """Answers from a fixed script, one step per request, and fails loudly when the script runs out.
 
-    ``checks`` (same length as the script, ``None`` to skip) assert on what each request carried,
-    e.g. ``lambda req: assert not req.tools``; a failing check raises in the test, at that step.
+    ``checks`` line up with the script (``None`` skips a step; it may be shorter than the script) and
+    assert on what each request carried::
+
+        ScriptedLLM(
+            [AssistantMessage(tool_calls=(ToolCall("c1", "add", '{"a": 1, "b": 2}'),)), "3"],
+            checks=[lambda req: "add" in req.tool_names, lambda req: req.tool_results[0].text == "3"],
+        )
+
+    A check that raises ``AssertionError`` or returns ``False`` fails the test at that step.
     """
 
     def __init__(
@@ -164,29 +263,38 @@ class ScriptedLLM(_TestModelBase):
         model: str = "scripted",
     ) -> None:
         super().__init__(model=model)
+        if len(checks) > len(script):
+            raise ValueError(f"ScriptedLLM: {len(checks)} checks for a script of {len(script)} steps")
+        for step in script:
+            if not isinstance(step, LLMResponse | AssistantMessage | str | Exception):
+                _check_stream_script(step)
         self._script = list(script)
         self._checks = list(checks)
         self._position = 0
 
     @property
     def remaining(self) -> int:
+        """Steps not yet used; ``0`` once the conversation went as scripted."""
         return len(self._script) - self._position
 
     async def _produce(self, request: ModelRequest) -> Script:
         index = self._position
         if index >= len(self._script):
-            raise AssertionError(f"ScriptedLLM: request {index + 1} but the script has {len(self._script)} steps")
+            last = request.last_message.role if request.last_message else "no"
+            raise AssertionError(
+                f"ScriptedLLM: request {index + 1} arrived but the script has only {len(self._script)} "
+                f"step(s) (the request ends with a {last} message)"
+            )
         self._position += 1
-        if index < len(self._checks) and (check := self._checks[index]) is not None:
-            check(request)
+        check = self._checks[index] if index < len(self._checks) else None
+        if check is not None and check(request) is False:
+            raise AssertionError(f"ScriptedLLM: the check for step {index + 1} rejected the request")
         return self._script[index]
 
 
-ResponseFunction: TypeAlias = Callable[[ModelRequest], "Script | Awaitable[Script]"]
-
-
 class FunctionLLM(_TestModelBase):
-    """Calls ``fn(request)`` (sync or async) to decide each response."""
+    """Calls ``fn(request)`` — sync or async — to decide each answer; ``fn`` may raise to simulate a
+    provider fault. ``request.streamed`` tells whether ``stream`` was called."""
 
     def __init__(self, fn: ResponseFunction, *, model: str = "function") -> None:
         super().__init__(model=model)
@@ -199,16 +307,16 @@ class FunctionLLM(_TestModelBase):
         return result
 
 
-@dataclass
-class _TestLLMState:
-    called: set[str] = field(default_factory=set)
-    counter: int = 0
-
-
 class TestLLM(_TestModelBase):
-    """A model with no script: it calls every offered tool once, with arguments generated to satisfy
-    the tool's JSON schema, then answers. The answer validates against the response schema when one is
-    sent, else it is a short text naming the tool results it saw.
+    """A model with no script, for smoke tests and ``model="test"``.
+
+    Per conversation it first calls every offered tool it has not called yet (all in one response,
+    arguments generated to satisfy each tool's JSON schema by
+    :func:`~kanawa.llm.schema_values.value_for_schema`); then it answers with JSON valid against the
+    response schema when one is sent, else a short text naming the tool results it saw. It honours
+    ``tool_choice`` (``"none"``, a tool name) and ``parallel_tool_calls=False`` (one call per turn).
+    It keeps no state between requests: the conversation history decides, so one instance serves any
+    number of runs. ``seed`` varies the generated values deterministically.
     """
 
     __test__ = False  # not a pytest test class
@@ -216,23 +324,41 @@ class TestLLM(_TestModelBase):
     def __init__(self, *, model: str = "test", seed: int = 0) -> None:
         super().__init__(model=model)
         self._seed = seed
-        self._state = _TestLLMState()
 
     async def _produce(self, request: ModelRequest) -> Script:
-        from kanawa.llm.schema_values import value_for_schema
+        from kanawa.llm.schema_values import value_for_schema  # only TestLLM needs it
 
-        pending = [t for t in request.tools if t.name not in self._state.called]
+        earlier = [c for m in request.messages if isinstance(m, AssistantMessage) for c in m.tool_calls]
+        called = {call.name for call in earlier}
+        pending = [spec for spec in request.tools if spec.name not in called]
+        choice = request.settings.tool_choice if request.settings else None
+        if choice == "none":
+            pending = []
+        elif choice not in (None, "auto", "required"):
+            pending = [spec for spec in pending if spec.name == choice]
+        if request.settings is not None and request.settings.parallel_tool_calls is False:
+            pending = pending[:1]
         if pending:
             calls = []
-            for spec in pending:
-                self._state.called.add(spec.name)
-                self._state.counter += 1
-                args = value_for_schema(spec.parameters, seed=self._seed + self._state.counter)
-                calls.append(ToolCall(f"call_{self._state.counter}", spec.name, json.dumps(args)))
-            return AssistantMessage(text="", tool_calls=tuple(calls))
+            for number, spec in enumerate(pending, start=len(earlier) + 1):
+                arguments = value_for_schema(spec.parameters, seed=self._seed + number)
+                calls.append(ToolCall(f"call_{number}", spec.name, json.dumps(arguments, ensure_ascii=False)))
+            return AssistantMessage(tool_calls=tuple(calls))
         if request.response_schema is not None:
             value = value_for_schema(request.response_schema.schema, seed=self._seed)
             return AssistantMessage(text=json.dumps(value, ensure_ascii=False))
-        results = [m for m in request.messages if m.role == "tool"]
-        summary = "; ".join(f"{m.name}: {m.text[:60]}" for m in results)  # type: ignore[union-attr]
-        return AssistantMessage(text=f"Done. Tool results — {summary}" if summary else "Done.")
+        summary = "; ".join(f"{m.name or m.tool_call_id}: {m.text[:60]}" for m in request.tool_results)
+        return AssistantMessage(text=f"Done. Tool results: {summary}" if summary else "Done.")
+
+
+__all__ = [
+    "FunctionLLM",
+    "ModelRequest",
+    "RequestCheck",
+    "ResponseFunction",
+    "Script",
+    "ScriptedLLM",
+    "TestLLM",
+    "events_for",
+    "response_from",
+]

@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from kanawa.types import ContentPart, JsonObject, ToolSpec
+from kanawa.types import ContentPart, JsonObject, ToolMessage, ToolSpec
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,7 +19,10 @@ class Tool:
     ``parameters`` is the JSON schema offered to the model; ``args_model`` validates the parsed
     arguments before ``function`` runs (its fields are passed as keyword arguments). ``is_async`` is
     decided once at construction, so the hot path never inspects the function again. Sync functions
-    run in a worker thread.
+    run in a worker thread. ``timeout`` (seconds) overrides the invoker's default for this tool.
+
+    Build one with :func:`kanawa.tools.tool` or :meth:`Tool.from_function`. Calling the tool object
+    calls ``function`` directly (no validation), so a decorated function stays usable in plain code.
     """
 
     name: str
@@ -29,10 +32,29 @@ class Tool:
     args_model: type[BaseModel]
     is_async: bool
     strict: bool = False
+    timeout: float | None = None
 
     @property
     def spec(self) -> ToolSpec:
         return ToolSpec(self.name, self.description, self.parameters, self.strict)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.function(*args, **kwargs)
+
+    @classmethod
+    def from_function(
+        cls,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        strict: bool = False,
+        timeout: float | None = None,
+    ) -> Tool:
+        """Build a tool from a typed function; same as ``@tool(...)`` (see :func:`kanawa.tools.make_tool`)."""
+        from kanawa.tools.decorator import make_tool
+
+        return make_tool(fn, name=name, description=description, strict=strict, timeout=timeout)
 
 
 class ToolErrorKind(enum.StrEnum):
@@ -61,3 +83,7 @@ class ToolResult:
     duration_ms: float = 0.0
     detail: str | None = None
     output: Any = None
+
+    def to_message(self) -> ToolMessage:
+        """The :class:`~kanawa.types.ToolMessage` that carries this result (and ``is_error``) to the model."""
+        return ToolMessage(self.call_id, self.content, is_error=self.is_error, name=self.name)

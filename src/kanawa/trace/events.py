@@ -7,6 +7,7 @@ the caller's path.
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -64,10 +65,18 @@ Redactor: TypeAlias = Callable[[TraceEvent], TraceEvent | None]
 """Rewrites (or, returning ``None``, drops) an event before any sink sees it."""
 
 
-class Tracer:
-    """Fans events out to sinks after redaction. One per run context; cheap when it has no sinks."""
+_log = logging.getLogger("kanawa.trace")
 
-    __slots__ = ("_redact", "_sinks", "session")
+
+class Tracer:
+    """Fans events out to sinks after redaction. One per run context; cheap when it has no sinks.
+
+    Tracing never breaks a run: if the redactor raises, the event is dropped (fail closed — an event
+    that could not be redacted is never written) and if a sink raises, the other sinks still get it.
+    Each kind of failure is logged once per tracer, without the event's payload.
+    """
+
+    __slots__ = ("_failures", "_redact", "_sinks", "session")
 
     def __init__(
         self,
@@ -79,20 +88,44 @@ class Tracer:
         self._sinks = tuple(sinks)
         self._redact = redact
         self.session = session or uuid.uuid4().hex
+        self._failures: set[str] = set()
 
     @property
     def enabled(self) -> bool:
         return bool(self._sinks)
 
+    @property
+    def sinks(self) -> tuple[TraceSink, ...]:
+        """The sinks this tracer writes to, in order (e.g. to find a JSONL sink's file path)."""
+        return self._sinks
+
     def emit(self, event: TraceEvent) -> None:
         if not self._sinks:
             return
-        out: TraceEvent | None = self._redact(event) if self._redact is not None else event
+        out: TraceEvent | None = event
+        if self._redact is not None:
+            try:
+                out = self._redact(event)
+            except Exception as exc:
+                self._log_once("redactor", exc)
+                return
         if out is None:
             return
         for sink in self._sinks:
-            sink.emit(out)
+            try:
+                sink.emit(out)
+            except Exception as exc:
+                self._log_once(type(sink).__name__, exc)
+
+    def _log_once(self, where: str, exc: Exception) -> None:
+        if where not in self._failures:
+            self._failures.add(where)
+            _log.warning("trace %s failed (%s); events are being dropped", where, type(exc).__name__)
 
     async def aclose(self) -> None:
+        """Flush and close every sink; one failing sink does not stop the others closing."""
         for sink in self._sinks:
-            await sink.aclose()
+            try:
+                await sink.aclose()
+            except Exception as exc:
+                self._log_once(f"{type(sink).__name__}.aclose", exc)

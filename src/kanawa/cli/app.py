@@ -1,0 +1,146 @@
+"""The ``kanawa`` command (typer + rich): ``demo``, ``run``, ``trace show`` and ``--version``.
+
+typer and rich are imported here and in the other ``kanawa.cli`` modules only; ``import kanawa`` never
+loads them. Each command is a thin sync wrapper that runs one coroutine with :func:`asyncio.run` and
+exits with its code: 0 success, 1 a bad trace file, 2 a model or provider that cannot be used (one
+line on stderr, never a traceback).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.text import Text
+
+from kanawa import __version__
+
+app = typer.Typer(
+    name="kanawa",
+    help="kanawa — LLM agents with any provider, a safe tool loop, honest streaming and tracing.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+trace_app = typer.Typer(help="Inspect JSONL traces.", no_args_is_help=True)
+app.add_typer(trace_app, name="trace")
+
+DEFAULT_INSTRUCTIONS = "You are a helpful assistant. Use the tools when they help; answer concisely."
+
+
+def _consoles() -> tuple[Console, Console]:
+    return Console(highlight=False), Console(stderr=True, highlight=False)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"kanawa {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit.")
+    ] = False,
+) -> None:
+    """kanawa — LLM agents with any provider, a safe tool loop, honest streaming and tracing."""
+
+
+@app.command()
+def demo(
+    model: Annotated[
+        str,
+        typer.Option(
+            "--model",
+            "-m",
+            help="'demo' (scripted demo model, default), 'test' (schema-driven TestLLM) or a model string "
+            "such as openai:gpt-5.",
+        ),
+    ] = "demo",
+    trace: Annotated[bool, typer.Option("--trace/--no-trace", help="Write a JSONL trace.")] = True,
+) -> None:
+    """Run a multi-step, tool-using agent offline: parallel tools, a sandbox refusal, a structured answer."""
+    from kanawa.cli.demo import run_demo
+
+    console, err = _consoles()
+    raise typer.Exit(_run(run_demo(console, err, model=model, trace=trace), err))
+
+
+@app.command()
+def run(
+    question: Annotated[str, typer.Argument(help="What to ask the agent.")],
+    model: Annotated[
+        str,
+        typer.Option(
+            "--model", "-m", envvar="KANAWA_MODEL", help="Model string: openai:gpt-5, anthropic:…, test."
+        ),
+    ],
+    instructions: Annotated[
+        str, typer.Option("--instructions", "-i", help="The agent's system instructions.")
+    ] = DEFAULT_INSTRUCTIONS,
+    stream: Annotated[
+        bool, typer.Option("--stream/--no-stream", help="Stream the answer as it is written.")
+    ] = True,
+    tools: Annotated[
+        bool, typer.Option("--tools/--no-tools", help="Offer the built-in calculator and current_time tools.")
+    ] = True,
+    max_steps: Annotated[
+        int, typer.Option("--max-steps", min=1, help="Most model requests in the run.")
+    ] = 10,
+    trace: Annotated[
+        bool | None,
+        typer.Option("--trace/--no-trace", help="Write a JSONL trace (default: on unless KANAWA_TRACE=0)."),
+    ] = None,
+) -> None:
+    """Ask one question with a model, streaming the answer and the tool calls."""
+    from kanawa.cli.run_cmd import run_question
+
+    console, err = _consoles()
+    coro = run_question(
+        console,
+        err,
+        question=question,
+        model=model,
+        instructions=instructions,
+        stream=stream,
+        tools=tools,
+        max_steps=max_steps,
+        trace=trace,
+    )
+    raise typer.Exit(_run(coro, err))
+
+
+@trace_app.command("show")
+def trace_show(
+    file: Annotated[
+        Path | None,
+        typer.Argument(help="A .jsonl trace, or a directory (its newest trace). Default: the newest trace."),
+    ] = None,
+) -> None:
+    """Show a trace as a timeline: steps, tools, model calls, durations, tokens and errors."""
+    from kanawa.cli.trace_cmd import show_trace
+
+    console, err = _consoles()
+    raise typer.Exit(show_trace(console, err, file))
+
+
+def _run(coro: object, err: Console) -> int:
+    """Run a command coroutine; Ctrl-C exits with 130 and one line."""
+    try:
+        code: int = asyncio.run(coro)  # type: ignore[arg-type]
+    except KeyboardInterrupt:
+        err.print(Text("kanawa: interrupted", style="yellow"))
+        return 130
+    return code
+
+
+def main() -> None:
+    """Console-script entry point (``kanawa = "kanawa.cli:main"``)."""
+    app()
+
+
+__all__ = ["app", "main"]

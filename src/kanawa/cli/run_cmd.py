@@ -1,0 +1,59 @@
+"""``kanawa run --model <model string> "question"``: one question, streamed, with built-in tools.
+
+The model string goes through :func:`kanawa.llm.models.resolve_model` before anything is printed, so
+an unusable provider (unknown prefix, SDK extra missing, no API key) costs one line and exit code 2.
+``--model test`` runs offline with :class:`~kanawa.llm.testing.TestLLM`.
+"""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.text import Text
+
+from kanawa.agents.agent import Agent
+from kanawa.cli.errors import setup_hint
+from kanawa.cli.running import EXIT_SETUP, execute, make_tracer
+from kanawa.llm.errors import LLMError
+from kanawa.llm.models import resolve_model
+from kanawa.loop.config import AgentConfiguration
+from kanawa.tools.base import Tool
+from kanawa.tools.builtin import calculator, current_time
+
+
+async def run_question(
+    console: Console,
+    err: Console,
+    *,
+    question: str,
+    model: str,
+    instructions: str,
+    stream: bool = True,
+    tools: bool = True,
+    max_steps: int = 10,
+    trace: bool | None = None,
+) -> int:
+    """Resolve the model, run the agent and print it; returns the exit code."""
+    try:
+        adapter = resolve_model(model)
+    except LLMError as exc:
+        err.print(Text(setup_hint(model, exc)), soft_wrap=True, highlight=False)
+        return EXIT_SETUP
+    try:
+        tracer = make_tracer(trace)
+    except ValueError as exc:  # a bad KANAWA_TRACE_* setting
+        err.print(Text(f"kanawa: {exc}"), soft_wrap=True, highlight=False)
+        return EXIT_SETUP
+    offered: list[Tool] = [calculator, current_time] if tools else []
+    agent: Agent[str] = Agent(
+        "kanawa-run",
+        instructions,
+        offered,
+        adapter,
+        str,
+        AgentConfiguration(max_steps=max_steps),
+        tracer=tracer,
+    )
+    return await execute(agent, question, model_spec=model, console=console, err=err, stream=stream)
+
+
+__all__ = ["run_question"]

@@ -1,0 +1,287 @@
+"""Anthropic Messages API answers → kanawa types, for whole messages and for SSE streams.
+
+Both paths end in :func:`parse_message`: :class:`StreamAssembler` rebuilds the message object the
+server would have returned without streaming, so ``chat()`` and ``stream()`` give the same
+:class:`~kanawa.types.LLMResponse` (seed 002 §3-3). Wire data is handled as JSON mappings
+(``Mapping[str, Any]``: provider pass-through), because unknown block and event types must be skipped
+rather than coerced into the wrong SDK model.
+
+Mapping decisions (seed 003 stop-reason table):
+
+* ``end_turn`` → END_TURN, ``tool_use`` → TOOL_USE, ``max_tokens`` → MAX_TOKENS, ``stop_sequence`` →
+  STOP_SEQUENCE; ``model_context_window_exceeded`` → MAX_TOKENS (output cut short by a limit);
+  ``refusal`` → END_TURN (a final answer, possibly empty); ``pause_turn`` and anything unknown → ``None``
+  (the loop then falls back to tools → text → empty). The raw value is kept in
+  ``AssistantMessage.provider_details["stop_reason"]``.
+* Text blocks are concatenated; ``tool_use`` → ``ToolCall(id, name, json.dumps(input))``;
+  ``thinking`` / ``redacted_thinking`` → ``ReasoningPart(provider="anthropic", payload=<the block>)``
+  so the signature round-trips verbatim. Server-tool blocks are not surfaced.
+* Usage: Anthropic's ``input_tokens`` excludes cache traffic, so kanawa's ``input_tokens`` is
+  ``input + cache_creation_input_tokens + cache_read_input_tokens`` (the whole prompt, as the other
+  providers count it) and ``cached_tokens`` is ``cache_read_input_tokens``; the cache-creation count is
+  also kept in ``provider_details["cache_creation_input_tokens"]``. ``reasoning_tokens`` comes from
+  ``output_tokens_details.thinking_tokens`` when the server reports it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from kanawa.llm.errors import LLMConnectionError
+from kanawa.types import (
+    AssistantMessage,
+    JsonValue,
+    LLMResponse,
+    ReasoningDelta,
+    ReasoningPart,
+    StopReason,
+    StreamEvent,
+    TextDelta,
+    ToolCall,
+    ToolCallArgsDelta,
+    ToolCallStarted,
+    Usage,
+)
+
+PROVIDER = "anthropic"
+
+_STOP_REASONS: Mapping[str, StopReason | None] = {
+    "end_turn": StopReason.END_TURN,
+    "tool_use": StopReason.TOOL_USE,
+    "max_tokens": StopReason.MAX_TOKENS,
+    "stop_sequence": StopReason.STOP_SEQUENCE,
+    "model_context_window_exceeded": StopReason.MAX_TOKENS,
+    "refusal": StopReason.END_TURN,
+    "pause_turn": None,
+}
+
+
+def map_stop_reason(raw: object) -> StopReason | None:
+    """The provider's ``stop_reason`` → :class:`StopReason` (``None`` for pause/unknown/missing)."""
+    return _STOP_REASONS.get(raw) if isinstance(raw, str) else None
+
+
+def _int(mapping: Mapping[str, Any], key: str) -> int:
+    value = mapping.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def parse_usage(usage: Mapping[str, Any]) -> Usage:
+    """The API's ``usage`` object → :class:`Usage` (one request)."""
+    cache_read = _int(usage, "cache_read_input_tokens")
+    prompt = _int(usage, "input_tokens") + _int(usage, "cache_creation_input_tokens") + cache_read
+    details = usage.get("output_tokens_details")
+    thinking = _int(details, "thinking_tokens") if isinstance(details, Mapping) else 0
+    return Usage(
+        input_tokens=prompt,
+        output_tokens=_int(usage, "output_tokens"),
+        reasoning_tokens=thinking,
+        cached_tokens=cache_read,
+        requests=1,
+    )
+
+
+def arguments_text(tool_input: object) -> str:
+    """A ``tool_use`` input → the argument text kanawa stores (compact JSON, non-ASCII kept).
+
+    A string is raw streamed JSON that did not parse; it is kept as is so the tool invoker reports the
+    parse error to the model instead of the adapter guessing.
+    """
+    if isinstance(tool_input, str):
+        return tool_input
+    return json.dumps(tool_input if tool_input is not None else {}, ensure_ascii=False, separators=(",", ":"))
+
+
+def parse_message(data: Mapping[str, Any]) -> LLMResponse:
+    """A Messages API ``message`` object (as JSON) → :class:`LLMResponse`."""
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+    reasoning: list[ReasoningPart] = []
+    content = data.get("content")
+    for block in content if isinstance(content, list) else []:
+        if not isinstance(block, Mapping):
+            continue
+        kind = block.get("type")
+        if kind == "text":
+            texts.append(str(block.get("text") or ""))
+        elif kind == "tool_use":
+            calls.append(
+                ToolCall(
+                    str(block.get("id", "")), str(block.get("name", "")), arguments_text(block.get("input"))
+                )
+            )
+        elif kind == "thinking":
+            reasoning.append(ReasoningPart(str(block.get("thinking") or ""), PROVIDER, _payload(block)))
+        elif kind == "redacted_thinking":
+            reasoning.append(ReasoningPart("", PROVIDER, _payload(block)))
+    usage_data = data.get("usage")
+    usage = parse_usage(usage_data) if isinstance(usage_data, Mapping) else Usage(requests=1)
+    raw_stop = data.get("stop_reason")
+    details: dict[str, JsonValue] = {"stop_reason": raw_stop if isinstance(raw_stop, str) else None}
+    if isinstance(data.get("stop_sequence"), str):
+        details["stop_sequence"] = data["stop_sequence"]
+    if isinstance(usage_data, Mapping) and _int(usage_data, "cache_creation_input_tokens"):
+        details["cache_creation_input_tokens"] = _int(usage_data, "cache_creation_input_tokens")
+    message = AssistantMessage("".join(texts), tuple(calls), tuple(reasoning), details)
+    response_id = data.get("id")
+    return LLMResponse(
+        message,
+        map_stop_reason(raw_stop),
+        usage,
+        str(data.get("model") or ""),
+        response_id if isinstance(response_id, str) else None,
+    )
+
+
+def _payload(block: Mapping[str, Any]) -> dict[str, JsonValue]:
+    """A reasoning block as a plain JSON object, replayed verbatim on the next turn."""
+    value: dict[str, JsonValue] = json.loads(json.dumps(block))
+    return value
+
+
+# ------------------------------------------------------------------------------------------ streams
+
+
+def malformed(detail: str) -> LLMConnectionError:
+    """The error for an answer that breaks the protocol (retryable: the next attempt may be clean)."""
+    return LLMConnectionError(f"malformed Anthropic response: {detail}", provider=PROVIDER)
+
+
+@dataclass
+class _Block:
+    kind: str
+    data: dict[str, Any]
+    text: list[str] = field(default_factory=list)
+    signature: list[str] = field(default_factory=list)
+    tool_index: int = -1
+
+
+@dataclass
+class StreamAssembler:
+    """Feeds SSE events in order; returns the kanawa events each one produces; builds the final response.
+
+    ``feed(name, data)`` handles ``message_start``, ``content_block_start`` / ``_delta`` / ``_stop``,
+    ``message_delta`` and ``message_stop``; other names (``ping``, future events) are ignored. ``error``
+    events are the adapter's job. Protocol violations raise :class:`LLMConnectionError`.
+    """
+
+    message: dict[str, Any] = field(default_factory=dict)
+    usage: dict[str, Any] = field(default_factory=dict)
+    blocks: dict[int, _Block] = field(default_factory=dict)
+    tool_calls: int = 0
+    started: bool = False
+    stopped: bool = False
+
+    def feed(self, name: str, data: Mapping[str, Any]) -> list[StreamEvent]:
+        if name == "message_start":
+            message = data.get("message")
+            if not isinstance(message, Mapping):
+                raise malformed("message_start without a message")
+            self.message = dict(message)
+            self._merge_usage(message.get("usage"))
+            self.started = True
+            return []
+        if name in ("message_delta", "message_stop", "content_block_start", "content_block_delta") and not (
+            self.started
+        ):
+            raise malformed(f"{name} before message_start")
+        if name == "content_block_start":
+            return self._start(data)
+        if name == "content_block_delta":
+            return self._delta(data)
+        if name == "message_delta":
+            delta = data.get("delta")
+            if isinstance(delta, Mapping):
+                for key in ("stop_reason", "stop_sequence"):
+                    if key in delta:
+                        self.message[key] = delta[key]
+            self._merge_usage(data.get("usage"))
+        elif name == "message_stop":
+            self.stopped = True
+        return []
+
+    def _merge_usage(self, usage: object) -> None:
+        if isinstance(usage, Mapping):
+            self.usage.update({k: v for k, v in usage.items() if v is not None})
+
+    def _index(self, data: Mapping[str, Any]) -> int:
+        index = data.get("index")
+        if not isinstance(index, int):
+            raise malformed("content block event without an index")
+        return index
+
+    def _start(self, data: Mapping[str, Any]) -> list[StreamEvent]:
+        index = self._index(data)
+        block = data.get("content_block")
+        if not isinstance(block, Mapping):
+            raise malformed("content_block_start without a content_block")
+        state = _Block(str(block.get("type")), dict(block))
+        self.blocks[index] = state
+        if state.kind == "text" and block.get("text"):
+            state.text.append(str(block["text"]))
+            return [TextDelta(str(block["text"]))]
+        if state.kind == "thinking":
+            state.signature.append(str(block.get("signature") or ""))
+            if block.get("thinking"):
+                state.text.append(str(block["thinking"]))
+                return [ReasoningDelta(str(block["thinking"]))]
+        if state.kind == "tool_use":
+            state.tool_index = self.tool_calls
+            self.tool_calls += 1
+            call_id, name = str(block.get("id", "")), str(block.get("name", ""))
+            events: list[StreamEvent] = [ToolCallStarted(state.tool_index, call_id, name)]
+            initial = block.get("input")
+            if isinstance(initial, Mapping) and initial:
+                text = arguments_text(dict(initial))
+                state.text.append(text)
+                events.append(ToolCallArgsDelta(state.tool_index, call_id, text))
+            return events
+        return []
+
+    def _delta(self, data: Mapping[str, Any]) -> list[StreamEvent]:
+        state = self.blocks.get(self._index(data))
+        delta = data.get("delta")
+        if state is None or not isinstance(delta, Mapping):
+            raise malformed("content_block_delta for a block that never started")
+        kind = delta.get("type")
+        if kind == "text_delta" and state.kind == "text":
+            text = str(delta.get("text") or "")
+            state.text.append(text)
+            return [TextDelta(text)] if text else []
+        if kind == "input_json_delta" and state.kind == "tool_use":
+            fragment = str(delta.get("partial_json") or "")
+            state.text.append(fragment)
+            call_id = str(state.data.get("id", ""))
+            return [ToolCallArgsDelta(state.tool_index, call_id, fragment)] if fragment else []
+        if kind == "thinking_delta" and state.kind == "thinking":
+            text = str(delta.get("thinking") or "")
+            state.text.append(text)
+            return [ReasoningDelta(text)] if text else []
+        if kind == "signature_delta" and state.kind == "thinking":
+            state.signature.append(str(delta.get("signature") or ""))
+        return []
+
+    def finish(self) -> LLMResponse:
+        """The assembled response; raises when the stream ended before ``message_stop``."""
+        if not self.stopped:
+            raise LLMConnectionError("Anthropic stream ended before message_stop", provider=PROVIDER)
+        content = [self._final_block(self.blocks[i]) for i in sorted(self.blocks)]
+        return parse_message({**self.message, "content": content, "usage": self.usage})
+
+    @staticmethod
+    def _final_block(state: _Block) -> dict[str, Any]:
+        if state.kind == "text":
+            return {**state.data, "text": "".join(state.text)}
+        if state.kind == "thinking":
+            return {**state.data, "thinking": "".join(state.text), "signature": "".join(state.signature)}
+        if state.kind == "tool_use":
+            raw = "".join(state.text)
+            try:
+                parsed = json.loads(raw) if raw.strip() else {}
+            except json.JSONDecodeError:
+                parsed = raw
+            return {**state.data, "input": parsed}
+        return state.data

@@ -1,0 +1,191 @@
+"""``OpenAIChatAdapter``: Chat Completions on any OpenAI-compatible server (seed 002 §3-3).
+
+For vLLM, Ollama, llama.cpp server, LM Studio — and OpenAI itself. Model string
+``openai-chat:<model>@<base_url>`` (``resolve_model`` passes ``base_url``; it is used exactly as given,
+e.g. ``http://localhost:11434/v1``; without one the SDK uses ``OPENAI_BASE_URL`` or api.openai.com).
+Request building lives in :mod:`kanawa.llm.openai_chat_payload`, answer parsing in
+:mod:`kanawa.llm.openai_chat_response`; the client and error mapping are shared with the Responses
+adapter through :mod:`kanawa.llm.openai_common`.
+
+Contract:
+
+* The key is optional: ``api_key``, else ``OPENAI_API_KEY`` when set, else the placeholder
+  ``sk-no-key-required`` (keyless local servers ignore it; the SDK will not run without one).
+* SDK retries are off (``max_retries=0``); :mod:`kanawa.llm.retry` decides.
+* ``timeout`` (or ``settings.timeout``) bounds the whole call, the stream included.
+* Only :class:`~kanawa.llm.errors.LLMError` subclasses escape, via ``map_openai_error`` (statuses,
+  ``Retry-After``, request id, in-stream error payloads, disconnects, malformed chunks); the key is
+  scrubbed from any message a server echoed it into.
+* Options: ``system_role="developer"`` for OpenAI reasoning models, ``max_tokens_field=
+  "max_completion_tokens"`` where ``max_tokens`` is refused, ``include_usage=False`` for servers that
+  reject ``stream_options``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import Any
+
+import openai
+
+from kanawa.llm.base import ToolLike, tool_specs
+from kanawa.llm.errors import LLMError
+from kanawa.llm.openai_chat_payload import MaxTokensField, SystemRole, build_request
+from kanawa.llm.openai_chat_response import PROVIDER, ChunkAssembler, parse_completion
+from kanawa.llm.openai_common import KEYLESS_PLACEHOLDER, MAPPED_EXCEPTIONS, build_client, map_openai_error
+from kanawa.llm.settings import ModelSettings
+from kanawa.llm.tokens import count_message_tokens
+from kanawa.types import LLMResponse, Message, OutputSchema, ResponseCompleted, StreamEvent
+
+
+class OpenAIChatAdapter:
+    """A model behind an OpenAI-compatible ``/chat/completions`` endpoint, as an ``LLMAdapter``."""
+
+    provider = PROVIDER
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        settings: ModelSettings | None = None,
+        timeout: float | None = None,
+        client: openai.AsyncOpenAI | None = None,
+        system_role: SystemRole = "system",
+        max_tokens_field: MaxTokensField = "max_tokens",
+        include_usage: bool = True,
+        default_headers: Mapping[str, str] | None = None,
+    ) -> None:
+        self._model = model
+        self._settings = settings or ModelSettings()
+        self._request_timeout = timeout
+        self._system_role: SystemRole = system_role
+        self._max_tokens_field: MaxTokensField = max_tokens_field
+        self._include_usage = include_usage
+        self._client = client or build_client(
+            api_key=api_key,
+            base_url=base_url,
+            timeout=timeout,
+            require_key=False,
+            default_headers=default_headers,
+        )
+        key = self._client.api_key
+        self._secret = key if isinstance(key, str) and key != KEYLESS_PLACEHOLDER else None
+
+    @property
+    def model(self) -> str:
+        return self._model
+
+    # ------------------------------------------------------------------------------------ requests
+
+    def _body(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolLike],
+        settings: ModelSettings,
+        response_schema: OutputSchema | None,
+        *,
+        stream: bool,
+    ) -> dict[str, Any]:
+        return build_request(
+            self._model,
+            messages,
+            tools=tool_specs(tools),
+            settings=settings,
+            response_schema=response_schema,
+            stream=stream,
+            system_role=self._system_role,
+            max_tokens_field=self._max_tokens_field,
+            include_usage=self._include_usage,
+        )
+
+    def _timeout(self, settings: ModelSettings) -> float | None:
+        return settings.timeout if settings.timeout is not None else self._request_timeout
+
+    async def _send(self, body: dict[str, Any], *, stream: bool, request_timeout: float | None) -> Any:
+        """POST the body through the SDK (model and messages by name, the rest as ``extra_body``)."""
+        rest = {k: v for k, v in body.items() if k not in ("model", "messages", "stream")}
+        options: dict[str, Any] = {} if request_timeout is None else {"timeout": request_timeout}
+        return await self._client.chat.completions.create(
+            model=body["model"],
+            messages=body["messages"],
+            stream=stream,
+            extra_body=rest,
+            **options,
+        )
+
+    async def chat(
+        self,
+        messages: Sequence[Message],
+        *,
+        tools: Sequence[ToolLike] = (),
+        settings: ModelSettings | None = None,
+        response_schema: OutputSchema | None = None,
+    ) -> LLMResponse:
+        effective = self._settings.merged(settings)
+        body = self._body(messages, tools, effective, response_schema, stream=False)
+        timeout = self._timeout(effective)
+        try:
+            async with asyncio.timeout(timeout):
+                completion = await self._send(body, stream=False, request_timeout=timeout)
+        except MAPPED_EXCEPTIONS as exc:
+            raise self._error(exc, streaming=False) from None
+        return parse_completion(completion.to_dict(mode="json"))
+
+    async def stream(
+        self,
+        messages: Sequence[Message],
+        *,
+        tools: Sequence[ToolLike] = (),
+        settings: ModelSettings | None = None,
+        response_schema: OutputSchema | None = None,
+    ) -> AsyncIterator[StreamEvent]:
+        effective = self._settings.merged(settings)
+        body = self._body(messages, tools, effective, response_schema, stream=True)
+        timeout = self._timeout(effective)
+        deadline = None if timeout is None else asyncio.get_running_loop().time() + timeout
+        assembler = ChunkAssembler()
+        sdk_stream: openai.AsyncStream[Any] | None = None
+        try:
+            async with asyncio.timeout_at(deadline):
+                sdk_stream = await self._send(body, stream=True, request_timeout=timeout)
+            assert sdk_stream is not None
+            chunks = sdk_stream.__aiter__()
+            while True:
+                async with asyncio.timeout_at(deadline):
+                    try:
+                        chunk = await chunks.__anext__()
+                    except StopAsyncIteration:
+                        break
+                for event in assembler.feed(chunk.to_dict(mode="json")):
+                    yield event
+            response = assembler.finish()
+        except MAPPED_EXCEPTIONS as exc:
+            raise self._error(exc, streaming=True) from None
+        finally:
+            if sdk_stream is not None:
+                await sdk_stream.close()
+        yield ResponseCompleted(response)
+
+    def _error(self, exc: BaseException, *, streaming: bool) -> LLMError:
+        error = map_openai_error(exc, provider=PROVIDER, model=self._model, streaming=streaming)
+        secret = self._secret
+        if secret and secret in error.message:
+            error.message = error.message.replace(secret, "***")
+            error.args = (error.message,)
+        return error
+
+    # ------------------------------------------------------------------------------------- helpers
+
+    def count_tokens(self, content: str | Sequence[Message]) -> int:
+        return count_message_tokens(content, model=self._model)
+
+    def normalize_model_name(self, name: str | None = None) -> str:
+        """Seed 002 §3-3: lower-case, spaces/underscores → hyphens, no provider prefix
+        (``"openai-chat:GPT_4o"`` → ``"gpt-4o"``). Requests always send the model exactly as given."""
+        text = (name if name is not None else self._model).strip().lower()
+        for prefix in ("openai-chat:", "openai:", "openai/"):
+            text = text.removeprefix(prefix)
+        return "-".join(text.replace("_", " ").split())

@@ -1,0 +1,305 @@
+"""``OpenAIResponsesAdapter``: the OpenAI Responses API (GPT-5 family) behind :class:`LLMAdapter`.
+
+The ``openai:`` provider of :func:`kanawa.llm.resolve_model` (seed 001 §3, seed 002 §3-3). Request
+bodies come from :mod:`kanawa.llm.openai_responses_payload`, answers are read by
+:mod:`kanawa.llm.openai_responses_output`; this module owns the client, timeouts, the model catalogue
+check, error mapping and the audit log.
+
+Contract:
+
+* The key comes from ``api_key`` or ``OPENAI_API_KEY``; without one the constructor raises
+  :class:`LLMAuthError` ("OPENAI_API_KEY is not set: …"). ``base_url`` is normalised as seed 001 §3.3
+  says (trailing ``/v1`` added). Pass ``client=`` to use a preconfigured ``AsyncOpenAI``.
+* The SDK never retries (``max_retries=0``): :mod:`kanawa.llm.retry` decides.
+* ``settings.timeout`` (else the adapter's ``timeout``, else 600 s) bounds the whole call, the stream
+  included; it is also given to the SDK so a stalled read fails on its own.
+* :func:`~kanawa.llm.openai_catalogue.check_settings` refuses settings the model does not accept
+  before anything is sent.
+* The SDK is used for transport only (``POST /responses`` with raw JSON in and out), so new
+  response item and event types never break parsing.
+* Only :class:`LLMError` subclasses escape (mapping in :mod:`kanawa.llm.openai_common`); a stream
+  that ends before ``response.completed`` is an :class:`LLMConnectionError`.
+* With ``OPENAI_GPT5_AUDIT_LOG=true`` each call logs ``responses_api_request`` and then
+  ``responses_api_success`` or ``responses_api_error`` (:mod:`kanawa.llm.audit`).
+* When ``settings.stream`` is false, :meth:`stream` makes one non-streaming request and replays the
+  whole answer as events (seed 001 §3.6: ``enable_stream`` AND the call's stream flag).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import AsyncIterator, Sequence
+
+import httpx2
+import openai
+from openai import AsyncStream
+
+from kanawa.llm.audit import AuditContext, audit_error, audit_request, audit_success
+from kanawa.llm.base import ToolLike
+from kanawa.llm.errors import LLMConnectionError, LLMError
+from kanawa.llm.openai_catalogue import check_settings
+from kanawa.llm.openai_common import DEFAULT_TIMEOUT, MAPPED_EXCEPTIONS, build_client, map_openai_error
+from kanawa.llm.openai_credentials import base_url_host, normalize_base_url
+from kanawa.llm.openai_responses_output import ResponsesStreamAssembler, parse_response
+from kanawa.llm.openai_responses_payload import build_responses_payload, response_format_of
+from kanawa.llm.settings import ModelSettings
+from kanawa.llm.tokens import count_message_tokens
+from kanawa.types import (
+    JsonObject,
+    LLMResponse,
+    Message,
+    OutputSchema,
+    ReasoningDelta,
+    ResponseCompleted,
+    StreamEvent,
+    TextDelta,
+    ToolCallArgsDelta,
+    ToolCallStarted,
+)
+
+__all__ = ["OpenAIResponsesAdapter"]
+
+PROVIDER = "openai"
+_DEFAULT_HOST = "api.openai.com"
+_SEPARATORS = re.compile(r"[\s_]+")
+
+
+def _param_of(exc: BaseException) -> str | None:
+    return exc.param if isinstance(exc, openai.APIError) else None
+
+
+class OpenAIResponsesAdapter:
+    """GPT-5 family models over ``POST /v1/responses`` (module docstring has the contract)."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        organization: str | None = None,
+        settings: ModelSettings | None = None,
+        timeout: float | None = None,
+        client: openai.AsyncOpenAI | None = None,
+    ) -> None:
+        self._model = self.normalize_model_name(model)
+        self._settings = settings or ModelSettings()
+        self._timeout = timeout
+        self._client = client or build_client(
+            api_key=api_key,
+            base_url=normalize_base_url(base_url),
+            organization=organization,
+            timeout=timeout,
+        )
+        self._host = base_url_host(self.base_url)
+
+    # ---------------------------------------------------------------- identity
+    @property
+    def provider(self) -> str:
+        return PROVIDER
+
+    @property
+    def model(self) -> str:
+        return self._model
+
+    @property
+    def base_url(self) -> str:
+        """The API root requests go to (``https://api.openai.com/v1/`` unless configured)."""
+        return str(self._client.base_url)
+
+    def normalize_model_name(self, name: str | None = None) -> str:
+        """Lower-case, no ``openai:`` prefix, blanks/underscores as hyphens (``GPT_5`` → ``gpt-5``)."""
+        text = (self._model if name is None else name).strip()
+        if text.lower().startswith(f"{PROVIDER}:"):
+            text = text[len(PROVIDER) + 1 :]
+        return _SEPARATORS.sub("-", text.strip().lower())
+
+    def count_tokens(self, content: str | Sequence[Message]) -> int:
+        """Offline estimate of the prompt size (:func:`kanawa.llm.tokens.count_message_tokens`)."""
+        return count_message_tokens(content, model=self._model)
+
+    # ------------------------------------------------------------------ helpers
+    def _prepare(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolLike],
+        settings: ModelSettings | None,
+        response_schema: OutputSchema | None,
+        *,
+        stream: bool,
+    ) -> tuple[ModelSettings, JsonObject, AuditContext]:
+        merged = self._settings.merged(settings)
+        check_settings(self._model, merged)
+        payload = build_responses_payload(
+            self._model,
+            messages,
+            tools=tools,
+            settings=merged,
+            response_schema=response_schema,
+            stream=stream,
+        )
+        context = AuditContext(
+            model=self._model,
+            response_format=response_format_of(merged, response_schema),
+            stream=payload.get("stream") is True,
+            tool_count=len(tools),
+            input_message_count=len(messages),
+            base_url_host=self._host,
+            use_custom_base_url=self._host != _DEFAULT_HOST,
+        )
+        return merged, payload, context
+
+    def _timeout_for(self, settings: ModelSettings) -> float:
+        for value in (settings.timeout, self._timeout):
+            if value is not None:
+                return value
+        return DEFAULT_TIMEOUT
+
+    def _failed(
+        self,
+        exc: BaseException,
+        context: AuditContext,
+        *,
+        streaming: bool = False,
+        request_id: str | None = None,
+    ) -> LLMError:
+        error = map_openai_error(exc, provider=PROVIDER, model=self._model, streaming=streaming)
+        if error.request_id is None:
+            error.request_id = request_id
+        self._audit_failure(error, context, param=_param_of(exc))
+        return error
+
+    @staticmethod
+    def _audit_failure(error: LLMError, context: AuditContext, *, param: str | None = None) -> None:
+        audit_error(
+            context,
+            error_type=type(error).__name__,
+            status_code=error.status_code,
+            code=error.code,
+            param=param,
+            request_id=error.request_id,
+        )
+
+    # --------------------------------------------------------------------- chat
+    async def chat(
+        self,
+        messages: Sequence[Message],
+        *,
+        tools: Sequence[ToolLike] = (),
+        settings: ModelSettings | None = None,
+        response_schema: OutputSchema | None = None,
+    ) -> LLMResponse:
+        """Send one non-streaming request and return the whole answer."""
+        merged, payload, context = self._prepare(messages, tools, settings, response_schema, stream=False)
+        return await self._send(payload, context, merged)
+
+    async def _send(self, payload: JsonObject, context: AuditContext, settings: ModelSettings) -> LLMResponse:
+        timeout = self._timeout_for(settings)
+        audit_request(context)
+        try:
+            async with asyncio.timeout(timeout):
+                raw = await self._client.post(
+                    "/responses", cast_to=httpx2.Response, body=payload, options={"timeout": timeout}
+                )
+                data = raw.json()
+        except MAPPED_EXCEPTIONS as exc:
+            raise self._failed(exc, context) from exc
+        request_id = raw.headers.get("x-request-id")
+        if not isinstance(data, dict):
+            error = LLMConnectionError(
+                "malformed response body", provider=PROVIDER, model=self._model, request_id=request_id
+            )
+            self._audit_failure(error, context)
+            raise error
+        response = parse_response(data, stop=settings.stop)
+        audit_success(context, response_model=response.model or None, request_id=request_id)
+        return response
+
+    # ------------------------------------------------------------------- stream
+    async def stream(
+        self,
+        messages: Sequence[Message],
+        *,
+        tools: Sequence[ToolLike] = (),
+        settings: ModelSettings | None = None,
+        response_schema: OutputSchema | None = None,
+    ) -> AsyncIterator[StreamEvent]:
+        """Yield reasoning/text/tool-call deltas as they arrive, then exactly one ``ResponseCompleted``."""
+        merged, payload, context = self._prepare(messages, tools, settings, response_schema, stream=True)
+        if payload.get("stream") is not True:
+            response = await self._send(payload, context, merged)
+            for event in _replay(response):
+                yield event
+            return
+        async for event in self._stream(payload, context, merged):
+            yield event
+
+    async def _stream(
+        self, payload: JsonObject, context: AuditContext, settings: ModelSettings
+    ) -> AsyncIterator[StreamEvent]:
+        timeout = self._timeout_for(settings)
+        deadline = asyncio.get_running_loop().time() + timeout
+        audit_request(context)
+        try:
+            async with asyncio.timeout_at(deadline):
+                sdk_stream = await self._client.post(
+                    "/responses",
+                    cast_to=object,
+                    body=payload,
+                    options={"timeout": timeout},
+                    stream=True,
+                    stream_cls=AsyncStream[object],
+                )
+        except MAPPED_EXCEPTIONS as exc:
+            raise self._failed(exc, context) from exc
+        request_id = sdk_stream.response.headers.get("x-request-id")
+        assembler = ResponsesStreamAssembler(model=self._model, stop=settings.stop, request_id=request_id)
+        try:
+            while not assembler.finished:
+                try:
+                    async with asyncio.timeout_at(deadline):
+                        event = await anext(sdk_stream)
+                except StopAsyncIteration:
+                    error = assembler.unfinished_error()
+                    self._audit_failure(error, context)
+                    raise error from None
+                except MAPPED_EXCEPTIONS as exc:
+                    raise self._failed(exc, context, streaming=True, request_id=request_id) from exc
+                if not isinstance(event, dict):
+                    continue
+                try:
+                    produced = assembler.feed(event)
+                except LLMError as error:
+                    self._audit_failure(error, context, param=_event_param(event))
+                    raise
+                for item in produced:
+                    if isinstance(item, ResponseCompleted):
+                        model = item.response.model or None
+                        audit_success(context, response_model=model, request_id=request_id)
+                    yield item
+        finally:
+            await sdk_stream.close()
+
+
+def _event_param(event: dict[object, object]) -> str | None:
+    source = event.get("error")
+    if not isinstance(source, dict):
+        response = event.get("response")
+        source = response.get("error") if isinstance(response, dict) else event
+    param = source.get("param") if isinstance(source, dict) else None
+    return param if isinstance(param, str) else None
+
+
+def _replay(response: LLMResponse) -> list[StreamEvent]:
+    """A whole response as the events a stream would have produced (for ``settings.stream=False``)."""
+    message = response.message
+    events: list[StreamEvent] = [ReasoningDelta(p.text) for p in message.reasoning if p.text]
+    if message.text:
+        events.append(TextDelta(message.text))
+    for index, call in enumerate(message.tool_calls):
+        events.append(ToolCallStarted(index, call.id, call.name))
+        if call.arguments:
+            events.append(ToolCallArgsDelta(index, call.id, call.arguments))
+    events.append(ResponseCompleted(response))
+    return events

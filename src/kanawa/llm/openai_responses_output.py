@@ -1,0 +1,333 @@
+"""Turn OpenAI Responses API output — whole or streamed — into kanawa types (seed 001 §3.7).
+
+Works on the raw JSON (dicts), not the SDK's typed models, so new item and event types pass through
+unharmed: unknown output items are skipped, unknown stream events ignored, and a reasoning item is kept
+as the exact dict the server sent (``ReasoningPart.payload``) to be replayed verbatim next turn.
+
+:func:`parse_response` reads a response object: text from ``output_text`` parts of ``message`` items
+(refusal text counts as text, so a refused structured answer is visible rather than silently empty;
+a top-level ``output_text`` string, as the SDK and some proxies add it, is used when no message item
+carries text), ``function_call`` items → :class:`ToolCall` (``call_id``, ``name``, ``arguments``,
+the item id in ``provider_details["item_id"]``), ``reasoning`` items → :class:`ReasoningPart`
+(summary texts joined by a blank line; raw ``reasoning_text`` content when there is no summary),
+usage with ``reasoning_tokens`` and ``cached_tokens``.
+
+Stop reasons: a client-side stop hit → ``stop_sequence`` (``tool_use`` if calls came before it);
+``status="incomplete"`` with reason ``max_output_tokens`` → ``max_tokens`` (even with function calls:
+their arguments may be cut off); any function call → ``tool_use``; ``completed`` → ``end_turn``;
+anything else (e.g. a content filter) → ``None``.
+
+Stop sequences (GPT-5 rejects ``stop``): the answer text is cut at the earliest occurrence of any stop
+sequence, and output items after the message where it occurred are dropped, as if the model had
+stopped there. While streaming, :class:`StopScanner` holds back the last ``len(longest stop) - 1``
+characters so no text past a stop sequence is ever yielded; the rest of the stream is still read (for
+usage and reasoning items) but yields nothing more.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from kanawa.llm.errors import LLMConnectionError, LLMError
+from kanawa.llm.openai_common import error_for_code
+from kanawa.types import (
+    AssistantMessage,
+    JsonObject,
+    JsonValue,
+    LLMResponse,
+    ReasoningDelta,
+    ReasoningPart,
+    ResponseCompleted,
+    StopReason,
+    StreamEvent,
+    TextDelta,
+    ToolCall,
+    ToolCallArgsDelta,
+    ToolCallStarted,
+    Usage,
+)
+
+__all__ = ["ResponsesStreamAssembler", "StopScanner", "find_stop", "parse_response", "parse_usage"]
+
+PROVIDER = "openai"
+
+
+def _obj(value: object) -> Mapping[str, JsonValue]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _list(value: object) -> list[JsonValue]:
+    return value if isinstance(value, list) else []
+
+
+def _str(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _int(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def find_stop(text: str, stop: Sequence[str]) -> int:
+    """Index of the earliest occurrence of any non-empty stop sequence in ``text``, or -1."""
+    hits = [i for s in stop if s and (i := text.find(s)) >= 0]
+    return min(hits) if hits else -1
+
+
+def parse_usage(usage: object) -> Usage:
+    """Usage from a response's ``usage`` object (missing fields count as 0)."""
+    u = _obj(usage)
+    return Usage(
+        input_tokens=_int(u.get("input_tokens")),
+        output_tokens=_int(u.get("output_tokens")),
+        reasoning_tokens=_int(_obj(u.get("output_tokens_details")).get("reasoning_tokens")),
+        cached_tokens=_int(_obj(u.get("input_tokens_details")).get("cached_tokens")),
+        requests=1,
+    )
+
+
+def _reasoning_part(item: Mapping[str, JsonValue]) -> ReasoningPart:
+    texts = [_str(_obj(s).get("text")) for s in _list(item.get("summary"))]
+    if not any(texts):
+        texts = [_str(_obj(c).get("text")) for c in _list(item.get("content"))]
+    payload: JsonObject = dict(item)
+    return ReasoningPart(text="\n\n".join(t for t in texts if t), provider=PROVIDER, payload=payload)
+
+
+def _message_text(item: Mapping[str, JsonValue]) -> str:
+    pieces: list[str] = []
+    for part in _list(item.get("content")):
+        p = _obj(part)
+        if p.get("type") == "output_text":
+            pieces.append(_str(p.get("text")))
+        elif p.get("type") == "refusal":
+            pieces.append(_str(p.get("refusal")))
+    return "".join(pieces)
+
+
+def _tool_call(item: Mapping[str, JsonValue]) -> ToolCall:
+    item_id = item.get("id")
+    details: JsonObject | None = {"item_id": item_id} if isinstance(item_id, str) else None
+    return ToolCall(
+        id=_str(item.get("call_id")) or _str(item_id),
+        name=_str(item.get("name")),
+        arguments=_str(item.get("arguments")),
+        provider_details=details,
+    )
+
+
+def _stop_reason(data: Mapping[str, JsonValue], *, has_calls: bool, stopped: bool) -> StopReason | None:
+    if stopped:
+        return StopReason.TOOL_USE if has_calls else StopReason.STOP_SEQUENCE
+    status = data.get("status")
+    if status == "incomplete" and _obj(data.get("incomplete_details")).get("reason") == "max_output_tokens":
+        return StopReason.MAX_TOKENS
+    if has_calls:
+        return StopReason.TOOL_USE
+    if status in ("completed", None):
+        return StopReason.END_TURN
+    return None
+
+
+def parse_response(data: Mapping[str, JsonValue], *, stop: Sequence[str] = ()) -> LLMResponse:
+    """An :class:`LLMResponse` from a Responses API response object (rules in the module docstring)."""
+    text = ""
+    calls: list[ToolCall] = []
+    reasoning: list[ReasoningPart] = []
+    stopped = False
+    for raw in _list(data.get("output")):
+        item = _obj(raw)
+        kind = item.get("type")
+        if kind == "reasoning":
+            reasoning.append(_reasoning_part(item))
+        elif kind == "function_call":
+            calls.append(_tool_call(item))
+        elif kind == "message":
+            text += _message_text(item)
+            if stop and (cut := find_stop(text, stop)) >= 0:
+                text, stopped = text[:cut], True
+                break
+    if not text and not stopped and isinstance(data.get("output_text"), str):
+        text = _str(data.get("output_text"))
+        if stop and (cut := find_stop(text, stop)) >= 0:
+            text, stopped = text[:cut], True
+    message = AssistantMessage(text=text, tool_calls=tuple(calls), reasoning=tuple(reasoning))
+    return LLMResponse(
+        message=message,
+        stop_reason=_stop_reason(data, has_calls=bool(calls), stopped=stopped),
+        usage=parse_usage(data.get("usage")),
+        model=_str(data.get("model")),
+        response_id=_str(data.get("id")) or None,
+    )
+
+
+class StopScanner:
+    """Streams text while guaranteeing nothing at or after a stop sequence is ever released."""
+
+    def __init__(self, stop: Sequence[str]) -> None:
+        self._stop = [s for s in stop if s]
+        self._hold = max((len(s) for s in self._stop), default=1) - 1
+        self._pending = ""
+        self.hit = False
+
+    def feed(self, delta: str) -> str:
+        """Add ``delta``; return the text that is now safe to release (may be empty)."""
+        if self.hit:
+            return ""
+        if not self._stop:
+            return delta
+        self._pending += delta
+        cut = find_stop(self._pending, self._stop)
+        if cut >= 0:
+            out, self._pending, self.hit = self._pending[:cut], "", True
+            return out
+        keep = min(self._hold, len(self._pending))
+        out = self._pending[: len(self._pending) - keep]
+        self._pending = self._pending[len(self._pending) - keep :]
+        return out
+
+    def flush(self) -> str:
+        """Release the held-back tail at the end of the text (no stop sequence was in it)."""
+        out, self._pending = ("" if self.hit else self._pending), ""
+        return out
+
+
+class ResponsesStreamAssembler:
+    """Folds Responses API stream events into kanawa stream events, in order.
+
+    :meth:`feed` takes one decoded event and returns what to yield for it; on ``response.completed`` /
+    ``response.incomplete`` that ends with the single :class:`ResponseCompleted` and :attr:`finished`
+    turns true. ``response.failed`` and ``error`` events raise the mapped :class:`LLMError`. Events
+    this class does not know are ignored.
+    """
+
+    def __init__(self, *, model: str, stop: Sequence[str] = (), request_id: str | None = None) -> None:
+        self._model = model
+        self._stop = tuple(stop)
+        self._request_id = request_id
+        self._scanner = StopScanner(self._stop)
+        self._calls: dict[int, tuple[int, str, bool]] = {}  # output_index -> (index, call_id, had_delta)
+        self._items: dict[int, JsonObject] = {}
+        self._reasoning_key: tuple[int, str, int] | None = None
+        self._reasoning_emitted = False
+        self._text = ""
+        self._released = ""
+        self.finished = False
+
+    # ---------------------------------------------------------------- helpers
+    def _reasoning(self, event: Mapping[str, JsonValue], kind: str, part_key: str) -> list[StreamEvent]:
+        delta = _str(event.get("delta"))
+        if not delta or self._scanner.hit:
+            return []
+        key = (_int(event.get("output_index")), kind, _int(event.get(part_key)))
+        prefix = "\n\n" if self._reasoning_emitted and key != self._reasoning_key else ""
+        self._reasoning_key, self._reasoning_emitted = key, True
+        return [ReasoningDelta(prefix + delta)]
+
+    def _text_delta(self, delta: str) -> list[StreamEvent]:
+        self._text += delta
+        released = self._scanner.feed(delta)
+        self._released += released
+        return [TextDelta(released)] if released else []
+
+    def _catch_up(self, final: LLMResponse) -> list[StreamEvent]:
+        """Deltas for whatever the final response holds but the stream never showed (a server that
+        sends only ``*.done`` events, or a held-back tail), so the deltas always add up to it."""
+        events: list[StreamEvent] = []
+        text = final.message.text
+        if len(text) > len(self._released) and text.startswith(self._released):
+            events.append(TextDelta(text[len(self._released) :]))
+        announced = {call_id for _, call_id, _ in self._calls.values()}
+        ordinal = len(self._calls)
+        for call in final.message.tool_calls:
+            if call.id in announced:
+                continue
+            events.append(ToolCallStarted(ordinal, call.id, call.name))
+            if call.arguments:
+                events.append(ToolCallArgsDelta(ordinal, call.id, call.arguments))
+            ordinal += 1
+        return events
+
+    def _call_started(self, index: int, item: Mapping[str, JsonValue]) -> list[StreamEvent]:
+        if index in self._calls or self._scanner.hit:
+            return []
+        call = _tool_call(item)
+        self._calls[index] = (len(self._calls), call.id, False)
+        return [ToolCallStarted(self._calls[index][0], call.id, call.name)]
+
+    def _args(self, index: int, delta: str) -> list[StreamEvent]:
+        if index not in self._calls or not delta:
+            return []
+        ordinal, call_id, _ = self._calls[index]
+        self._calls[index] = (ordinal, call_id, True)
+        return [ToolCallArgsDelta(ordinal, call_id, delta)]
+
+    def _fail(self, code: object, message: object) -> LLMError:
+        return error_for_code(
+            _str(code) or None,
+            _str(message) or None,
+            provider=PROVIDER,
+            model=self._model,
+            request_id=self._request_id,
+        )
+
+    def _complete(self, response: Mapping[str, JsonValue]) -> list[StreamEvent]:
+        data: JsonObject = dict(response)
+        if not _list(data.get("output")) and self._items:
+            data["output"] = [self._items[i] for i in sorted(self._items)]
+        if not _list(data.get("output")) and self._text:
+            data["output_text"] = self._text
+        events: list[StreamEvent] = []
+        tail = self._scanner.flush()
+        if tail:
+            self._released += tail
+            events.append(TextDelta(tail))
+        final = parse_response(data, stop=self._stop)
+        events += self._catch_up(final)
+        events.append(ResponseCompleted(final))
+        self.finished = True
+        return events
+
+    # ------------------------------------------------------------------- feed
+    def feed(self, event: Mapping[str, JsonValue]) -> list[StreamEvent]:
+        """Fold one event; see the class docstring."""
+        kind = event.get("type")
+        index = _int(event.get("output_index"))
+        if kind == "response.output_text.delta" or kind == "response.refusal.delta":
+            return self._text_delta(_str(event.get("delta")))
+        if kind == "response.reasoning_summary_text.delta":
+            return self._reasoning(event, "summary", "summary_index")
+        if kind == "response.reasoning_text.delta":
+            return self._reasoning(event, "content", "content_index")
+        if kind == "response.function_call_arguments.delta":
+            return self._args(index, _str(event.get("delta")))
+        if kind == "response.function_call_arguments.done":
+            seen = self._calls.get(index)
+            return self._args(index, _str(event.get("arguments"))) if seen and not seen[2] else []
+        if kind in ("response.output_item.added", "response.output_item.done"):
+            item = _obj(event.get("item"))
+            if kind == "response.output_item.done":
+                self._items[index] = dict(item)
+            if item.get("type") != "function_call":
+                return []
+            started = self._call_started(index, item)
+            return started + (self._args(index, _str(item.get("arguments"))) if started else [])
+        if kind in ("response.completed", "response.incomplete"):
+            return self._complete(_obj(event.get("response")))
+        if kind == "response.failed":
+            error = _obj(_obj(event.get("response")).get("error"))
+            raise self._fail(error.get("code"), error.get("message") or "the response failed")
+        if kind == "error":
+            nested = _obj(event.get("error"))
+            source = nested or event
+            raise self._fail(source.get("code"), source.get("message"))
+        return []
+
+    def unfinished_error(self) -> LLMError:
+        """The error for a stream that ended without ``response.completed``/``response.incomplete``."""
+        return LLMConnectionError(
+            "stream ended before response.completed",
+            provider=PROVIDER,
+            model=self._model,
+            request_id=self._request_id,
+        )

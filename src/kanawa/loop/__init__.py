@@ -1,0 +1,138 @@
+"""The agent loop (seed 003): configuration, runner, termination policies, state, steps and errors.
+
+Names are loaded on first use, so ``from kanawa.loop.config import AgentConfiguration`` does not pull in
+the runner, pydantic or the tool invoker.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS: dict[str, str] = {
+    "AgentConfiguration": "kanawa.loop.config",
+    "AgentLoopRunner": "kanawa.loop.runner",
+    "RunResult": "kanawa.loop.result",
+    "AgentLoopState": "kanawa.loop.state",
+    "ToolCallRecord": "kanawa.loop.state",
+    "LoopPhase": "kanawa.loop.state",
+    "ToolUsePhase": "kanawa.loop.state",
+    "FinalOutputPhase": "kanawa.loop.state",
+    "CompletedPhase": "kanawa.loop.state",
+    "input_hash": "kanawa.loop.state",
+    "AgentStep": "kanawa.loop.steps",
+    "RunEvent": "kanawa.loop.steps",
+    "Thinking": "kanawa.loop.steps",
+    "ToolCallStep": "kanawa.loop.steps",
+    "ToolResultStep": "kanawa.loop.steps",
+    "FinalResponse": "kanawa.loop.steps",
+    "TerminationPolicy": "kanawa.loop.policies",
+    "TerminationDecision": "kanawa.loop.policies",
+    "TerminationReason": "kanawa.loop.policies",
+    "StandardTerminationPolicy": "kanawa.loop.policies",
+    "DuplicateDetectionPolicy": "kanawa.loop.policies",
+    "ToolCallLimitPolicy": "kanawa.loop.policies",
+    "ContinueWithTools": "kanawa.loop.policies",
+    "ContinueWithThinking": "kanawa.loop.policies",
+    "TerminateWithOutput": "kanawa.loop.policies",
+    "TerminateImmediately": "kanawa.loop.policies",
+    "default_policy": "kanawa.loop.policies",
+    "AgentError": "kanawa.loop.errors",
+    "MaxStepsExceeded": "kanawa.loop.errors",
+    "LLMCallFailed": "kanawa.loop.errors",
+    "OutputDecodingFailed": "kanawa.loop.errors",
+    "ToolNotFound": "kanawa.loop.errors",
+    "ToolExecutionFailed": "kanawa.loop.errors",
+    "InvalidLoopState": "kanawa.loop.errors",
+    "raise_for_tool_result": "kanawa.loop.errors",
+}
+
+if TYPE_CHECKING:
+    from kanawa.loop.config import AgentConfiguration
+    from kanawa.loop.errors import (
+        AgentError,
+        InvalidLoopState,
+        LLMCallFailed,
+        MaxStepsExceeded,
+        OutputDecodingFailed,
+        ToolExecutionFailed,
+        ToolNotFound,
+        raise_for_tool_result,
+    )
+    from kanawa.loop.policies import (
+        ContinueWithThinking,
+        ContinueWithTools,
+        DuplicateDetectionPolicy,
+        StandardTerminationPolicy,
+        TerminateImmediately,
+        TerminateWithOutput,
+        TerminationDecision,
+        TerminationPolicy,
+        TerminationReason,
+        ToolCallLimitPolicy,
+        default_policy,
+    )
+    from kanawa.loop.result import RunResult
+    from kanawa.loop.runner import AgentLoopRunner
+    from kanawa.loop.state import (
+        AgentLoopState,
+        CompletedPhase,
+        FinalOutputPhase,
+        LoopPhase,
+        ToolCallRecord,
+        ToolUsePhase,
+        input_hash,
+    )
+    from kanawa.loop.steps import AgentStep, FinalResponse, RunEvent, Thinking, ToolCallStep, ToolResultStep
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'kanawa.loop' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])
+
+
+__all__ = [
+    "AgentConfiguration",
+    "AgentError",
+    "AgentLoopRunner",
+    "AgentLoopState",
+    "AgentStep",
+    "CompletedPhase",
+    "ContinueWithThinking",
+    "ContinueWithTools",
+    "DuplicateDetectionPolicy",
+    "FinalOutputPhase",
+    "FinalResponse",
+    "InvalidLoopState",
+    "LLMCallFailed",
+    "LoopPhase",
+    "MaxStepsExceeded",
+    "OutputDecodingFailed",
+    "RunEvent",
+    "RunResult",
+    "StandardTerminationPolicy",
+    "TerminateImmediately",
+    "TerminateWithOutput",
+    "TerminationDecision",
+    "TerminationPolicy",
+    "TerminationReason",
+    "Thinking",
+    "ToolCallLimitPolicy",
+    "ToolCallRecord",
+    "ToolCallStep",
+    "ToolExecutionFailed",
+    "ToolNotFound",
+    "ToolResultStep",
+    "ToolUsePhase",
+    "default_policy",
+    "input_hash",
+    "raise_for_tool_result",
+]

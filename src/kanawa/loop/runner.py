@@ -1,0 +1,409 @@
+"""The agent loop (seed 003 ``AgentLoopRunner``): ask the model, run the tools it asks for, repeat,
+until a termination policy says stop — then decode the final answer.
+
+Read :meth:`AgentLoopRunner._run` top to bottom; it is the whole story:
+
+1. the step budget is checked (``max_steps``; ``on_max_steps="finalize"`` withholds tools on the last
+   request instead of failing);
+2. the request is shaped by the phase (seed 003 ``sendRequest``): in ``tool_use`` with tools, the tools
+   go and no response schema; without tools, and in ``final_output``, the response schema goes and no
+   tools — never both;
+3. the model answers (``adapter.stream`` when streaming, whose deltas are yielded as they arrive;
+   ``adapter.chat`` otherwise) and the answer is appended to the conversation;
+4. the termination policy decides: run tools (all of one turn concurrently, then
+   ``ToolCallStep``/``ToolResultStep`` pairs in call order), think again, decode the output (with the
+   final-output phase and decode retries), or stop.
+
+Hot-path discipline: one runner per run holds one message list that only grows (the adapter gets it as
+a sequence, never a copy), tool specs are built once per run, no trace event is built when the tracer
+has no sinks, and a single tool call is awaited directly (no task group).
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from contextlib import aclosing
+from typing import Generic, assert_never
+
+from kanawa.llm.base import LLMAdapter
+from kanawa.llm.settings import ModelSettings
+from kanawa.loop.config import AgentConfiguration
+from kanawa.loop.decoding import DecodeError, OutputDecoder, decoder_for
+from kanawa.loop.errors import (
+    AgentError,
+    InvalidLoopState,
+    MaxStepsExceeded,
+    OutputDecodingFailed,
+    raise_for_tool_result,
+)
+from kanawa.loop.execution import ToolRound
+from kanawa.loop.model_call import ModelCaller
+from kanawa.loop.policies import (
+    ContinueWithThinking,
+    ContinueWithTools,
+    TerminateImmediately,
+    TerminateWithOutput,
+    TerminationPolicy,
+    TerminationReason,
+    default_policy,
+)
+from kanawa.loop.result import RunResult
+from kanawa.loop.state import AgentLoopState, CompletedPhase, FinalOutputPhase, ToolUsePhase
+from kanawa.loop.steps import (
+    AgentStep,
+    FinalResponse,
+    OutputT,
+    RunEvent,
+    Thinking,
+    ToolCallStep,
+    ToolResultStep,
+)
+from kanawa.loop.tracing import RunTrace
+from kanawa.prompts.library import DEFAULT_PROMPTS, PromptLibrary
+from kanawa.tools.base import Tool
+from kanawa.trace.events import Tracer
+from kanawa.types import (
+    LLMResponse,
+    Message,
+    OutputSchema,
+    ToolCall,
+    ToolMessage,
+    ToolSpec,
+    Usage,
+    UserMessage,
+)
+
+Preprocess = Callable[[list[Message]], Awaitable[list[Message]]]
+"""Rewrites the conversation once, before the first request (``BaseAgent._preprocess_messages``)."""
+
+Postprocess = Callable[[FinalResponse[OutputT]], Awaitable[FinalResponse[OutputT]]]
+"""Rewrites the final response before it is yielded and recorded (``BaseAgent._postprocess_response``)."""
+
+_NO_TOOLS: tuple[ToolSpec, ...] = ()
+
+
+class AgentLoopRunner(Generic[OutputT]):
+    """One run of the loop, consumed with ``async for event in runner``; :attr:`result` afterwards.
+
+    ``messages`` is the conversation to start from (system message first, if any); the runner copies it
+    once and appends to that copy. ``output_type=str`` means a plain-text answer; any other type is
+    decoded with pydantic (:mod:`kanawa.loop.decoding`). Errors are :class:`~kanawa.loop.errors.AgentError`
+    subclasses with ``partial_result`` set.
+
+    A runner runs once. Breaking out of ``async for`` early leaves it unfinished; call :meth:`aclose`
+    (or let it be collected) to close the model stream it may hold.
+    """
+
+    def __init__(
+        self,
+        model: LLMAdapter,
+        messages: Sequence[Message],
+        *,
+        tools: Sequence[Tool] = (),
+        output_type: type[OutputT] = str,  # type: ignore[assignment]  # default applies when OutputT=str
+        config: AgentConfiguration | None = None,
+        settings: ModelSettings | None = None,
+        stream: bool = False,
+        tracer: Tracer | None = None,
+        policy: TerminationPolicy | None = None,
+        prompts: PromptLibrary | None = None,
+        agent_name: str = "agent",
+        run_id: str | None = None,
+        preprocess: Preprocess | None = None,
+        postprocess: Postprocess[OutputT] | None = None,
+    ) -> None:
+        self.config = config if config is not None else AgentConfiguration()
+        self.run_id = run_id or uuid.uuid4().hex
+        self.agent_name = agent_name
+        self.state = AgentLoopState()
+        self._model = model
+        self._messages: list[Message] = list(messages)
+        self._tools = tuple(tools)
+        self._tool_round: ToolRound | None = None
+        self._specs: tuple[ToolSpec, ...] = tuple(t.spec for t in tools)
+        self._decoder: OutputDecoder[OutputT] = decoder_for(output_type)
+        self._streaming = stream
+        self._policy = policy if policy is not None else default_policy(self.config)
+        self._prompts = prompts if prompts is not None else DEFAULT_PROMPTS
+        self._preprocess = preprocess
+        self._postprocess = postprocess
+        self._trace = (
+            RunTrace(tracer, agent=agent_name, run_id=self.run_id, model=model.model)
+            if tracer is not None and tracer.enabled
+            else None
+        )
+        self._steps: list[AgentStep[OutputT]] = []
+        self._caller = ModelCaller(model, settings=settings, trace=self._trace)
+        self._final: FinalResponse[OutputT] | None = None
+        self._reason: TerminationReason | str | None = None
+        self._pending: tuple[ToolCall, ...] = ()
+        self._offered_tools = False
+        self._finalize_round = False
+        self._result: RunResult[OutputT] | None = None
+        self._started = 0.0
+        self._gen = self._run()
+
+    # ------------------------------------------------------------------------------ iteration API
+
+    def __aiter__(self) -> AgentLoopRunner[OutputT]:
+        return self
+
+    def __anext__(self) -> Awaitable[RunEvent[OutputT]]:
+        return self._gen.__anext__()
+
+    async def aclose(self) -> None:
+        """Stop the run early and close the model stream it may hold."""
+        await self._gen.aclose()
+
+    @property
+    def result(self) -> RunResult[OutputT]:
+        """The :class:`RunResult`; raises :class:`InvalidLoopState` until the run has finished."""
+        if self._result is None:
+            raise InvalidLoopState("the run has not finished: iterate the runner to the end first")
+        return self._result
+
+    @property
+    def messages(self) -> Sequence[Message]:
+        """The conversation so far (live view; do not mutate)."""
+        return self._messages
+
+    @property
+    def usage(self) -> Usage:
+        """Usage summed over the requests made so far."""
+        return self._total_usage()
+
+    # ------------------------------------------------------------------------------------ the loop
+
+    async def _run(self) -> AsyncGenerator[RunEvent[OutputT], None]:
+        self._started = time.perf_counter()
+        if self._trace is not None:
+            self._trace.agent_start(
+                provider=self._model.provider, tools=len(self._specs), streamed=self._streaming
+            )
+        try:
+            if self._preprocess is not None:
+                self._messages = await self._preprocess(self._messages)
+            async with aclosing(self._loop()) as events:
+                async for event in events:
+                    yield event
+        except BaseException as exc:
+            if self._result is None:  # not an early exit of a consumer after the run had finished
+                self._fail(exc)
+            raise
+
+    async def _loop(self) -> AsyncGenerator[RunEvent[OutputT], None]:
+        config = self.config
+        state = self.state
+        messages = self._messages
+        while True:
+            if state.current_step >= config.max_steps:
+                raise MaxStepsExceeded(config.max_steps)
+            step = state.increment_step()
+            tools, schema = self._shape_request(step)
+
+            if self._streaming:
+                response: LLMResponse | None = None
+                async with aclosing(self._caller.stream(step, messages, tools, schema)) as stream:
+                    async for item in stream:
+                        if isinstance(item, LLMResponse):
+                            response = item
+                        else:
+                            yield item
+                assert response is not None
+            else:
+                response = await self._caller.chat(step, messages, tools, schema)
+            messages.append(response.message)
+
+            decision = self._policy.decide(response, state)
+            if isinstance(decision, ContinueWithTools):
+                calls = decision.calls
+                for call in calls:
+                    state.record_tool_call(call)
+                if not config.auto_execute_tools:
+                    pending = [self._record(ToolCallStep(step, call)) for call in calls]
+                    self._pending = calls
+                    self._finish(TerminationReason.TOOLS_PENDING)
+                    for step_event in pending:
+                        yield step_event
+                    return
+                if self._tool_round is None:
+                    self._tool_round = ToolRound(self._tools, config=config)
+                results = await self._tool_round.run(step, calls, self._trace)
+                for result in results:
+                    messages.append(result.to_message())
+                if config.strict_tools:
+                    for result in results:
+                        raise_for_tool_result(result)
+                for call, result in zip(calls, results, strict=True):
+                    yield self._record(ToolCallStep(step, call))
+                    yield self._record(ToolResultStep(step, result))
+            elif isinstance(decision, ContinueWithThinking):
+                yield self._record(Thinking(step, "policy", response.message.text))
+            elif isinstance(decision, TerminateWithOutput):
+                outcome = self._on_output(step, decision.text)
+                if isinstance(outcome, Thinking):
+                    yield self._record(outcome)
+                    continue
+                if self._postprocess is not None:
+                    outcome = await self._postprocess(outcome)
+                self._final = outcome
+                self._record(outcome)
+                self._finish(
+                    TerminationReason.MAX_STEPS_FINALIZED
+                    if self._finalize_round
+                    else TerminationReason.COMPLETED
+                )
+                yield outcome
+                return
+            elif isinstance(decision, TerminateImmediately):
+                self._answer_unrun_calls(response, decision.reason)
+                self._finish(decision.reason)
+                return
+            else:
+                assert_never(decision)
+
+    # ------------------------------------------------------------------------------------ requests
+
+    def _shape_request(self, step: int) -> tuple[Sequence[ToolSpec], OutputSchema | None]:
+        """Seed 003 ``sendRequest``: which tools and which response schema this request carries."""
+        phase = self.state.phase
+        if isinstance(phase, ToolUsePhase):
+            if self._specs:
+                if self.config.on_max_steps == "finalize" and step >= self.config.max_steps:
+                    self._finalize_round = True
+                    self._offered_tools = False
+                    self._messages.append(
+                        UserMessage(self._prompts.get("max_steps_finalize", lang=self.config.prompt_language))
+                    )
+                    return _NO_TOOLS, self._decoder.schema
+                self._offered_tools = True
+                return self._specs, None
+            self._offered_tools = False
+            return _NO_TOOLS, self._decoder.schema
+        if isinstance(phase, FinalOutputPhase):
+            self._offered_tools = False
+            return _NO_TOOLS, self._decoder.schema
+        if isinstance(phase, CompletedPhase):
+            raise InvalidLoopState("a model request was attempted after the loop completed")
+        assert_never(phase)
+
+    # ------------------------------------------------------------------------------ final output
+
+    def _on_output(self, step: int, text: str) -> FinalResponse[OutputT] | Thinking:
+        """Seed 003 ``decodeFinalOutput``: answer, ask for the structured answer, retry, or fail."""
+        decoder = self._decoder
+        phase = self.state.phase
+        if isinstance(phase, ToolUsePhase):
+            if decoder.is_text:
+                return self._complete(step, text)
+            if self._offered_tools:
+                self.state.phase = FinalOutputPhase(0)
+                self._messages.append(
+                    UserMessage(
+                        self._prompts.get(
+                            "final_output_request",
+                            lang=self.config.prompt_language,
+                            schema=decoder.schema_json,
+                        )
+                    )
+                )
+                return Thinking(step, "final_output_request", text)
+            try:
+                return self._complete(step, text)
+            except DecodeError as exc:
+                raise OutputDecodingFailed(decoder.type_name, exc.errors, text=text, attempts=1) from None
+        if isinstance(phase, FinalOutputPhase):
+            try:
+                return self._complete(step, text)
+            except DecodeError as exc:
+                budget_left = step < self.config.max_steps or self.config.on_max_steps == "error"
+                if phase.retry_count < self.config.max_decode_retries and budget_left:
+                    self.state.phase = FinalOutputPhase(phase.retry_count + 1)
+                    self._messages.append(
+                        UserMessage(
+                            self._prompts.get(
+                                "final_output_retry",
+                                lang=self.config.prompt_language,
+                                error=exc.errors,
+                                schema=decoder.schema_json,
+                            )
+                        )
+                    )
+                    return Thinking(step, "decode_retry", text)
+                raise OutputDecodingFailed(
+                    decoder.type_name, exc.errors, text=text, attempts=phase.retry_count + 1
+                ) from None
+        if isinstance(phase, CompletedPhase):
+            raise InvalidLoopState("the loop had already completed when another output arrived")
+        assert_never(phase)
+
+    def _complete(self, step: int, text: str) -> FinalResponse[OutputT]:
+        output = self._decoder.decode(text)
+        self.state.mark_completed()
+        return FinalResponse(step, output, text, self._total_usage())
+
+    # --------------------------------------------------------------------------------- bookkeeping
+
+    def _record(self, step: AgentStep[OutputT]) -> AgentStep[OutputT]:
+        self._steps.append(step)
+        return step
+
+    def _finish(self, reason: TerminationReason | str) -> None:
+        """End the run: build the result *before* the last events are yielded, so a consumer that
+        stops at the ``FinalResponse`` can already read :attr:`result`."""
+        self._reason = reason
+        self.state.mark_completed()
+        self._result = result = self._build_result()
+        if self._trace is not None:
+            self._trace.agent_end(
+                usage=result.usage,
+                steps=self.state.current_step,
+                duration_ms=(time.perf_counter() - self._started) * 1000.0,
+                termination_reason=str(reason),
+            )
+
+    def _fail(self, exc: BaseException) -> None:
+        if isinstance(exc, AgentError):
+            exc.partial_result = self._build_result()
+        if self._trace is not None:
+            self._trace.agent_end(
+                usage=self._total_usage(),
+                steps=self.state.current_step,
+                duration_ms=(time.perf_counter() - self._started) * 1000.0,
+                termination_reason=None if self._reason is None else str(self._reason),
+                error=exc,
+            )
+
+    def _answer_unrun_calls(self, response: LLMResponse, reason: TerminationReason | str) -> None:
+        """Give every tool call of the last turn an error answer, so ``messages`` stays a valid history
+        (providers reject a tool call without a result) when the run stops before running them."""
+        for call in response.message.tool_calls:
+            self._messages.append(
+                ToolMessage(
+                    call.id,
+                    f"tool call not executed: the run was stopped ({reason})",
+                    is_error=True,
+                    name=call.name,
+                )
+            )
+
+    def _total_usage(self) -> Usage:
+        return self._caller.usage
+
+    def _build_result(self) -> RunResult[OutputT]:
+        final = self._final
+        return RunResult(
+            output=None if final is None else final.output,
+            text="" if final is None else final.text,
+            usage=self._total_usage(),
+            steps=self._steps,
+            messages=self._messages,
+            termination_reason=self._reason if self._reason is not None else "error",
+            run_id=self.run_id,
+            pending_tool_calls=self._pending,
+        )
+
+
+__all__ = ["AgentLoopRunner", "Postprocess", "Preprocess"]

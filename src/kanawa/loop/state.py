@@ -1,0 +1,142 @@
+"""Loop state: the current step, the phase and the tool-call history (seed 003 "状態管理").
+
+One :class:`AgentLoopState` per run, owned by the runner (Python's single-threaded event loop gives us
+what the seed's actor gave it). Policies read it; only the runner writes it. Counts are kept in
+dictionaries as calls are recorded, so the duplicate and per-tool checks cost one lookup each instead
+of a scan of the history.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Final, Literal, TypeAlias
+
+from kanawa.types import ToolCall
+
+# --------------------------------------------------------------------------------------------- phases
+
+
+@dataclass(frozen=True, slots=True)
+class ToolUsePhase:
+    """The model may call tools; no response schema is sent while tools are offered."""
+
+    kind: Literal["tool_use"] = "tool_use"
+
+
+@dataclass(frozen=True, slots=True)
+class FinalOutputPhase:
+    """Tools are off and the response schema is sent; ``retry_count`` decode retries have been asked for."""
+
+    retry_count: int = 0
+    kind: Literal["final_output"] = "final_output"
+
+
+@dataclass(frozen=True, slots=True)
+class CompletedPhase:
+    """The loop has finished; no further request may be sent."""
+
+    kind: Literal["completed"] = "completed"
+
+
+LoopPhase: TypeAlias = ToolUsePhase | FinalOutputPhase | CompletedPhase
+"""Seed 003 ``LoopPhase``: ``tool_use → final_output(retry_count) → completed``."""
+
+TOOL_USE: Final = ToolUsePhase()
+COMPLETED: Final = CompletedPhase()
+
+# ------------------------------------------------------------------------------------------- history
+
+
+def input_hash(arguments: str) -> str:
+    """A stable hash of a tool call's input: canonical JSON of the parsed arguments (sorted keys, no
+    whitespace), so ``{"a":1, "b":2}`` and ``{"b": 2, "a": 1}`` are the same call. ``""`` counts as
+    ``{}`` (as the invoker treats it); text that is not JSON is hashed as it is."""
+    text = arguments.strip()
+    if not text:
+        canonical = "{}"
+    else:
+        try:
+            canonical = json.dumps(
+                json.loads(text), sort_keys=True, separators=(",", ":"), ensure_ascii=False
+            )
+        except ValueError:
+            canonical = arguments
+    return hashlib.blake2b(canonical.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallRecord:
+    """One tool call the loop accepted (seed 003 ``ToolCallRecord``)."""
+
+    name: str
+    input_hash: str
+    timestamp: float
+    call_id: str = ""
+    step: int = 0
+
+
+@dataclass(slots=True)
+class AgentLoopState:
+    """Mutable state of one run (seed 003 ``AgentLoopStateManager``).
+
+    ``current_step`` counts model requests started so far (1-based once the first request starts).
+    """
+
+    current_step: int = 0
+    phase: LoopPhase = TOOL_USE
+    tool_call_history: list[ToolCallRecord] = field(default_factory=list)
+    _by_call: dict[tuple[str, str], int] = field(default_factory=dict)
+    _by_tool: dict[str, int] = field(default_factory=dict)
+    _hashes: dict[str, str] = field(default_factory=dict)
+
+    def increment_step(self) -> int:
+        self.current_step += 1
+        return self.current_step
+
+    def hash_input(self, arguments: str) -> str:
+        """:func:`input_hash`, memoised for the run (policies and the history hash the same calls)."""
+        digest = self._hashes.get(arguments)
+        if digest is None:
+            digest = self._hashes[arguments] = input_hash(arguments)
+        return digest
+
+    def record_tool_call(self, call: ToolCall) -> ToolCallRecord:
+        """Add ``call`` to the history and to the duplicate and per-tool counts."""
+        digest = self.hash_input(call.arguments)
+        record = ToolCallRecord(call.name, digest, time.time(), call.id, self.current_step)
+        self.tool_call_history.append(record)
+        key = (call.name, digest)
+        self._by_call[key] = self._by_call.get(key, 0) + 1
+        self._by_tool[call.name] = self._by_tool.get(call.name, 0) + 1
+        return record
+
+    def count_duplicate_tool_calls(self, name: str, input_hash: str) -> int:
+        """How many recorded calls had this tool name and input hash."""
+        return self._by_call.get((name, input_hash), 0)
+
+    def count_tool_calls(self, name: str) -> int:
+        """How many recorded calls named this tool, whatever their input."""
+        return self._by_tool.get(name, 0)
+
+    @property
+    def is_completed(self) -> bool:
+        return isinstance(self.phase, CompletedPhase)
+
+    def mark_completed(self) -> None:
+        self.phase = COMPLETED
+
+
+__all__ = [
+    "COMPLETED",
+    "TOOL_USE",
+    "AgentLoopState",
+    "CompletedPhase",
+    "FinalOutputPhase",
+    "LoopPhase",
+    "ToolCallRecord",
+    "ToolUsePhase",
+    "input_hash",
+]

@@ -1,0 +1,210 @@
+"""``ToolInvoker``: run the model's tool calls, fail-closed (seed 000 §6, seed 001 §4.7, DESIGN "Tools").
+
+``invoke`` never raises for anything the model sent. Each call ends as a :class:`ToolResult`:
+
+==================================  =====================  =============================================
+situation                           ``error_kind``         content the model sees
+==================================  =====================  =============================================
+no tool with that name              ``UNKNOWN_TOOL``       ``there is not a tool named <name>``
+arguments not a JSON object string  ``PARSE_ERROR``        parse error; the tool is not called
+a value outside its options         ``VALIDATION_ERROR``   ``parameter option validation error: ...``
+other invalid arguments             ``VALIDATION_ERROR``   ``path: what is wrong`` for each problem
+identical call already failed       ``DUPLICATE_FAILURE``  skipped; change arguments or approach
+the tool raised                     ``EXECUTION_ERROR``    ``tool invoke error: failed to execute tool``
+the tool timed out                  ``EXECUTION_ERROR``    a timeout message
+success                             ``None``               the return value as content parts
+==================================  =====================  =============================================
+
+Exception type and message go to ``ToolResult.detail`` (trace only). "Identical" means the same tool
+name and the same parsed arguments, key order ignored; an invoker remembers failures for its whole
+life, so use one invoker per run. Parse errors and unknown tools are not remembered (nothing ran,
+and the same message comes back anyway); identical calls issued in the same ``invoke_all`` batch all
+run, since none has failed yet when they start.
+
+Sync tools run in worker threads (``asyncio.to_thread``); a timed-out sync tool's thread finishes in
+the background, its result discarded. ``invoke_all`` runs one turn's calls concurrently in a
+``TaskGroup`` and returns results in call order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+from collections.abc import Callable, Mapping, Sequence
+from time import perf_counter
+from typing import Any
+
+from pydantic import ValidationError
+
+from kanawa.tools.arguments import parse_tool_arguments
+from kanawa.tools.base import Tool, ToolErrorKind, ToolResult
+from kanawa.tools.content import to_content
+from kanawa.tools.errors import ToolArgumentsError
+from kanawa.tools.messages import (
+    DUPLICATE_FAILURE_MESSAGE,
+    EXECUTION_ERROR_MESSAGE,
+    PARSE_ERROR_MESSAGE,
+    describe_exception,
+    option_problem,
+    timeout_message,
+    unknown_tool_message,
+    validation_message,
+)
+from kanawa.tools.registry import ToolRegistry
+from kanawa.tools.schema import call_arguments
+from kanawa.types import JsonValue, TextPart, ToolCall
+
+__all__ = ["ToolInvoker"]
+
+_Options = tuple[tuple[str, tuple[JsonValue, ...]], ...]
+
+
+def _options_of(tool: Tool) -> _Options:
+    """Top-level parameters whose schema lists allowed options (``enum``); checked before validation
+    so hand-written schemas are enforced too, not only ``Literal``/``Enum`` hints."""
+    properties = tool.parameters.get("properties")
+    if not isinstance(properties, dict):
+        return ()
+    found = []
+    for name, schema in properties.items():
+        enum = schema.get("enum") if isinstance(schema, dict) else None
+        if isinstance(enum, list) and enum:
+            found.append((name, tuple(enum)))
+    return tuple(found)
+
+
+def _signature(name: str, args: dict[str, JsonValue]) -> str:
+    return f"{name}\x00{json.dumps(args, sort_keys=True, ensure_ascii=False, separators=(',', ':'))}"
+
+
+def _elapsed_ms(started: float) -> float:
+    return (perf_counter() - started) * 1000.0
+
+
+def _failure(
+    call: ToolCall, kind: ToolErrorKind, message: str, started: float, detail: str | None = None
+) -> ToolResult:
+    return ToolResult(
+        call.id,
+        call.name,
+        (TextPart(message),),
+        is_error=True,
+        error_kind=kind,
+        duration_ms=_elapsed_ms(started),
+        detail=detail,
+    )
+
+
+class ToolInvoker:
+    """Runs tool calls for one agent run. ``timeout`` (seconds) applies to tools without their own."""
+
+    __slots__ = ("_failed", "_options", "_timeout", "_tools")
+
+    def __init__(
+        self, tools: ToolRegistry | Sequence[Tool | Callable[..., Any]], *, timeout: float | None = None
+    ) -> None:
+        if timeout is not None and not timeout > 0:
+            raise ValueError("timeout must be a positive number of seconds")
+        registry = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools)
+        self._tools: Mapping[str, Tool] = registry.as_mapping()
+        self._timeout = timeout
+        self._failed: set[str] = set()
+        self._options: dict[str, tuple[Tool, _Options]] = {}
+
+    @property
+    def tools(self) -> Mapping[str, Tool]:
+        """The tools this invoker can run, by name (a live read-only view)."""
+        return self._tools
+
+    async def invoke_all(self, calls: Sequence[ToolCall]) -> list[ToolResult]:
+        """Run ``calls`` concurrently; results come back in call order. One failure cancels nothing."""
+        if len(calls) == 1:
+            return [await self.invoke(calls[0])]
+        async with asyncio.TaskGroup() as group:
+            tasks = [group.create_task(self.invoke(call)) for call in calls]
+        return [task.result() for task in tasks]
+
+    async def invoke(self, call: ToolCall) -> ToolResult:
+        """Run one call fail-closed (see the module table); never raises for bad model output."""
+        started = perf_counter()
+        tool = self._tools.get(call.name)
+        if tool is None:
+            return _failure(call, ToolErrorKind.UNKNOWN_TOOL, unknown_tool_message(call.name), started)
+        try:
+            args = parse_tool_arguments(call.arguments)
+        except ToolArgumentsError as exc:
+            return _failure(
+                call, ToolErrorKind.PARSE_ERROR, f"{PARSE_ERROR_MESSAGE} ({exc.message})", started
+            )
+        signature: str | None = None
+        if self._failed:
+            signature = _signature(call.name, args)
+            if signature in self._failed:
+                return _failure(call, ToolErrorKind.DUPLICATE_FAILURE, DUPLICATE_FAILURE_MESSAGE, started)
+        result = await self._run(tool, call, args, started)
+        if result.is_error:
+            self._failed.add(signature or _signature(call.name, args))
+        return result
+
+    async def _run(
+        self, tool: Tool, call: ToolCall, args: dict[str, JsonValue], started: float
+    ) -> ToolResult:
+        problems: list[str] = []
+        checked: list[str] = []
+        for name, allowed in self._options_for(tool):
+            if name in args and args[name] not in allowed:
+                problems.append(option_problem(name, allowed))
+                checked.append(name)
+        try:
+            positional, keywords = call_arguments(tool.args_model.model_validate(args))
+        except ValidationError as exc:
+            message = validation_message(exc, option_problems=problems, checked=checked)
+            return _failure(call, ToolErrorKind.VALIDATION_ERROR, message, started)
+        except Exception as exc:  # a user validator raising something other than ValueError
+            return _failure(
+                call, ToolErrorKind.EXECUTION_ERROR, EXECUTION_ERROR_MESSAGE, started, describe_exception(exc)
+            )
+        if problems:
+            message = validation_message(None, option_problems=problems)
+            return _failure(call, ToolErrorKind.VALIDATION_ERROR, message, started)
+        timeout = tool.timeout if tool.timeout is not None else self._timeout
+        scope: asyncio.Timeout | None = None
+        try:
+            if timeout is None:
+                output = await self._call(tool, positional, keywords)
+            else:
+                async with asyncio.timeout(timeout) as scope:
+                    output = await self._call(tool, positional, keywords)
+            content = to_content(output)
+        except TimeoutError as exc:
+            if scope is not None and timeout is not None and scope.expired():
+                detail = f"TimeoutError: {tool.name} did not finish within {timeout:g} s"
+                return _failure(
+                    call, ToolErrorKind.EXECUTION_ERROR, timeout_message(timeout), started, detail
+                )
+            return _failure(
+                call, ToolErrorKind.EXECUTION_ERROR, EXECUTION_ERROR_MESSAGE, started, describe_exception(exc)
+            )
+        except Exception as exc:
+            return _failure(
+                call, ToolErrorKind.EXECUTION_ERROR, EXECUTION_ERROR_MESSAGE, started, describe_exception(exc)
+            )
+        return ToolResult(call.id, call.name, content, duration_ms=_elapsed_ms(started), output=output)
+
+    @staticmethod
+    async def _call(tool: Tool, positional: tuple[Any, ...], keywords: dict[str, Any]) -> Any:
+        if tool.is_async:
+            return await tool.function(*positional, **keywords)
+        output = await asyncio.to_thread(tool.function, *positional, **keywords)
+        if inspect.isawaitable(output):  # a sync wrapper around a coroutine function
+            output = await output
+        return output
+
+    def _options_for(self, tool: Tool) -> _Options:
+        cached = self._options.get(tool.name)
+        if cached is not None and cached[0] is tool:
+            return cached[1]
+        options = _options_of(tool)
+        self._options[tool.name] = (tool, options)
+        return options

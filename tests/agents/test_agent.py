@@ -1,0 +1,225 @@
+"""Seed 002 §3-1 ``BaseAgent``: construction, run (joins stream), stream, run_sync, history, hooks."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from pydantic import BaseModel
+
+import kanawa
+from kanawa.agents import Agent, RunResult
+from kanawa.llm.settings import ModelSettings
+from kanawa.llm.testing import ModelRequest, ScriptedLLM, TestLLM
+from kanawa.loop.config import AgentConfiguration
+from kanawa.loop.errors import MaxStepsExceeded
+from kanawa.loop.steps import FinalResponse
+from kanawa.tools.decorator import tool
+from kanawa.trace.events import Tracer
+from kanawa.trace.memory import InMemoryTraceSink
+from kanawa.types import AssistantMessage, Message, SystemMessage, TextDelta, ToolCall, UserMessage
+
+
+def add(a: int, b: int) -> int:
+    """Add two integers.
+
+    Args:
+        a: first addend
+        b: second addend
+    """
+    return a + b
+
+
+class Answer(BaseModel):
+    value: int
+    explanation: str
+
+
+def _calc_script() -> list[object]:
+    return [
+        AssistantMessage(tool_calls=(ToolCall("c1", "add", '{"a": 2, "b": 3}'),)),
+        "2 + 3 = 5",
+        '{"value": 5, "explanation": "2 + 3"}',
+    ]
+
+
+def test_public_names_live_where_kanawa_maps_them() -> None:
+    assert kanawa.Agent is Agent
+    assert kanawa.RunResult is RunResult
+    assert kanawa.AgentConfiguration is AgentConfiguration
+
+
+def test_tools_accept_plain_functions_and_tool_objects() -> None:
+    @tool
+    def shout(text: str) -> str:
+        """Shout.
+
+        Args:
+            text: what to shout
+        """
+        return text.upper()
+
+    agent = Agent("a", "x", tools=[add, shout])
+    assert [t.name for t in agent.tools] == ["add", "shout"]
+    assert agent.tools[0].parameters["required"] == ["a", "b"]
+
+
+def test_invalid_construction_fails_early() -> None:
+    with pytest.raises(ValueError, match="name"):
+        Agent("")
+    with pytest.raises(ValueError, match="unique"):
+        Agent("a", tools=[add, add])
+    with pytest.raises(TypeError):
+        Agent("a", tools=[42])  # type: ignore[list-item]
+
+
+def test_name_and_instructions_are_immutable_model_is_mutable() -> None:
+    agent = Agent("a", "be nice")
+    with pytest.raises(AttributeError):
+        agent.name = "b"  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        agent.instructions = "x"  # type: ignore[misc]
+    replacement = ScriptedLLM(["hi"])
+    agent.model = replacement
+    assert agent.model is replacement
+
+
+def test_model_string_is_resolved_lazily() -> None:
+    agent = Agent("a", model="nonexistent-provider:model")
+    with pytest.raises(Exception, match="unknown model string"):
+        _ = agent.model
+    assert isinstance(Agent("a", model="test").model, TestLLM)
+
+
+async def test_run_with_tools_and_structured_output_model() -> None:
+    llm = ScriptedLLM(_calc_script())  # type: ignore[arg-type]
+    agent = Agent("calc", "Answer with arithmetic.", tools=[add], model=llm, output_type=Answer)
+    result = await agent.run("What is 2 + 3?")
+    assert result.output == Answer(value=5, explanation="2 + 3")
+    assert result.usage.requests == 3
+    first = llm.requests[0].messages
+    assert first == (SystemMessage("Answer with arithmetic."), UserMessage("What is 2 + 3?"))
+    assert [s.kind for s in result.steps] == ["tool_call", "tool_result", "thinking", "final_response"]
+
+
+async def test_stream_yields_deltas_and_steps_and_exposes_the_result() -> None:
+    llm = ScriptedLLM(_calc_script())  # type: ignore[arg-type]
+    agent = Agent("calc", tools=[add], model=llm, output_type=Answer)
+    run = agent.stream("What is 2 + 3?")
+    kinds = [event.kind async for event in run]
+    assert "tool_call_args_delta" in kinds
+    assert "text_delta" in kinds
+    assert kinds[-1] == "final_response"
+    assert run.result.output == Answer(value=5, explanation="2 + 3")
+    assert all(r.streamed for r in llm.requests)
+
+
+async def test_run_stream_flag_and_plain_run_give_the_same_result() -> None:
+    plain = await Agent("c", tools=[add], model=ScriptedLLM(_calc_script()), output_type=Answer).run("q")  # type: ignore[arg-type]
+    streamed_llm = ScriptedLLM(_calc_script())  # type: ignore[arg-type]
+    streamed = await Agent("c", tools=[add], model=streamed_llm, output_type=Answer).run("q", stream=True)
+    assert plain.output == streamed.output
+    assert list(plain.messages) == list(streamed.messages)
+    assert all(r.streamed for r in streamed_llm.requests)
+
+
+def test_run_sync_runs_its_own_loop() -> None:
+    result = Agent("a", model=ScriptedLLM(["hello"])).run_sync("hi")
+    assert result.output == "hello"
+
+
+async def test_run_sync_inside_a_running_loop_is_a_clear_error() -> None:
+    agent = Agent("a", model=ScriptedLLM(["hello"]))
+    with pytest.raises(RuntimeError, match=r"await agent\.run"):
+        agent.run_sync("hi")
+
+
+async def test_history_continues_a_conversation_without_doubling_the_system_message() -> None:
+    llm = ScriptedLLM(["first answer", "second answer"])
+    agent = Agent("a", "sys", model=llm)
+    first = await agent.run("one")
+    second = await agent.run("two", history=first.messages)
+    assert [m.role for m in second.messages] == ["system", "user", "assistant", "user", "assistant"]
+    assert llm.requests[1].messages[0] == SystemMessage("sys")
+    assert second.output == "second answer"
+
+
+async def test_user_input_as_messages_and_agent_without_instructions() -> None:
+    llm = ScriptedLLM(["ok"])
+    messages: list[Message] = [SystemMessage("custom system"), UserMessage("hello")]
+    await Agent("a", model=llm).run(messages)
+    assert llm.requests[0].messages == tuple(messages)
+
+
+async def test_instructions_are_plain_unless_prompt_policies_is_on() -> None:
+    plain_llm, policy_llm = ScriptedLLM(["x"]), ScriptedLLM(["x"])
+    await Agent("a", "Base.", model=plain_llm).run("q")
+    await Agent("a", "Base.", model=policy_llm, prompt_policies=True).run("q")
+    assert plain_llm.requests[0].messages[0] == SystemMessage("Base.")
+    with_policies = policy_llm.requests[0].messages[0]
+    assert isinstance(with_policies, SystemMessage)
+    assert with_policies.content.startswith("Base.")
+    assert len(with_policies.content) > len("Base.")
+
+
+async def test_settings_are_merged_per_run() -> None:
+    seen: list[ModelSettings | None] = []
+
+    def check(request: ModelRequest) -> None:
+        seen.append(request.settings)
+
+    llm = ScriptedLLM(["a"], checks=[check])
+    agent = Agent("a", model=llm, settings=ModelSettings(temperature=0.1, max_output_tokens=50))
+    await agent.run("q", settings=ModelSettings(max_output_tokens=99))
+    assert seen[0] == ModelSettings(temperature=0.1, max_output_tokens=99)
+
+
+async def test_config_and_tracer_reach_the_loop() -> None:
+    sink = InMemoryTraceSink()
+    llm = ScriptedLLM(
+        [AssistantMessage(tool_calls=(ToolCall(f"c{i}", "add", f'{{"a": {i}, "b": 1}}'),)) for i in range(3)]
+    )
+    agent = Agent(
+        "calc", tools=[add], model=llm, config=AgentConfiguration(max_steps=2), tracer=Tracer([sink])
+    )
+    with pytest.raises(MaxStepsExceeded):
+        await agent.run("loop")
+    assert sink.events[0].event == "agent_start"
+    assert sink.events[0].agent == "calc"
+    assert sink.events[-1].event == "agent_end"
+
+
+async def test_subclass_hooks_preprocess_and_postprocess() -> None:
+    class Polite(Agent[str]):
+        async def _preprocess_messages(self, messages: list[Message]) -> list[Message]:
+            return [*messages, UserMessage("Please be polite.")]
+
+        async def _postprocess_response(self, response: FinalResponse[str]) -> FinalResponse[str]:
+            from dataclasses import replace
+
+            return replace(response, output=response.output + " (checked)")
+
+    llm = ScriptedLLM(["fine"])
+    result = await Polite("p", model=llm).run("hi")
+    assert llm.requests[0].messages[-1] == UserMessage("Please be polite.")
+    assert result.output == "fine (checked)"
+
+
+async def test_concurrent_runs_of_one_agent_are_independent() -> None:
+    from kanawa.llm.testing import FunctionLLM
+
+    async def echo(request: ModelRequest) -> str:
+        await asyncio.sleep(0)
+        return f"echo {request.last_user_text}"
+
+    agent = Agent("a", model=FunctionLLM(echo))
+    results = await asyncio.gather(*(agent.run(f"q{i}") for i in range(5)))
+    assert [r.output for r in results] == [f"echo q{i}" for i in range(5)]
+    assert len({r.run_id for r in results}) == 5
+
+
+async def test_stream_deltas_are_text_deltas_for_a_plain_answer() -> None:
+    agent = Agent("a", model=ScriptedLLM(["a fairly long answer text"]))
+    events = [e async for e in agent.stream("q")]
+    text = "".join(e.text for e in events if isinstance(e, TextDelta))
+    assert text == "a fairly long answer text"
