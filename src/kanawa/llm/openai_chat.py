@@ -9,8 +9,10 @@ adapter through :mod:`kanawa.llm.openai_common`.
 
 Contract:
 
-* The key is optional: ``api_key``, else ``OPENAI_API_KEY`` when set, else the placeholder
-  ``sk-no-key-required`` (keyless local servers ignore it; the SDK will not run without one).
+* The key is optional: ``api_key``, else ``KANAWA_CHAT_API_KEY`` when set, else — only when the
+  server is OpenAI's own (no ``base_url``, or host ``api.openai.com``) — ``OPENAI_API_KEY``, else the
+  placeholder ``sk-no-key-required`` (keyless local servers ignore it; the SDK will not run without
+  one). An OpenAI key in the environment is never sent to a third-party or local server by accident.
 * SDK retries are off (``max_retries=0``); :mod:`kanawa.llm.retry` decides.
 * ``timeout`` (or ``settings.timeout``) bounds the whole call, the stream included.
 * Only :class:`~kanawa.llm.errors.LLMError` subclasses escape, via ``map_openai_error`` (statuses,
@@ -24,8 +26,10 @@ Contract:
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 import openai
 
@@ -37,6 +41,18 @@ from kanawa.llm.openai_common import KEYLESS_PLACEHOLDER, MAPPED_EXCEPTIONS, bui
 from kanawa.llm.settings import ModelSettings
 from kanawa.llm.tokens import count_message_tokens
 from kanawa.types import LLMResponse, Message, OutputSchema, ResponseCompleted, StreamEvent
+
+
+def chat_api_key(base_url: str | None) -> str | None:
+    """The key to use when none was passed: ``KANAWA_CHAT_API_KEY``, then ``OPENAI_API_KEY`` for
+    OpenAI's own host only, else ``None`` (the keyless placeholder)."""
+    explicit = os.environ.get("KANAWA_CHAT_API_KEY")
+    if explicit:
+        return explicit
+    host = urlsplit(base_url).hostname if base_url else "api.openai.com"
+    if host == "api.openai.com":
+        return os.environ.get("OPENAI_API_KEY") or None
+    return None
 
 
 class OpenAIChatAdapter:
@@ -65,7 +81,7 @@ class OpenAIChatAdapter:
         self._max_tokens_field: MaxTokensField = max_tokens_field
         self._include_usage = include_usage
         self._client = client or build_client(
-            api_key=api_key,
+            api_key=api_key or chat_api_key(base_url),
             base_url=base_url,
             timeout=timeout,
             require_key=False,
@@ -170,12 +186,9 @@ class OpenAIChatAdapter:
         yield ResponseCompleted(response)
 
     def _error(self, exc: BaseException, *, streaming: bool) -> LLMError:
-        error = map_openai_error(exc, provider=PROVIDER, model=self._model, streaming=streaming)
-        secret = self._secret
-        if secret and secret in error.message:
-            error.message = error.message.replace(secret, "***")
-            error.args = (error.message,)
-        return error
+        return map_openai_error(
+            exc, provider=PROVIDER, model=self._model, streaming=streaming, secret=self._secret
+        )
 
     # ------------------------------------------------------------------------------------- helpers
 

@@ -30,6 +30,7 @@ import email.utils
 import json
 import math
 import os
+import re
 import ssl
 import sys
 import time
@@ -104,12 +105,13 @@ def build_client(
     """Build an ``AsyncOpenAI`` client with SDK retries off.
 
     ``api_key`` falls back to ``OPENAI_API_KEY``; when both are missing this raises
-    :class:`LLMAuthError` with :data:`MISSING_KEY_MESSAGE`, unless ``require_key=False`` (keyless
-    OpenAI-compatible local servers), in which case :data:`KEYLESS_PLACEHOLDER` is sent. ``base_url``
+    :class:`LLMAuthError` with :data:`MISSING_KEY_MESSAGE`. With ``require_key=False`` (keyless
+    OpenAI-compatible servers) the environment is not consulted — the caller decides which key may go
+    to which host — and :data:`KEYLESS_PLACEHOLDER` is sent when ``api_key`` is empty. ``base_url``
     is used as given (callers normalise it; ``None`` lets the SDK use ``OPENAI_BASE_URL`` or
     api.openai.com). ``timeout`` defaults to :data:`DEFAULT_TIMEOUT`.
     """
-    key = api_key or os.environ.get("OPENAI_API_KEY") or None
+    key = api_key or (os.environ.get("OPENAI_API_KEY") if require_key else None) or None
     if key is None:
         if require_key:
             raise LLMAuthError(MISSING_KEY_MESSAGE, provider="openai")
@@ -173,8 +175,19 @@ def _error_fields(body: object) -> tuple[str | None, str | None]:
     return None, None
 
 
+_KEY_LIKE = re.compile(r"\b(sk-(?:proj-|ant-)?)[A-Za-z0-9_\-*]{6,}|\b(Bearer\s+)\S+", re.IGNORECASE)
+
+
+def mask_secrets(text: str, *, secret: str | None = None) -> str:
+    """Hide API keys a server may echo into an error message (a proxy answering 401 with the key it
+    got, say): the configured ``secret`` verbatim, and anything shaped like ``sk-…`` or ``Bearer …``."""
+    if secret:
+        text = text.replace(secret, "***")
+    return _KEY_LIKE.sub(lambda m: f"{m.group(1) or m.group(2)}***", text)
+
+
 def _clip(message: str | None, fallback: str) -> str:
-    text = " ".join((message or "").split())
+    text = mask_secrets(" ".join((message or "").split()))
     if not text:
         return fallback
     return text if len(text) <= MAX_MESSAGE_CHARS else text[: MAX_MESSAGE_CHARS - 1] + "…"
@@ -218,14 +231,24 @@ def map_openai_error(
     provider: str,
     model: str,
     streaming: bool = False,
+    secret: str | None = None,
 ) -> LLMError:
     """Turn an SDK or transport exception into the matching :class:`LLMError` (table above).
 
     ``streaming`` only changes wording: a JSON decode error is "malformed stream event" while
     streaming and "malformed response body" otherwise; a broken connection is "connection lost while
     streaming" rather than "connection error". An exception outside
-    :data:`MAPPED_EXCEPTIONS` becomes a plain :class:`LLMError` naming only its type.
+    :data:`MAPPED_EXCEPTIONS` becomes a plain :class:`LLMError` naming only its type. Messages never
+    carry a key: ``secret`` (the configured key) and key-shaped text are masked.
     """
+    error = _map(exc, provider=provider, model=model, streaming=streaming)
+    if secret and secret in error.message:
+        error.message = mask_secrets(error.message, secret=secret)
+        error.args = (error.message,)
+    return error
+
+
+def _map(exc: BaseException, *, provider: str, model: str, streaming: bool) -> LLMError:
     if isinstance(exc, LLMError):
         return exc
     if isinstance(exc, openai.APIStatusError):

@@ -164,7 +164,10 @@ class OpenAIResponsesAdapter:
         streaming: bool = False,
         request_id: str | None = None,
     ) -> LLMError:
-        error = map_openai_error(exc, provider=PROVIDER, model=self._model, streaming=streaming)
+        key = self._client.api_key
+        error = map_openai_error(
+            exc, provider=PROVIDER, model=self._model, streaming=streaming, secret=key if key else None
+        )
         if error.request_id is None:
             error.request_id = request_id
         self._audit_failure(error, context, param=_param_of(exc))

@@ -31,7 +31,13 @@ from typing import TypeAlias
 
 from kanawa.llm.base import ToolLike, tool_specs
 from kanawa.llm.settings import ModelSettings
-from kanawa.llm.tokens import count_message_tokens, count_text_tokens
+from kanawa.llm.tokens import (
+    REPLY_PRIMING_TOKENS,
+    TextCounter,
+    count_message_tokens,
+    message_tokens,
+    text_counter,
+)
 from kanawa.types import (
     AssistantMessage,
     LLMResponse,
@@ -105,7 +111,7 @@ def response_from(
         return item
     message = AssistantMessage(text=item) if isinstance(item, str) else item
     reason = StopReason.TOOL_USE if message.tool_calls else StopReason.END_TURN
-    return LLMResponse(message, reason, usage or _usage(message, (), model), model)
+    return LLMResponse(message, reason, usage or _usage(message, 0, text_counter(model)), model)
 
 
 def events_for(response: LLMResponse, *, chunk_size: int = 8) -> list[StreamEvent]:
@@ -128,18 +134,42 @@ def events_for(response: LLMResponse, *, chunk_size: int = 8) -> list[StreamEven
     return events
 
 
-def _usage(message: AssistantMessage, prompt: Sequence[Message], model: str) -> Usage:
-    reasoning = sum(count_text_tokens(part.text, model=model) for part in message.reasoning)
-    visible = count_text_tokens(message.text, model=model) + sum(
-        count_text_tokens(call.name, model=model) + count_text_tokens(call.arguments, model=model)
-        for call in message.tool_calls
-    )
+def _usage(message: AssistantMessage, prompt_tokens: int, count: TextCounter) -> Usage:
+    reasoning = sum(count(part.text) for part in message.reasoning)
+    visible = count(message.text)
+    visible += sum(count(call.name) + count(call.arguments) for call in message.tool_calls)
     return Usage(
-        input_tokens=count_message_tokens(prompt, model=model),
+        input_tokens=prompt_tokens,
         output_tokens=max(1, visible + reasoning),
         reasoning_tokens=reasoning,
         requests=1,
     )
+
+
+class _PromptTokens:
+    """Counts prompts incrementally. A conversation grows by appending the same message objects, so
+    each message is counted once per model instance instead of once per request (which made usage
+    estimates quadratic in the conversation length)."""
+
+    _LIMIT = 4096
+
+    def __init__(self) -> None:
+        self._memo: dict[int, tuple[Message, int]] = {}
+
+    def __call__(self, prompt: Sequence[Message], count: TextCounter) -> int:
+        if not prompt:
+            return 0
+        memo = self._memo
+        if len(memo) > self._LIMIT:
+            memo.clear()
+        total = REPLY_PRIMING_TOKENS
+        for message in prompt:
+            hit = memo.get(id(message))
+            if hit is None or hit[0] is not message:
+                hit = (message, message_tokens(message, count))
+                memo[id(message)] = hit
+            total += hit[1]
+        return total
 
 
 def _check_stream_script(events: StreamScript) -> None:
@@ -162,6 +192,7 @@ class _TestModelBase(ABC):
     def __init__(self, *, model: str = "test") -> None:
         self._model = model
         self._responses = 0
+        self._prompt_tokens = _PromptTokens()
         self.requests: list[ModelRequest] = []
 
     @property
@@ -199,7 +230,8 @@ class _TestModelBase(ABC):
             return item
         if isinstance(item, AssistantMessage | str):
             message = AssistantMessage(text=item) if isinstance(item, str) else item
-            usage = _usage(message, request.messages, self._model)
+            count = text_counter(self._model)
+            usage = _usage(message, self._prompt_tokens(request.messages, count), count)
             self._responses += 1
             return replace(
                 response_from(message, model=self._model, usage=usage), response_id=f"resp_{self._responses}"

@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, assert_never
 
 from kanawa.types import (
@@ -118,7 +118,16 @@ def _cached_encoding(name: str, cache_dir: str) -> tiktoken.Encoding | None:
 
 def _encoding_for(model: str | None) -> tiktoken.Encoding | None:
     """The model's encoding if cached, else the other known encoding if cached (closer than the
-    estimator), else ``None``."""
+    estimator), else ``None``. Memoised per model and cache setting: this runs for every count."""
+    environ = os.environ
+    return _encoding_lookup(model, environ.get("TIKTOKEN_CACHE_DIR"), environ.get("DATA_GYM_CACHE_DIR"))
+
+
+@functools.lru_cache(maxsize=256)
+def _encoding_lookup(
+    model: str | None, _tiktoken_dir: str | None, _data_gym_dir: str | None
+) -> tiktoken.Encoding | None:
+    """The lookup behind :func:`_encoding_for`; the directory arguments only key the memo."""
     cache_dir = _tiktoken_cache_dir()
     if cache_dir is None:
         return None
@@ -179,8 +188,24 @@ def estimate_text_tokens(text: str) -> int:
 
     On English prose, Japanese prose, code and JSON it lands within about ±30% of o200k counts
     (cl100k spends ~35% more on Japanese, so it reads low there), and it is monotonic: appending
-    text never lowers the estimate. About 100 ns per character.
+    text never lowers the estimate. About 100 ns per character; short texts (tool names, arguments,
+    short replies — they repeat a lot) are memoised.
     """
+    if len(text) <= _SHORT_TEXT:
+        return _estimate_short(text)
+    return _estimate(text)
+
+
+_SHORT_TEXT = 256
+
+
+@functools.lru_cache(maxsize=4096)
+def _estimate_short(text: str) -> int:
+    return _estimate(text)
+
+
+def _estimate(text: str) -> int:
+    """One regex pass over ``text``; the heuristic is documented on :func:`estimate_text_tokens`."""
     total = 0
     for match in _pieces().finditer(text):
         group = match.lastindex or 9
@@ -193,51 +218,67 @@ def estimate_text_tokens(text: str) -> int:
 # ------------------------------------------------------------------------------------------ counting
 
 
+TextCounter = Callable[[str], int]
+
+
+def text_counter(model: str | None = None) -> TextCounter:
+    """The text counter for ``model`` (exact when its tiktoken encoding is cached, else the estimator).
+
+    Resolve it once and reuse it for many texts: looking the encoding up reads the environment,
+    which costs more than estimating a short text."""
+    encoding = _encoding_for(model)
+    if encoding is None:
+        return estimate_text_tokens
+    return _len_of(encoding)
+
+
+def _len_of(encoding: tiktoken.Encoding) -> TextCounter:
+    def count(text: str) -> int:
+        return len(encoding.encode_ordinary(text)) if text else 0
+
+    return count
+
+
 def count_text_tokens(text: str, *, model: str | None = None) -> int:
     """Tokens in ``text`` for ``model``: exact with a locally cached tiktoken encoding, else estimated
     with :func:`estimate_text_tokens`. Never touches the network. Special-token markers in the text
     (``<|endoftext|>``) are counted as ordinary text."""
     if not text:
         return 0
-    encoding = _encoding_for(model)
-    if encoding is None:
-        return estimate_text_tokens(text)
-    return len(encoding.encode_ordinary(text))
+    return text_counter(model)(text)
 
 
 _TEXT_MEDIA_TYPES = ("text/", "application/json", "application/xml", "application/yaml")
 
 
-def _part_tokens(part: ContentPart, model: str | None) -> int:
+def _part_tokens(part: ContentPart, count: TextCounter) -> int:
     if isinstance(part, TextPart):
-        return count_text_tokens(part.text, model=model)
+        return count(part.text)
     elif isinstance(part, ImagePart):
         return IMAGE_TOKENS
     elif isinstance(part, FilePart):
         if part.media_type.startswith(_TEXT_MEDIA_TYPES):
-            return count_text_tokens(part.data.decode("utf-8", errors="replace"), model=model)
+            return count(part.data.decode("utf-8", errors="replace"))
         return FILE_TOKENS
     else:
         assert_never(part)
 
 
-def _message_tokens(message: Message, model: str | None) -> int:
+def message_tokens(message: Message, count: TextCounter) -> int:
+    """Tokens one message costs (without :data:`REPLY_PRIMING_TOKENS`), using ``count`` for its text."""
     total = MESSAGE_OVERHEAD_TOKENS
     if isinstance(message, SystemMessage):
-        total += count_text_tokens(message.content, model=model)
+        total += count(message.content)
     elif isinstance(message, UserMessage):
-        total += sum(_part_tokens(part, model) for part in message.parts)
+        total += sum(_part_tokens(part, count) for part in message.parts)
     elif isinstance(message, AssistantMessage):
-        total += count_text_tokens(message.text, model=model)
-        total += sum(count_text_tokens(part.text, model=model) for part in message.reasoning)
+        total += count(message.text)
+        total += sum(count(part.text) for part in message.reasoning)
         for call in message.tool_calls:
-            total += TOOL_CALL_OVERHEAD_TOKENS
-            total += count_text_tokens(call.name, model=model) + count_text_tokens(
-                call.arguments, model=model
-            )
+            total += TOOL_CALL_OVERHEAD_TOKENS + count(call.name) + count(call.arguments)
     elif isinstance(message, ToolMessage):
-        total += sum(_part_tokens(part, model) for part in message.parts)
-        total += count_text_tokens(message.name, model=model)
+        total += sum(_part_tokens(part, count) for part in message.parts)
+        total += count(message.name)
     else:
         assert_never(message)
     return total
@@ -253,7 +294,8 @@ def count_message_tokens(content: str | Sequence[Message], *, model: str | None 
         return count_text_tokens(content, model=model)
     if not content:
         return 0
-    return REPLY_PRIMING_TOKENS + sum(_message_tokens(message, model) for message in content)
+    count = text_counter(model)
+    return REPLY_PRIMING_TOKENS + sum(message_tokens(message, count) for message in content)
 
 
 __all__ = [
@@ -266,4 +308,6 @@ __all__ = [
     "count_text_tokens",
     "encoding_name_for_model",
     "estimate_text_tokens",
+    "message_tokens",
+    "text_counter",
 ]

@@ -59,16 +59,29 @@ async def test_posts_to_chat_completions_with_bearer_key(
     }
 
 
-async def test_keyless_server_gets_a_placeholder_and_env_key_is_used(
+async def test_keyless_server_gets_a_placeholder_never_the_openai_key(
     wire_server: WireServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-secret-from-env")
+    monkeypatch.delenv("KANAWA_CHAT_API_KEY", raising=False)
     keyless = OpenAIChatAdapter("llama3", base_url=f"{wire_server.base_url}/v1")
     await sent(keyless, wire_server, [UserMessage("Hi")])
     assert wire_server.requests[-1].headers["authorization"] == "Bearer sk-no-key-required"
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-env")
+    monkeypatch.setenv("KANAWA_CHAT_API_KEY", "sk-for-the-compatible-server")
     from_env = OpenAIChatAdapter("llama3", base_url=f"{wire_server.base_url}/v1")
     await sent(from_env, wire_server, [UserMessage("Hi")])
-    assert wire_server.requests[-1].headers["authorization"] == "Bearer sk-from-env"
+    assert wire_server.requests[-1].headers["authorization"] == "Bearer sk-for-the-compatible-server"
+
+
+def test_openai_key_is_used_only_for_openais_own_host(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kanawa.llm.openai_chat import chat_api_key
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai")
+    monkeypatch.delenv("KANAWA_CHAT_API_KEY", raising=False)
+    assert chat_api_key(None) == "sk-openai"
+    assert chat_api_key("https://api.openai.com/v1") == "sk-openai"
+    assert chat_api_key("https://api.example-inference.com/v1") is None
+    assert chat_api_key("http://127.0.0.1:11434/v1") is None
 
 
 async def test_model_string_routes_to_the_base_url(wire_server: WireServer) -> None:

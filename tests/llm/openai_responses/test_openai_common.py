@@ -166,3 +166,25 @@ def test_unknown_exception_types_name_only_their_type() -> None:
     error = map_openai_error(RuntimeError("secret prompt text"), provider="openai", model="m")
     assert "secret prompt text" not in str(error)
     assert "RuntimeError" in str(error)
+
+
+def test_key_shaped_text_in_server_messages_is_masked() -> None:
+    response = httpx2.Response(
+        401, request=REQUEST, json={"error": {"message": "bad key sk-proj-abcdef123456"}}
+    )
+    exc = openai.AuthenticationError(
+        "x", response=response, body={"error": {"message": "bad key sk-proj-abcdef123456 and Bearer tok-999"}}
+    )
+    error = map_openai_error(exc, provider="openai", model="gpt-5")
+    assert "abcdef123456" not in str(error)
+    assert "tok-999" not in str(error)
+    assert "sk-proj-***" in str(error)
+
+
+def test_configured_secret_is_masked_even_when_not_key_shaped() -> None:
+    body = {"error": {"message": "proxy rejected credential plainsecret42"}}
+    response = httpx2.Response(403, request=REQUEST, json=body)
+    exc = openai.PermissionDeniedError("x", response=response, body=body)
+    error = map_openai_error(exc, provider="openai-chat", model="m", secret="plainsecret42")
+    assert "plainsecret42" not in str(error)
+    assert isinstance(error, LLMAuthError)
