@@ -33,8 +33,8 @@ demo: $(VENV)/.synced
 	$(BIN)/kanawa demo
 
 lint: $(VENV)/.synced
-	$(BIN)/ruff check src tests bench
-	$(BIN)/ruff format --check src tests bench
+	$(BIN)/ruff check src tests bench examples
+	$(BIN)/ruff format --check src tests bench examples
 
 typecheck: $(VENV)/.synced
 	$(BIN)/mypy --strict src/kanawa

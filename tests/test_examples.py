@@ -1,0 +1,39 @@
+"""The runnable examples the README links to keep working (they are the five-minute tour)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_quickstart_runs_offline_and_prints_the_structured_answer() -> None:
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "quickstart.py")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[:4] == [
+        '→ add({"a": 2, "b": 3})',
+        "← add: 5",
+        '→ multiply({"a": 4, "b": 5})',
+        "← multiply: 20",
+    ]
+    assert "answer: value=25" in proc.stdout
+    assert "3 requests, 7 messages, completed" in proc.stdout
+
+
+def test_import_kanawa_loads_no_provider_sdk_and_no_pydantic() -> None:
+    code = (
+        "import sys, kanawa; "
+        "heavy = [m for m in ('openai', 'anthropic', 'google.genai', 'pydantic', 'typer', 'rich') "
+        "if m in sys.modules]; print(heavy)"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert proc.stdout.strip() == "[]"
