@@ -35,30 +35,35 @@ def test_help_lists_the_commands(runner: CliRunner) -> None:
 # -------------------------------------------------------------------------------------------- demo
 
 
-def test_demo_runs_real_tools_offline_and_prints_the_structured_answer(
+def test_demo_is_driven_by_test_llm_calling_real_tools_with_their_example_arguments(
     runner: CliRunner, workdir: Path
 ) -> None:
     result = runner.invoke(app, ["demo"])
     assert result.exit_code == 0, result.output
     out = result.output
-    # live events: three parallel calls with their arguments, their real results, the sandbox refusal
+    assert "model   test:test" in out
+    # live events: three parallel calls with the schemas' example arguments, and their real results
     assert 'calculator(expression="(17 * 23) + sqrt(144)")' in out
     assert 'current_time(timezone="Asia/Tokyo")' in out
     assert 'read_file(path="notes.txt")' in out
     assert "✓ calculator" in out
+    assert "✓ current_time" in out
+    assert "✓ read_file" in out
     assert "403" in out
-    assert "✗ read_file" in out
-    assert "SandboxViolation" in out
-    # the structured final answer and the trace path
+    assert "✗" not in out
+    # the structured final answer, its summary quoting the tools, and the trace path
     assert "Final answer · DemoReport" in out
-    assert "tool_results" in out
+    assert "calculator → 403.0; current_time → " in out
+    assert "read_file → kanawa demo notes" in out
     assert "confidence" in out
     (trace,) = traces(workdir)
     assert f"trace: {trace.relative_to(workdir)}" in out
     assert (workdir / ".kanawa" / "demo-files" / "notes.txt").is_file()
 
 
-def test_demo_trace_records_every_tool_call_and_the_refusal(runner: CliRunner, workdir: Path) -> None:
+def test_demo_trace_records_the_three_tool_calls_and_the_structured_answer(
+    runner: CliRunner, workdir: Path
+) -> None:
     assert runner.invoke(app, ["demo"]).exit_code == 0
     (trace,) = traces(workdir)
     records = _records(trace)
@@ -66,17 +71,35 @@ def test_demo_trace_records_every_tool_call_and_the_refusal(runner: CliRunner, w
     assert events[0] == "agent_start"
     assert events[-1] == "agent_end"
     ends = [r for r in records if r["event"] == "tool_end"]
-    assert [r["tool"] for r in ends] == ["calculator", "current_time", "read_file", "read_file"]
+    assert [r["tool"] for r in ends] == ["calculator", "current_time", "read_file"]
     assert ends[0]["result"] == "403.0"
-    assert "SandboxViolation" in str(ends[3]["error"])
+    assert str(ends[2]["result"]).startswith("kanawa demo notes")
+    assert records[-1]["data"]["termination_reason"] == "completed"
     assert all(str(r["time"]).endswith("Z") for r in records)
 
 
-def test_demo_with_the_schema_driven_test_llm(runner: CliRunner, workdir: Path) -> None:
-    result = runner.invoke(app, ["demo", "--model", "test", "--no-trace"])
+def test_demo_with_the_scripted_model_shows_a_sandbox_refusal(runner: CliRunner, workdir: Path) -> None:
+    result = runner.invoke(app, ["demo", "--model", "scripted"])
     assert result.exit_code == 0, result.output
-    assert "→ [step 1] calculator(" in result.output
+    out = result.output
+    assert "model   test:kanawa-demo" in out
+    assert 'calculator(expression="(17 * 23) + sqrt(144)")' in out
+    assert 'read_file(path="../secrets.env")' in out
+    assert "✗ read_file" in out
+    assert "SandboxViolation" in out
+    assert "Final answer · DemoReport" in out
+    assert "(17 × 23) + √144 = 403.0" in out
+    (trace,) = traces(workdir)
+    ends = [r for r in _records(trace) if r["event"] == "tool_end"]
+    assert [r["tool"] for r in ends] == ["calculator", "current_time", "read_file", "read_file"]
+    assert "SandboxViolation" in str(ends[3]["error"])
+
+
+def test_demo_without_a_trace_writes_none(runner: CliRunner, workdir: Path) -> None:
+    result = runner.invoke(app, ["demo", "--no-trace"])
+    assert result.exit_code == 0, result.output
     assert "Final answer · DemoReport" in result.output
+    assert "trace:" not in result.output
     assert traces(workdir) == []
 
 
@@ -186,7 +209,7 @@ def test_run_hitting_max_steps_is_one_line_not_a_traceback(runner: CliRunner, wo
 
 
 def test_trace_show_renders_a_generated_trace(runner: CliRunner, workdir: Path) -> None:
-    assert runner.invoke(app, ["demo"]).exit_code == 0
+    assert runner.invoke(app, ["demo", "--model", "scripted"]).exit_code == 0
     (trace,) = traces(workdir)
     result = runner.invoke(app, ["trace", "show", str(trace)])
     assert result.exit_code == 0, result.output

@@ -36,8 +36,13 @@ def _kanawa(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess[st
 def test_kanawa_demo_process_exits_0_writes_a_trace_and_prints_the_answer(tmp_path: Path) -> None:
     proc = _kanawa(tmp_path, "demo")
     assert proc.returncode == 0, proc.stderr
-    assert "Final answer · DemoReport" in proc.stdout
+    assert "test:test" in proc.stdout  # driven by the built-in TestLLM
+    assert 'calculator(expression="(17 * 23) + sqrt(144)")' in proc.stdout
+    assert 'current_time(timezone="Asia/Tokyo")' in proc.stdout
+    assert 'read_file(path="notes.txt")' in proc.stdout
+    assert "✓ calculator" in proc.stdout
     assert "403" in proc.stdout
+    assert "Final answer · DemoReport" in proc.stdout
     traces = list((tmp_path / ".kanawa" / "traces").glob("*.jsonl"))
     assert len(traces) == 1
     assert f"trace: {traces[0].relative_to(tmp_path)}" in proc.stdout
@@ -49,6 +54,7 @@ def test_kanawa_demo_process_exits_0_writes_a_trace_and_prints_the_answer(tmp_pa
     assert shown.returncode == 0, shown.stderr
     assert "Trace timeline" in shown.stdout
     assert "calculator" in shown.stdout
+    assert "3 model calls · 3 tool calls" in shown.stdout
 
 
 def test_kanawa_run_openai_without_a_key_exits_2_with_one_line(tmp_path: Path) -> None:

@@ -405,6 +405,69 @@ def test_unsupported_pattern_falls_back_to_a_plain_string() -> None:
     assert len(value) <= 12
 
 
+# ---------------------------------------------------------------------------------------- examples
+
+
+class Booking(BaseModel):
+    city: Annotated[str, Field(examples=["Kyoto", "Osaka"])]
+    nights: int = Field(default=1, ge=1, le=30, examples=[3])
+    note: str | None = Field(default=None, examples=["window seat"])
+    guest: Address = Field(
+        examples=[{"street": "1-2 Sanjo", "city": "Kyoto", "postcode": "604-8005"}],
+    )
+
+
+def test_a_schema_with_examples_gets_its_first_example() -> None:
+    assert value_for_schema({"type": "string", "examples": ["first", "second"]}) == "first"
+    assert value_for_schema({"type": "integer", "minimum": 0, "examples": [7, 9]}, seed=5) == 7
+    assert value_for_schema({"type": "string", "examples": []}) != ""  # empty list: generated as before
+    assert value_for_schema({"const": "fixed", "examples": ["other"]}) == "fixed"  # const still wins
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_pydantic_field_examples_are_used_and_optional_ones_always_included(seed: int) -> None:
+    schema = Booking.model_json_schema()
+    value = value_for_schema(schema, seed=seed)
+    assert value == {
+        "city": "Kyoto",
+        "nights": 3,
+        "note": "window seat",
+        "guest": {"street": "1-2 Sanjo", "city": "Kyoto", "postcode": "604-8005"},
+    }
+    Booking.model_validate_json(json.dumps(value))
+
+
+def test_a_field_example_beats_the_example_of_its_ref_target() -> None:
+    schema: JsonObject = {
+        "type": "object",
+        "properties": {"a": {"$ref": "#/$defs/Word", "examples": ["field"]}, "b": {"$ref": "#/$defs/Word"}},
+        "required": ["a", "b"],
+        "$defs": {"Word": {"type": "string", "examples": ["target"]}},
+    }
+    assert value_for_schema(schema) == {"a": "field", "b": "target"}
+
+
+def test_an_example_is_copied_not_shared_with_the_schema() -> None:
+    schema: JsonObject = {"type": "object", "examples": [{"tags": ["x"]}]}
+    value = value_for_schema(schema)
+    assert isinstance(value, dict)
+    value["tags"] = []
+    assert schema["examples"] == [{"tags": ["x"]}]
+
+
+def test_schemas_without_examples_are_generated_as_before() -> None:
+    schema: JsonObject = {"type": "object", "properties": {k: {"type": "integer"} for k in "abcd"}}
+    with_example = {
+        **schema,
+        "properties": {**schema["properties"], "e": {"type": "integer", "examples": [1]}},
+    }
+    for seed in range(6):
+        plain, extended = value_for_schema(schema, seed=seed), value_for_schema(with_example, seed=seed)
+        assert isinstance(plain, dict)
+        assert isinstance(extended, dict)
+        assert extended == {**plain, "e": 1}  # the example consumes no random draw
+
+
 # -------------------------------------------------------------------------- random schemas (hypothesis)
 
 FORMATS = ("date", "date-time", "time", "uuid", "email", "uri", "ipv4")

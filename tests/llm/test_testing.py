@@ -3,8 +3,10 @@ honour the LLMAdapter contract (seed 002 §3-3) in chat and stream mode and reco
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from collections.abc import AsyncIterator, Sequence
+from typing import Literal
 
 import pytest
 from pydantic import BaseModel, Field
@@ -395,6 +397,87 @@ async def test_test_llm_streams_tool_calls_and_final_json() -> None:
     schema = OutputSchema("Answer", Answer.model_json_schema())
     streamed = await collect(llm.stream(HELLO, response_schema=schema))
     Answer.model_validate_json("".join(e.text for e in streamed if isinstance(e, TextDelta)))
+
+
+async def test_test_llm_sends_a_parameter_s_schema_example_as_its_argument() -> None:
+    class Lookup(BaseModel):
+        city: str = Field(examples=["Kyoto"])
+        units: str = Field(default="metric", examples=["imperial"])
+
+    spec = ToolSpec("weather", "Look up the weather.", Lookup.model_json_schema())
+    response = await TestLLM(seed=3).chat(HELLO, tools=[spec])
+    assert json.loads(response.message.tool_calls[0].arguments) == {"city": "Kyoto", "units": "imperial"}
+
+
+def _after_tools(*results: ToolMessage) -> list[Message]:
+    calls = tuple(call(m.name or "tool", id_=m.tool_call_id) for m in results)
+    return [*HELLO, AssistantMessage(tool_calls=calls), *results]
+
+
+RESULTS = (
+    ToolMessage("call_1", "403.0", name="calculator"),
+    ToolMessage("call_2", "kanawa notes\n- first line\n- second line", name="read_file"),
+    ToolMessage("call_3", "tool invoke error: failed to execute tool", is_error=True, name="read_file"),
+    ToolMessage("call_4", "x" * 100, name="dump"),
+)
+SUMMARY = (
+    "Done. Tool results: calculator → 403.0; read_file → kanawa notes - first line - second line; "
+    f"read_file ✗ tool invoke error: failed to execute tool; dump → {'x' * 59}…"
+)
+
+
+async def test_test_llm_text_answer_names_each_result_and_marks_errors() -> None:
+    response = await TestLLM().chat(_after_tools(*RESULTS))
+    assert response.message.text == SUMMARY
+
+
+class Report(BaseModel):
+    kind: Literal["report"]
+    count: int
+    code: str = Field(pattern=r"^[A-Z]{3}$")
+    when: dt.datetime
+    headline: str = Field(max_length=24)
+    body: str
+
+
+async def test_test_llm_structured_answer_puts_the_summary_in_the_first_free_text_field() -> None:
+    schema = OutputSchema("Report", Report.model_json_schema())
+    for seed in range(4):
+        response = await TestLLM(seed=seed).chat(_after_tools(*RESULTS), response_schema=schema)
+        report = Report.model_validate_json(response.message.text)  # still valid against the model
+        assert report.headline == SUMMARY[:23] + "…"  # enum, pattern and format fields are passed over
+        assert report.body != SUMMARY  # only the first one is filled
+
+
+async def test_test_llm_structured_answer_follows_a_top_level_ref_and_adds_an_absent_field() -> None:
+    class Note(BaseModel):
+        tag: str = Field(min_length=500)  # the summary cannot reach it: skipped
+        text: str = ""  # optional, so maybe absent from the generated value: added
+
+    schema = OutputSchema("Note", {"$ref": "#/$defs/Note", "$defs": {"Note": Note.model_json_schema()}})
+    for seed in range(4):
+        response = await TestLLM(seed=seed).chat(_after_tools(*RESULTS[:2]), response_schema=schema)
+        note = Note.model_validate_json(response.message.text)
+        assert (
+            note.text
+            == "Done. Tool results: calculator → 403.0; read_file → kanawa notes - first line - second line"
+        )
+
+
+async def test_test_llm_structured_answer_without_results_or_text_fields_is_left_as_generated() -> None:
+    from kanawa.llm.schema_values import value_for_schema
+
+    answer = OutputSchema("Answer", Answer.model_json_schema())
+    plain = await TestLLM(seed=2).chat(HELLO, response_schema=answer)  # no tool results yet
+    assert json.loads(plain.message.text) == value_for_schema(answer.schema, seed=2)
+
+    class Numbers(BaseModel):
+        total: int
+        labels: list[str]
+
+    numbers = OutputSchema("Numbers", Numbers.model_json_schema())
+    response = await TestLLM(seed=2).chat(_after_tools(*RESULTS), response_schema=numbers)
+    assert json.loads(response.message.text) == value_for_schema(numbers.schema, seed=2)
 
 
 def test_count_tokens_counts_offline() -> None:

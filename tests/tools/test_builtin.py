@@ -111,6 +111,25 @@ def test_builtin_schemas_describe_their_parameters() -> None:
     assert time_props["timezone"]["default"] == "UTC"
 
 
+async def test_builtin_schemas_carry_an_example_for_each_parameter_and_it_works(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("hello", encoding="utf-8")
+    read_file = make_read_file_tool(FileSandbox(tmp_path))
+    properties: list[tuple[str, Any]] = [
+        (t.name, t.parameters["properties"]) for t in (calculator, current_time, read_file)
+    ]
+    examples = {
+        (tool, name): prop.get("examples") for tool, props in properties for name, prop in props.items()
+    }
+    assert examples == {
+        ("calculator", "expression"): ["(17 * 23) + sqrt(144)"],
+        ("current_time", "timezone"): ["Asia/Tokyo"],
+        ("read_file", "path"): ["notes.txt"],
+    }
+    assert calculator("(17 * 23) + sqrt(144)") == 403.0  # each example is a call that succeeds
+    assert datetime.fromisoformat(current_time("Asia/Tokyo")).utcoffset() == timedelta(hours=9)
+    assert read_file("notes.txt") == "hello"
+
+
 async def test_read_file_tool_reads_text_inside_the_sandbox_only(tmp_path: Path) -> None:
     root = tmp_path / "files"
     root.mkdir()

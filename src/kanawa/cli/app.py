@@ -57,13 +57,14 @@ def demo(
         typer.Option(
             "--model",
             "-m",
-            help="'demo' (scripted demo model, default), 'test' (schema-driven TestLLM) or a model string "
+            help="'test' (default: the built-in TestLLM, which calls each tool with its schema's example "
+            "arguments), 'scripted' (a narrated script that also shows a sandbox refusal) or a model string "
             "such as openai:gpt-5.",
         ),
-    ] = "demo",
+    ] = "test",
     trace: Annotated[bool, typer.Option("--trace/--no-trace", help="Write a JSONL trace.")] = True,
 ) -> None:
-    """Run a multi-step, tool-using agent offline: parallel tools, a sandbox refusal, a structured answer."""
+    """Run a tool-using agent offline: parallel real tools, a live event stream, a structured answer."""
     from kanawa.cli.demo import run_demo
 
     console, err = _consoles()

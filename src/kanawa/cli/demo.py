@@ -2,10 +2,15 @@
 
 An :class:`~kanawa.Agent` with three real tools — ``calculator``, ``current_time`` and ``read_file``
 in a sandbox under ``./.kanawa/demo-files/`` (created with a small ``notes.txt``) — and a pydantic
-output type (:class:`~kanawa.cli.demo_model.DemoReport`). The default model is the scripted demo model
-(:mod:`kanawa.cli.demo_model`); ``--model test`` uses the schema-driven ``TestLLM`` and any model
-string (``openai:gpt-5`` …) a real provider. Events print live; the JSONL trace goes to
-``./.kanawa/traces/`` (``KANAWA_TRACE_DIR``).
+output type (:class:`~kanawa.cli.demo_model.DemoReport`). Events print live (rich); the JSONL trace
+goes to ``./.kanawa/traces/`` (``KANAWA_TRACE_DIR``).
+
+The default model is kanawa's built-in :class:`~kanawa.llm.testing.TestLLM` (model string ``"test"``),
+unchanged: it calls the three tools in parallel with the example arguments their schemas declare
+(``"(17 * 23) + sqrt(144)"``, ``"Asia/Tokyo"``, ``"notes.txt"``), the tools really run, and it fills
+the structured answer with a summary of what they returned. ``--model scripted`` runs the narrated
+scripted model of :mod:`kanawa.cli.demo_model` (it also shows a sandbox refusal of
+``../secrets.env``); any other model string (``openai:gpt-5`` …) runs the same demo on a real provider.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from rich.rule import Rule
 from rich.text import Text
 
 from kanawa.agents.agent import Agent
-from kanawa.cli.demo_model import NOTES_FILE, NOTES_TEXT, QUESTION, DemoReport, demo_model
+from kanawa.cli.demo_model import NOTES_FILE, NOTES_TEXT, QUESTION, DemoReport, scripted_model
 from kanawa.cli.errors import setup_hint
 from kanawa.cli.running import EXIT_SETUP, execute, make_tracer
 from kanawa.llm.base import LLMAdapter
@@ -28,7 +33,14 @@ from kanawa.tools.builtin import calculator, current_time, make_read_file_tool
 from kanawa.tools.sandbox import FileSandbox
 
 DEMO_FILES = Path(".kanawa") / "demo-files"
-DEMO_MODEL = "demo"
+DEMO_MODEL = "test"
+"""The default: the built-in TestLLM."""
+SCRIPTED_MODEL = "scripted"
+"""The narrated scripted model of :mod:`kanawa.cli.demo_model`."""
+_ABOUT = {
+    DEMO_MODEL: "kanawa's built-in TestLLM: calls each tool with its schema's example arguments",
+    SCRIPTED_MODEL: "a scripted model that narrates, then tries a file outside the sandbox",
+}
 INSTRUCTIONS = (
     "You are kanawa's demo assistant. Use the tools to answer: compute with calculator, tell the time "
     "with current_time and read files with read_file. Call independent tools in parallel."
@@ -47,7 +59,7 @@ def demo_tools(sandbox: FileSandbox) -> list[Tool]:
 
 
 def _model(spec: str) -> LLMAdapter:
-    return demo_model() if spec == DEMO_MODEL else resolve_model(spec)
+    return scripted_model() if spec == SCRIPTED_MODEL else resolve_model(spec)
 
 
 async def run_demo(console: Console, err: Console, *, model: str = DEMO_MODEL, trace: bool = True) -> int:
@@ -65,8 +77,12 @@ async def run_demo(console: Console, err: Console, *, model: str = DEMO_MODEL, t
     sandbox = prepare_files()
     tools = demo_tools(sandbox)
     agent = Agent("demo", INSTRUCTIONS, tools, adapter, DemoReport, tracer=tracer)
-    console.print(Rule("[bold]kanawa demo[/bold] · no API key, no services"))
-    console.print(Text.assemble(("model   ", "bold"), f"{adapter.provider}:{adapter.model}"))
+    offline = model in _ABOUT
+    console.print(Rule("[bold]kanawa demo[/bold]" + (" · no API key, no services" if offline else "")))
+    model_line = Text.assemble(("model   ", "bold"), f"{adapter.provider}:{adapter.model}")
+    if offline:
+        model_line.append(f" ({_ABOUT[model]})", style="dim")
+    console.print(model_line)
     console.print(Text.assemble(("tools   ", "bold"), ", ".join(t.name for t in tools)))
     console.print(Text.assemble(("sandbox ", "bold"), str(sandbox.root)))
     console.print(Text.assemble(("question ", "bold"), QUESTION))
@@ -74,4 +90,4 @@ async def run_demo(console: Console, err: Console, *, model: str = DEMO_MODEL, t
     return await execute(agent, QUESTION, model_spec=model, console=console, err=err, stream=True)
 
 
-__all__ = ["DEMO_FILES", "DEMO_MODEL", "prepare_files", "run_demo"]
+__all__ = ["DEMO_FILES", "DEMO_MODEL", "SCRIPTED_MODEL", "demo_tools", "prepare_files", "run_demo"]

@@ -1,18 +1,22 @@
-"""The demo's output type and its scripted "demo model".
+"""The demo's question, files and output type, and the narrated "scripted" model (``--model scripted``).
 
-The demo model is a :class:`~kanawa.llm.testing.FunctionLLM` (one of kanawa's built-in offline
-models) that plays a sensible assistant, so ``kanawa demo`` tells a story a newcomer can follow:
+By default ``kanawa demo`` is driven by kanawa's built-in :class:`~kanawa.llm.testing.TestLLM`, which
+calls every tool with the example arguments of its schema and fills :class:`DemoReport` from the
+schema (the tool-result summary goes into ``summary``). :class:`DemoReport` is kept to fields that
+stay meaningful when TestLLM fills them.
+
+The scripted model, a :class:`~kanawa.llm.testing.FunctionLLM`, plays a chattier assistant for those
+who want the longer story:
 
 1. it reasons briefly, then asks for three tools *in parallel* — ``calculator("(17 * 23) + sqrt(144)")``,
    ``current_time("Asia/Tokyo")`` and ``read_file("notes.txt")``;
-2. it tries to read a file outside the sandbox, which the sandbox refuses (fail-closed tool errors);
+2. it tries to read ``../secrets.env``, outside the sandbox, which the sandbox refuses (fail-closed
+   tool errors);
 3. it answers in text, and when the loop asks for the structured answer it builds a
    :class:`DemoReport` from the tool results it actually received.
 
-Nothing here fakes the tools: the calls go through the real loop, invoker and sandbox, and the report
-quotes what they returned. (``TestLLM``, the schema-driven model, sends arbitrary schema-valid strings
-such as ``"charlie-72"`` as arithmetic — fine for tests, meaningless as a demo; ``kanawa demo --model
-test`` runs it anyway.)
+Neither model fakes the tools: the calls go through the real loop, invoker and sandbox, and the report
+quotes what they returned.
 """
 
 from __future__ import annotations
@@ -37,20 +41,11 @@ NOTES_TEXT = (
 )
 
 
-class ToolFinding(BaseModel):
-    """What one tool call returned."""
-
-    tool: str = Field(description="the tool's name")
-    ok: bool = Field(description="whether the call succeeded")
-    value: str = Field(description="the result, or the error the model saw")
-
-
 class DemoReport(BaseModel):
     """The demo agent's structured final answer."""
 
-    summary: str = Field(description="one or two sentences answering the question")
-    tool_results: list[ToolFinding] = Field(description="every tool call made, in order")
-    confidence: float = Field(ge=0.0, le=1.0, description="how sure the agent is, from 0 to 1")
+    summary: str = Field(description="what the tools returned, answering the question in a sentence or two")
+    confidence: float = Field(ge=0.0, le=1.0, description="how sure the agent is of the answer, from 0 to 1")
 
 
 def _arg_name(request: ModelRequest, tool: str, fallback: str) -> str:
@@ -109,20 +104,18 @@ def _summary(results: list[ToolMessage]) -> str:
     refused = sum(1 for m in results if m.is_error)
     text = "; ".join(parts) or "no tool returned a result"
     if refused:
-        text += f". {refused} call{'s were' if refused != 1 else ' was'} refused (see tool_results)."
+        text += f". {refused} call{'s were' if refused != 1 else ' was'} refused by the sandbox or the tool."
     return text[0].upper() + text[1:]
 
 
 def _report(results: list[ToolMessage]) -> DemoReport:
-    findings = [ToolFinding(tool=m.name, ok=not m.is_error, value=m.text[:160]) for m in results]
     answered = sum(1 for m in results if not m.is_error and m.tool_call_id != "call_escape")
-    return DemoReport(
-        summary=_summary(results), tool_results=findings, confidence=round(0.5 + answered / 6, 2)
-    )
+    return DemoReport(summary=_summary(results), confidence=round(0.5 + answered / 6, 2))
 
 
 def demo_reply(request: ModelRequest) -> Script:
-    """Decide the demo model's next message from what the request carries (tools, results, schema)."""
+    """Decide the scripted model's next message from what the request carries (tools, results,
+    schema)."""
     results = _results(request)
     if request.response_schema is not None:
         return AssistantMessage(text=_report(results).model_dump_json())
@@ -135,9 +128,18 @@ def demo_reply(request: ModelRequest) -> Script:
     return AssistantMessage(text=f"Here is what I found. {_summary(results)}")
 
 
-def demo_model() -> FunctionLLM:
-    """A fresh demo model (it keeps the requests it was sent in ``.requests``)."""
+def scripted_model() -> FunctionLLM:
+    """A fresh scripted demo model (it keeps the requests it was sent in ``.requests``)."""
     return FunctionLLM(demo_reply, model="kanawa-demo")
 
 
-__all__ = ["QUESTION", "DemoReport", "ToolFinding", "demo_model", "demo_reply"]
+__all__ = [
+    "EXPRESSION",
+    "NOTES_FILE",
+    "NOTES_TEXT",
+    "QUESTION",
+    "TIMEZONE",
+    "DemoReport",
+    "demo_reply",
+    "scripted_model",
+]

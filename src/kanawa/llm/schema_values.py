@@ -14,6 +14,14 @@ date, date-time, time, duration, email, uri, uuid, hostname, ipv4, ipv6 and a fe
 (``minimum``, ``maximum``, exclusive bounds in draft-4 and 2020-12 form, ``multipleOf``), booleans,
 null and boolean schemas.
 
+Examples come first: a (sub)schema with a non-empty ``examples`` list (JSON Schema's annotation for
+representative values; pydantic writes ``Field(examples=[...])`` there) gets a copy of its first
+example, and an optional property whose schema carries ``examples`` is always included. A tool
+author's example is the most meaningful argument a test model can send (``calculator("(17 * 23) +
+sqrt(144)")`` rather than ``calculator("charlie-72")``). Examples are trusted as written: an example
+that contradicts its own schema is the schema author's mistake and is passed through. ``const`` still
+wins over ``examples``.
+
 Best effort, documented limits: ``pattern`` is satisfied for simple regexes (literals, classes,
 ``\\d``/``\\w``/``\\s``, groups, alternation, quantifiers, anchors) and otherwise falls back to a plain
 string, since no generator satisfies every regex; ``not``, ``if``/``then``/``else`` and remote
@@ -25,6 +33,7 @@ demands unbounded nesting raises :class:`ValueError`.
 from __future__ import annotations
 
 import base64
+import copy
 import datetime as dt
 import functools
 import json
@@ -35,6 +44,7 @@ import uuid
 from decimal import Decimal
 from urllib.parse import unquote
 
+from kanawa.llm._pattern_sampler import sample_pattern
 from kanawa.types import JsonObject, JsonValue
 
 _MINIMAL_DEPTH = 6
@@ -44,7 +54,6 @@ _MAX_DEPTH = 64
 """Past this depth the schema needs unbounded nesting (a required self-reference): give up."""
 
 _WORDS = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet")
-_CHAR_POOL = "axZA0159_-. @/:\n\tあ"
 _TYPE_RANK = {"null": 0, "boolean": 1, "integer": 1, "number": 1, "string": 1, "array": 2, "object": 3}
 
 
@@ -55,6 +64,25 @@ def value_for_schema(schema: JsonObject, *, seed: int = 0) -> JsonValue:
     required, or a schema that admits only infinitely nested values.
     """
     return _Generator(schema, random.Random(seed)).value(schema, 0)
+
+
+def resolve_ref(root: JsonObject, ref: str) -> JsonValue:
+    """The node a local ``$ref`` (a JSON pointer such as ``#/$defs/Item``) names inside ``root``.
+
+    Raises :class:`ValueError` for a remote reference or a pointer that leads nowhere.
+    """
+    if not ref.startswith("#"):
+        raise ValueError(f"cannot resolve $ref {ref!r}: only local '#/...' references are supported")
+    node: JsonValue = root
+    for token in filter(None, unquote(ref[1:]).split("/")):
+        key = token.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict) and key in node:
+            node = node[key]
+        elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
+            node = node[int(key)]
+        else:
+            raise ValueError(f"cannot resolve $ref {ref!r}: no {key!r} there")
+    return node
 
 
 # ---------------------------------------------------------------------------------------- schema ops
@@ -81,6 +109,11 @@ def _int(schema: JsonObject, key: str, default: int) -> int:
 
 def _names(value: JsonValue) -> list[str]:
     return [n for n in value if isinstance(n, str)] if isinstance(value, list) else []
+
+
+def _examples(schema: JsonValue) -> list[JsonValue]:
+    examples = schema.get("examples") if isinstance(schema, dict) else None
+    return examples if isinstance(examples, list) else []
 
 
 def _is_null(schema: JsonObject) -> bool:
@@ -141,6 +174,9 @@ class _Generator:
         minimal = depth >= _MINIMAL_DEPTH
         if "const" in schema:
             return schema["const"]
+        examples = _examples(raw) or _examples(schema)  # the field's own examples beat its $ref target's
+        if examples:
+            return copy.deepcopy(examples[0])
         enum = schema.get("enum")
         if isinstance(enum, list) and enum:
             return enum[0] if minimal else self._rng.choice(enum)
@@ -162,20 +198,6 @@ class _Generator:
             return not minimal and self._rng.random() < 0.5
         return None
 
-    def _resolve(self, ref: str) -> JsonValue:
-        if not ref.startswith("#"):
-            raise ValueError(f"cannot resolve $ref {ref!r}: only local '#/...' references are supported")
-        node: JsonValue = self._root
-        for token in filter(None, unquote(ref[1:]).split("/")):
-            key = token.replace("~1", "/").replace("~0", "~")
-            if isinstance(node, dict) and key in node:
-                node = node[key]
-            elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
-                node = node[int(key)]
-            else:
-                raise ValueError(f"cannot resolve $ref {ref!r}: no {key!r} there")
-        return node
-
     def _flatten(self, schema: JsonObject) -> JsonObject:
         """Inline ``$ref`` (merged with its siblings) and fold ``allOf`` into one schema."""
         for _ in range(100):
@@ -183,7 +205,7 @@ class _Generator:
             if not isinstance(ref, str):
                 break
             siblings = {k: v for k, v in schema.items() if k != "$ref"}
-            schema = _merge(_subschema(self._resolve(ref)), siblings)
+            schema = _merge(_subschema(resolve_ref(self._root, ref)), siblings)
         else:
             raise ValueError("the schema's $ref chain does not end")
         parts = schema.get("allOf")
@@ -229,7 +251,9 @@ class _Generator:
         low, high = _int(schema, "minProperties", 0), _int(schema, "maxProperties", 1 << 30)
         names = list(required)
         for name in props:
-            if name not in names and len(names) < high and not minimal and self._rng.random() < 0.5:
+            if name in names or len(names) >= high or minimal:
+                continue
+            if _examples(props[name]) or self._rng.random() < 0.5:  # an example says "fill me in"
                 names.append(name)
         for name in props:
             if len(names) >= low:
@@ -294,7 +318,7 @@ class _Generator:
         low, high = _int(schema, "minLength", 0), _int(schema, "maxLength", 1 << 30)
         pattern = schema.get("pattern")
         if isinstance(pattern, str):
-            sample = _PatternSampler(pattern, self._rng).sample()
+            sample = sample_pattern(pattern, self._rng)
             if sample is not None:
                 padded = sample + "x" * max(0, low - len(sample))
                 if low <= len(padded) <= high and _matches(pattern, padded):
@@ -390,95 +414,3 @@ def _format_value(fmt: str, rng: random.Random) -> str | None:
         "path": f"data/{word}.txt",
     }
     return values.get(fmt)
-
-
-class _PatternSampler:
-    """Builds one string matching a simple regex, or gives up (``None``) on anything fancier.
-
-    Each atom is sampled once and repeated its minimum count, which a repeated regex still matches.
-    Characters for classes and escapes are found by testing a small pool against the atom itself.
-    """
-
-    def __init__(self, pattern: str, rng: random.Random) -> None:
-        self._p, self._i, self._rng = pattern, 0, rng
-
-    def sample(self) -> str | None:
-        try:
-            text = self._alternatives()
-        except (ValueError, re.error):
-            return None
-        return text if self._i == len(self._p) else None
-
-    def _alternatives(self) -> str:
-        first = self._sequence()
-        while self._i < len(self._p) and self._p[self._i] == "|":
-            self._i += 1
-            self._sequence()
-        return first
-
-    def _sequence(self) -> str:
-        out: list[str] = []
-        while self._i < len(self._p) and self._p[self._i] not in "|)":
-            atom = self._atom()
-            out.append(atom * self._quantifier())
-        return "".join(out)
-
-    def _atom(self) -> str:
-        p, i = self._p, self._i
-        char = p[i]
-        if char in "^$":
-            self._i += 1
-            return ""
-        if char == "(":
-            named = re.match(r"\(\?(?::|P?<[A-Za-z_]\w*>)", p[i:])
-            if p.startswith("(?", i) and not named:
-                raise ValueError("lookaround or inline flags")
-            self._i += len(named.group()) if named else 1
-            inner = self._alternatives()
-            if not p.startswith(")", self._i):
-                raise ValueError("unbalanced group")
-            self._i += 1
-            return inner
-        if char == "[":
-            end = p.index("]", i + 2 if p.startswith("[^", i) else i + 1)
-            while p[end - 1] == "\\":
-                end = p.index("]", end + 1)
-            return self._char_for(p[i : end + 1], end + 1)
-        if char == "\\":
-            escaped = p[i + 1 : i + 2]
-            if escaped in ("u", "x"):
-                width = 4 if escaped == "u" else 2
-                self._i = i + 2 + width
-                return chr(int(p[i + 2 : i + 2 + width], 16))
-            if escaped.isalnum():
-                if escaped not in "dDwWsStnrfv":
-                    raise ValueError("unsupported escape")
-                return self._char_for(p[i : i + 2], i + 2)
-            self._i = i + 2
-            return escaped
-        if char in "*+?{":
-            raise ValueError("quantifier without an atom")
-        self._i = i + 1
-        return self._char_for(".", i + 1) if char == "." else char
-
-    def _char_for(self, atom: str, end: int) -> str:
-        """A character the one-character regex ``atom`` matches: from a small pool, or from the
-        characters written in a class (so ``[3-4]`` gives ``3``)."""
-        compiled = re.compile(atom)
-        candidates = _CHAR_POOL + atom.strip("[]^\\")
-        choices = list(dict.fromkeys(c for c in candidates if compiled.fullmatch(c)))
-        if not choices:
-            raise ValueError("no candidate character matches")
-        self._i = end
-        return self._rng.choice(choices[:3])
-
-    def _quantifier(self) -> int:
-        p, i = self._p, self._i
-        match = re.match(r"[*+?]|\{(\d+)(,\d*)?\}", p[i:])
-        if match is None:
-            return 1
-        self._i += len(match.group())
-        if self._i < len(p) and p[self._i] in "?+":
-            self._i += 1  # lazy or possessive: same minimum
-        symbol = match.group()
-        return 1 if symbol == "+" else 0 if symbol in "*?" else int(match.group(1))

@@ -7,6 +7,10 @@
 * :data:`current_time` — the current time in an IANA time zone (:mod:`zoneinfo`).
 * :func:`make_read_file_tool` — a ``read_file`` tool bound to a :class:`FileSandbox`.
 
+Each parameter carries an example in its JSON schema (``Field(examples=[...])``): it shows a model
+how a call looks, and :class:`~kanawa.llm.testing.TestLLM` sends it, so an offline run makes real calls
+(``calculator("(17 * 23) + sqrt(144)")``, ``current_time("Asia/Tokyo")``, ``read_file("notes.txt")``).
+
 Invalid input raises, which the invoker reports as ``tool invoke error: failed to execute tool``.
 """
 
@@ -17,7 +21,10 @@ import math
 import operator
 from collections.abc import Callable
 from datetime import datetime
+from typing import Annotated
 from zoneinfo import ZoneInfo
+
+from pydantic import Field
 
 from kanawa.tools.base import Tool
 from kanawa.tools.decorator import make_tool, tool
@@ -130,7 +137,7 @@ def evaluate_expression(expression: str) -> Number:
 
 
 @tool
-def calculator(expression: str) -> Number:
+def calculator(expression: Annotated[str, Field(examples=["(17 * 23) + sqrt(144)"])]) -> Number:
     """Evaluate an arithmetic expression and return the number.
 
     Supports + - * / // % ** and parentheses, the constants pi, e and tau, and the functions sqrt,
@@ -143,7 +150,7 @@ def calculator(expression: str) -> Number:
 
 
 @tool
-def current_time(timezone: str = "UTC") -> str:
+def current_time(timezone: Annotated[str, Field(examples=["Asia/Tokyo"])] = "UTC") -> str:
     """Return the current date and time (ISO 8601, with UTC offset) in a time zone.
 
     Args:
@@ -155,7 +162,7 @@ def current_time(timezone: str = "UTC") -> str:
 def make_read_file_tool(sandbox: FileSandbox) -> Tool:
     """A ``read_file`` tool that reads UTF-8 text files through ``sandbox`` (size-limited, no escapes)."""
 
-    def read_file(path: str) -> str:
+    def read_file(path: Annotated[str, Field(examples=["notes.txt"])]) -> str:
         """Read a UTF-8 text file from the files directory.
 
         Args:
