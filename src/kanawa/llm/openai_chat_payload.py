@@ -237,8 +237,8 @@ def build_request(
         schema = OutputSchema("response", dict(settings.json_schema))
     if schema is not None:
         body["response_format"] = response_format_param(schema)
+    body["stream"] = stream
     if stream:
-        body["stream"] = True
         if include_usage:
             body["stream_options"] = {"include_usage": True}
     body.update(settings.extra)
