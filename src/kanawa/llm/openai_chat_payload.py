@@ -238,8 +238,7 @@ def build_request(
     if schema is not None:
         body["response_format"] = response_format_param(schema)
     body["stream"] = stream
-    if stream:
-        if include_usage:
-            body["stream_options"] = {"include_usage": True}
+    if stream and include_usage:
+        body["stream_options"] = {"include_usage": True}
     body.update(settings.extra)
     return body
