@@ -279,3 +279,26 @@ def test_trace_show_without_any_trace_directory_fails_clearly(runner: CliRunner,
     result = runner.invoke(app, ["trace", "show"])
     assert result.exit_code == 1
     assert "no trace directory" in result.stderr
+
+
+def test_run_streams_a_real_tool_using_answer_over_the_openai_wire(
+    runner: CliRunner, workdir: Path, wire_server: WireServer
+) -> None:
+    from tests.llm.openai_responses.wire import ResponseScript, text_response
+
+    ask_tool = ResponseScript(response_id="resp_1").function_call(
+        "calculator", '{"expression": "17 * 23"}', call_id="call_calc"
+    )
+    wire_server.enqueue(
+        ask_tool.completed().sse(), text_response("17 × 23 = 391.", response_id="resp_2").sse()
+    )
+    model = f"openai:gpt-5@{wire_server.base_url}/v1"
+    env = {"OPENAI_API_KEY": "sk-test-cli-0000000000", "COLUMNS": "200"}
+    result = runner.invoke(app, ["run", "--model", model, "What is 17 * 23?"], env=env)
+    assert result.exit_code == 0, result.output
+    assert "calculator" in result.stdout
+    assert "17 × 23 = 391." in result.stdout
+    first, second = (request.json() for request in wire_server.requests)
+    assert [t["name"] for t in first["tools"]] == ["calculator", "current_time"]
+    outputs = [item for item in second["input"] if item.get("type") == "function_call_output"]
+    assert outputs == [{"type": "function_call_output", "call_id": "call_calc", "output": "391"}]
