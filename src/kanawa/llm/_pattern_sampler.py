@@ -2,7 +2,7 @@ r"""Sampling one string that matches a simple regex, for ``pattern`` in
 :func:`~kanawa.llm.schema_values.value_for_schema`.
 
 Supported: literals, ``.``, character classes, the escapes ``\d \D \w \W \s \S \t \n \r \f \v``,
-``\uXXXX``/``\xXX``, groups (plain, ``(?:...)`` and named), alternation (the first branch is used),
+``\uHHHH``/``\xHH``, groups (plain, ``(?:...)`` and named), alternation (the first branch is used),
 the quantifiers ``* + ? {n} {n,} {n,m}`` (lazy and possessive too) and the anchors ``^``/``$``.
 Anything else (lookarounds, inline flags, backreferences) makes :func:`sample_pattern` give up with
 ``None``; the caller then falls back to a plain string. The caller also re-checks the sample with

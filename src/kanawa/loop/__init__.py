@@ -6,8 +6,9 @@ the runner, pydantic or the tool invoker.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from kanawa._lazy import lazy_exports
 
 _EXPORTS: dict[str, str] = {
     "AgentConfiguration": "kanawa.loop.config",
@@ -86,17 +87,7 @@ if TYPE_CHECKING:
     from kanawa.loop.steps import AgentStep, FinalResponse, RunEvent, Thinking, ToolCallStep, ToolResultStep
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'kanawa.loop' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS])
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)
 
 
 __all__ = [

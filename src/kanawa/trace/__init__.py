@@ -10,8 +10,9 @@ Names are loaded on first use, so the loop importing :mod:`kanawa.trace.events` 
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from kanawa._lazy import lazy_exports
 
 _EXPORTS: dict[str, str] = {
     "EventName": "kanawa.trace.events",
@@ -47,17 +48,7 @@ if TYPE_CHECKING:
     from kanawa.trace.timeline import Timeline, build_timeline
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'kanawa.trace' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_EXPORTS])
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)
 
 
 __all__ = [
