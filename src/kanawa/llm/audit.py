@@ -14,10 +14,11 @@ prompt text, schema bodies and tool arguments cannot get in: no parameter accept
 from __future__ import annotations
 
 import json
-import logging
 import os
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
+
+from kanawa._logging import get_logger
 
 __all__ = [
     "AUDIT_ENV",
@@ -52,7 +53,7 @@ AUDIT_FIELDS = (
 )
 """Every key a record may carry besides ``event`` (seed 001 §3.9)."""
 
-logger = logging.getLogger("kanawa.audit")
+logger = get_logger("kanawa.audit")
 
 _MAX_TEXT = 120
 Scalar: TypeAlias = str | int | bool | None

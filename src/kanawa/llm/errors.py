@@ -38,7 +38,7 @@ class LLMError(Exception):
         self.code = code
 
     def __str__(self) -> str:
-        where = f"{self.provider}:{self.model}" if self.provider else self.model
+        where = ":".join(part for part in (self.provider, self.model) if part)
         status = f" (HTTP {self.status_code})" if self.status_code is not None else ""
         prefix = f"[{where}] " if where else ""
         return f"{prefix}{self.message}{status}"

@@ -16,17 +16,17 @@ as ``__cause__``. The loop turns it into ``LLMCallFailed``; the caller decides w
 from __future__ import annotations
 
 import asyncio
-import logging
 import random
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
+from kanawa._logging import get_logger
 from kanawa.llm.base import LLMAdapter, ToolLike
 from kanawa.llm.errors import LLMError, LLMStreamInterruptedError
 from kanawa.llm.settings import ModelSettings
 from kanawa.types import LLMResponse, Message, OutputSchema, StreamEvent
 
-logger = logging.getLogger("kanawa.llm.retry")
+logger = get_logger("kanawa.llm.retry")
 
 Sleep = Callable[[float], Awaitable[None]]
 

@@ -13,10 +13,10 @@ skipped — one broken package never stops an agent from starting.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterable
 from importlib.metadata import EntryPoint, entry_points
 
+from kanawa._logging import get_logger
 from kanawa.tools.base import Tool
 from kanawa.tools.decorator import make_tool
 
@@ -24,7 +24,7 @@ __all__ = ["ENTRY_POINT_GROUP", "load_entry_point_tools"]
 
 ENTRY_POINT_GROUP = "kanawa.tools"
 
-logger = logging.getLogger(__name__)
+logger = get_logger(__name__)
 
 
 def load_entry_point_tools(group: str = ENTRY_POINT_GROUP) -> list[Tool]:

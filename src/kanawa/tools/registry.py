@@ -13,12 +13,12 @@
 from __future__ import annotations
 
 import json
-import logging
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
+from kanawa._logging import get_logger
 from kanawa.tools.base import Tool
 from kanawa.tools.decorator import make_tool
 from kanawa.tools.errors import ToolNotFoundError
@@ -29,7 +29,7 @@ __all__ = ["LOADED_TOOL_CACHE_SIZE", "LoadedTool", "ToolRegistry"]
 LOADED_TOOL_CACHE_SIZE = 256
 """Seed 002 §3-2: ``LoadedTool`` entries kept in the LRU cache."""
 
-logger = logging.getLogger(__name__)
+logger = get_logger(__name__)
 
 
 class LoadedTool(NamedTuple):

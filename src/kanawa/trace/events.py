@@ -7,13 +7,13 @@ the caller's path.
 
 from __future__ import annotations
 
-import logging
 import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, TypeAlias, runtime_checkable
 
+from kanawa._logging import get_logger
 from kanawa.types import JsonValue
 
 EventName: TypeAlias = Literal[
@@ -65,7 +65,7 @@ Redactor: TypeAlias = Callable[[TraceEvent], TraceEvent | None]
 """Rewrites (or, returning ``None``, drops) an event before any sink sees it."""
 
 
-_log = logging.getLogger("kanawa.trace")
+_log = get_logger("kanawa.trace")
 
 
 class Tracer:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import os
 import queue
 import re
@@ -30,10 +29,11 @@ from pathlib import Path
 from types import TracebackType
 from typing import Final, TextIO
 
+from kanawa._logging import get_logger
 from kanawa.trace.events import TraceEvent
 from kanawa.trace.serialize import event_to_line
 
-_log = logging.getLogger("kanawa.trace")
+_log = get_logger("kanawa.trace")
 
 DEFAULT_BATCH_SIZE: Final = 64
 DEFAULT_FLUSH_INTERVAL: Final = 1.0
