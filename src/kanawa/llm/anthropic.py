@@ -21,10 +21,8 @@ Contract:
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import json
 import os
-import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
@@ -43,6 +41,7 @@ from kanawa.llm.errors import (
     LLMError,
     LLMTimeoutError,
     error_for_status,
+    parse_retry_after,
 )
 from kanawa.llm.settings import ModelSettings
 from kanawa.llm.tokens import count_message_tokens
@@ -275,7 +274,7 @@ class AnthropicAdapter:
                 _describe(kind or "http_error", body_error.get("message"), exc.status_code),
                 provider=PROVIDER,
                 model=model,
-                retry_after=retry_after_seconds(exc.response.headers),
+                retry_after=parse_retry_after(exc.response.headers),
                 request_id=exc.request_id,
                 code=kind,
             )
@@ -299,24 +298,6 @@ class AnthropicAdapter:
         for prefix in ("anthropic:", "anthropic/"):
             text = text.removeprefix(prefix)
         return "-".join(text.replace("_", " ").split())
-
-
-def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
-    """``retry-after-ms`` (milliseconds) or ``retry-after`` (seconds or an HTTP date) → seconds."""
-    millis = headers.get("retry-after-ms")
-    if millis:
-        try:
-            return max(float(millis) / 1000.0, 0.0)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return max(float(value), 0.0)
-    except ValueError:
-        parsed = email.utils.parsedate_tz(value)
-        return None if parsed is None else max(float(email.utils.mktime_tz(parsed)) - time.time(), 0.0)
 
 
 def _json_object(text: str) -> dict[str, Any]:

@@ -7,6 +7,11 @@ or prompt text.
 
 from __future__ import annotations
 
+import email.utils
+import math
+import time
+from collections.abc import Mapping
+
 
 class LLMError(Exception):
     """Base class of every error raised by an :class:`~kanawa.llm.LLMAdapter`.
@@ -113,3 +118,32 @@ def error_for_status(
         request_id=request_id,
         code=code,
     )
+
+
+def parse_retry_after(headers: Mapping[str, str] | None, *, now: float | None = None) -> float | None:
+    """Seconds to wait from ``retry-after-ms``, else ``retry-after`` (seconds or an HTTP-date).
+
+    Negative or unparseable values give ``None``; a date in the past gives ``0.0``.
+    """
+    if headers is None:
+        return None
+    for name, divisor in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        raw = headers.get(name)
+        if raw is None:
+            continue
+        try:
+            value = float(raw.strip())
+        except ValueError:
+            continue
+        if math.isfinite(value) and value >= 0:
+            return value / divisor
+        return None
+    raw_date = headers.get("retry-after")
+    if not raw_date:
+        return None
+    try:
+        when = email.utils.parsedate_to_datetime(raw_date.strip())
+    except (TypeError, ValueError, IndexError):
+        return None
+    current = time.time() if now is None else now
+    return max(0.0, when.timestamp() - current)

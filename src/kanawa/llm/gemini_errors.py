@@ -25,11 +25,9 @@ the SDK refusing the request (``ValueError``)       :class:`LLMBadRequestError`
 
 from __future__ import annotations
 
-import email.utils
 import importlib
 import json
 import math
-import time
 from collections.abc import Mapping
 
 import pydantic
@@ -41,6 +39,7 @@ from kanawa.llm.errors import (
     LLMError,
     LLMTimeoutError,
     error_for_status,
+    parse_retry_after,
 )
 from kanawa.llm.gemini_payload import PROVIDER
 
@@ -141,18 +140,9 @@ def retry_after(exc: genai_errors.APIError, *, now: float | None = None) -> floa
     ``google.rpc.RetryInfo`` ``retryDelay``."""
     raw = _header(getattr(exc.response, "headers", None), "retry-after")
     if raw is not None:
-        try:
-            seconds = float(raw.strip())
-        except ValueError:
-            try:
-                when = email.utils.parsedate_to_datetime(raw.strip())
-            except (TypeError, ValueError, IndexError):
-                when = None
-            if when is not None:
-                return max(0.0, when.timestamp() - (time.time() if now is None else now))
-        else:
-            if math.isfinite(seconds) and seconds >= 0:
-                return seconds
+        seconds = parse_retry_after({"retry-after": raw}, now=now)
+        if seconds is not None:
+            return seconds
     body = exc.details if isinstance(exc.details, Mapping) else {}
     inner = body.get("error", body)
     details = inner.get("details") if isinstance(inner, Mapping) else None

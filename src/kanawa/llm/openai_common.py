@@ -26,14 +26,11 @@ status, ``retry-after`` and ``x-request-id`` — never anything kanawa sent (no 
 
 from __future__ import annotations
 
-import email.utils
 import json
-import math
 import os
 import re
 import ssl
 import sys
-import time
 from collections.abc import Mapping
 
 import anyio
@@ -48,6 +45,7 @@ from kanawa.llm.errors import (
     LLMRateLimitError,
     LLMTimeoutError,
     error_for_status,
+    parse_retry_after,
 )
 
 __all__ = [
@@ -127,35 +125,6 @@ def build_client(
 
 
 # ------------------------------------------------------------------------------------------ headers
-
-
-def parse_retry_after(headers: Mapping[str, str] | None, *, now: float | None = None) -> float | None:
-    """Seconds to wait from ``retry-after-ms``, else ``retry-after`` (seconds or an HTTP-date).
-
-    Negative or unparseable values give ``None``; a date in the past gives ``0.0``.
-    """
-    if headers is None:
-        return None
-    for name, divisor in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
-        raw = headers.get(name)
-        if raw is None:
-            continue
-        try:
-            value = float(raw.strip())
-        except ValueError:
-            continue
-        if math.isfinite(value) and value >= 0:
-            return value / divisor
-        return None
-    raw_date = headers.get("retry-after")
-    if not raw_date:
-        return None
-    try:
-        when = email.utils.parsedate_to_datetime(raw_date.strip())
-    except (TypeError, ValueError, IndexError):
-        return None
-    current = time.time() if now is None else now
-    return max(0.0, when.timestamp() - current)
 
 
 # ---------------------------------------------------------------------------------------- the body
