@@ -37,3 +37,21 @@ def test_import_kanawa_loads_no_provider_sdk_and_no_pydantic() -> None:
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert proc.stdout.strip() == "[]"
+
+
+def test_readme_code_blocks_are_valid_python() -> None:
+    import ast
+    import re
+
+    for name in ("README.md", "README.ja.md", "docs/providers.md"):
+        text = (ROOT / name).read_text(encoding="utf-8")
+        blocks = re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL)
+        assert blocks, name
+        for block in blocks:
+            compile(block, name, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
+
+
+def test_readme_opens_with_the_two_commands() -> None:
+    head = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()[:8]
+    assert any(line.startswith("make demo") for line in head)
+    assert any(line.startswith("make test") for line in head)
