@@ -129,6 +129,9 @@ class WireServer:
         asyncio.run_coroutine_threadsafe(self._stop(), self._loop).result(5)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(5)
+        if not self._thread.is_alive():
+            self._loop.run_until_complete(self._loop.shutdown_asyncgens())
+            self._loop.close()
 
     async def _start(self) -> None:
         self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
@@ -137,9 +140,10 @@ class WireServer:
     async def _stop(self) -> None:
         assert self._server is not None
         self._server.close()
-        for task in asyncio.all_tasks(self._loop):
-            if task is not asyncio.current_task():
-                task.cancel()
+        pending = [t for t in asyncio.all_tasks(self._loop) if t is not asyncio.current_task()]
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
 
     @property
     def base_url(self) -> str:
