@@ -170,3 +170,18 @@ def test_property_no_generated_path_resolves_outside_the_root(
     real_root = os.path.realpath(maze)
     assert os.path.commonpath([real_root, os.path.realpath(resolved)]) == real_root
     assert str(resolved) == real_root or str(resolved).startswith(real_root + os.sep)
+
+
+def test_symlink_loop_followed_by_dotdot_cannot_escape(maze: Path) -> None:
+    # found by the property test: a non-strict realpath stops at the loop and resolves the rest
+    # lexically, yielding a path that looks inside the root while the kernel would follow ``out``
+    with pytest.raises(SandboxViolation):
+        FileSandbox(maze).resolve("loop/../docs/docs/../../out")
+    with pytest.raises(SandboxViolation):
+        FileSandbox(maze).read_bytes("loop/../docs/a.txt")
+
+
+def test_missing_file_under_the_root_still_resolves(maze: Path) -> None:
+    assert (
+        FileSandbox(maze).resolve("docs/not-yet.txt") == Path(os.path.realpath(maze)) / "docs" / "not-yet.txt"
+    )

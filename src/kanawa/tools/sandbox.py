@@ -34,6 +34,24 @@ DEFAULT_MAX_BYTES = 5 * 1024 * 1024
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
 
 
+def _resolve_fully(path: str) -> str | None:
+    """``path`` with every symlink and ``..`` resolved, or ``None`` if that cannot be done.
+
+    A non-strict ``realpath`` stops at a symlink loop and appends the rest of the path lexically, so
+    ``loop/../../out`` could come back as a path that *looks* inside the root while the kernel would
+    resolve it elsewhere. Strict resolution refuses loops; for a file that does not exist yet the
+    non-strict answer is accepted only if resolving it again changes nothing (nothing was left
+    unresolved).
+    """
+    try:
+        return os.path.realpath(path, strict=True)
+    except FileNotFoundError:
+        real = os.path.realpath(path)
+        return real if os.path.realpath(real) == real else None
+    except OSError:  # a symlink loop, or a component we may not traverse
+        return None
+
+
 class FileSandbox:
     """Read-only access to the files under one root directory.
 
@@ -81,8 +99,8 @@ class FileSandbox:
         if "\x00" in raw:
             raise SandboxViolation("access denied: the path contains a NUL character")
         try:
-            real = os.path.realpath(os.path.join(self._root, raw))
-            inside = os.path.commonpath((self._root, real)) == self._root
+            real = _resolve_fully(os.path.join(self._root, raw))
+            inside = real is not None and os.path.commonpath((self._root, real)) == self._root
         except (OSError, ValueError):
             inside = False
         if not inside:
@@ -90,6 +108,7 @@ class FileSandbox:
                 "access denied: the path points outside the files directory; "
                 "use a path relative to the files directory"
             )
+        assert real is not None
         return Path(real)
 
     def read_bytes(self, path: str | os.PathLike[str]) -> bytes:
