@@ -6,12 +6,14 @@ import pytest
 
 from kanawa.llm.errors import LLMConnectionError
 from kanawa.llm.testing import ScriptedLLM
+from kanawa.llm.tokens import count_text_tokens
 from kanawa.loop import tracing
 from kanawa.loop.errors import LLMCallFailed
 from kanawa.loop.runner import AgentLoopRunner
 from kanawa.tools.decorator import tool
 from kanawa.trace.events import Tracer
 from kanawa.trace.memory import InMemoryTraceSink
+from kanawa.types import text_of
 from tests.loop.helpers import call, conversation, drain, text_response, tools_response
 
 
@@ -70,6 +72,11 @@ async def test_trace_events_are_emitted_in_order_with_durations_and_tokens() -> 
     assert "hidden failure detail" in failed.error
     assert failed.data["error_kind"] == "execution_error"
     assert "hidden failure detail" not in runner.result.messages[4].text  # type: ignore[union-attr]
+    # seed 002 App. C: tool_end carries the tool's I/O in tokens (arguments in, result out)
+    assert ok.tok_prompt is not None
+    assert ok.tok_prompt > 0
+    assert ok.tok_completion == count_text_tokens("value-of-a", model="m")
+    assert failed.tok_completion == count_text_tokens(text_of(runner.result.messages[4].parts), model="m")  # type: ignore[union-attr]
 
     end = sink.named("agent_end")[0]
     usage = runner.result.usage

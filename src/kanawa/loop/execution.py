@@ -37,7 +37,7 @@ class ToolRound:
         else:
             results = [await invoker.invoke(call) for call in calls]
         if trace is not None:
-            trace.tool_ends(step, results, started=started)
+            trace.tool_ends(step, calls, results, started=started)
         return results
 
 

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from kanawa.llm.errors import LLMError
+from kanawa.llm.tokens import text_counter
 from kanawa.tools.base import ToolResult
 from kanawa.trace.events import TraceEvent, Tracer
 from kanawa.types import LLMResponse, ToolCall, Usage, text_of
@@ -127,9 +128,16 @@ class RunTrace:
             )
         return now
 
-    def tool_ends(self, step: int, results: Sequence[ToolResult], *, started: float) -> None:
-        """Emit ``tool_end`` per result, in call order, each stamped with its own finish time."""
-        for result in results:
+    def tool_ends(
+        self, step: int, calls: Sequence[ToolCall], results: Sequence[ToolResult], *, started: float
+    ) -> None:
+        """Emit ``tool_end`` per result, in call order, each stamped with its own finish time.
+
+        As in seed 002 App. C, ``tok_prompt``/``tok_completion`` are the tool's I/O in tokens: its
+        arguments (what the model wrote) and its result (what the model will read), counted offline.
+        """
+        count = text_counter(self._model)
+        for call, result in zip(calls, results, strict=True):
             text = text_of(result.content)
             failed = result.is_error
             self._event(
@@ -142,6 +150,8 @@ class RunTrace:
                     step=step,
                     tool=result.name,
                     call_id=result.call_id,
+                    tok_prompt=count(call.arguments),
+                    tok_completion=count(text),
                     duration_ms=result.duration_ms,
                     result=None if failed else _truncate(text),
                     error=_truncate(result.detail or text) if failed else None,
