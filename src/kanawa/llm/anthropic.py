@@ -33,7 +33,7 @@ from anthropic import AsyncAnthropic, AsyncStream
 
 from kanawa.llm.anthropic_payload import ThinkingMode, build_request
 from kanawa.llm.anthropic_response import StreamAssembler, malformed, parse_message
-from kanawa.llm.base import ToolLike, tool_specs
+from kanawa.llm.base import ToolLike, canonical_model_name, tool_specs
 from kanawa.llm.errors import (
     LLMAuthError,
     LLMBadRequestError,
@@ -84,6 +84,9 @@ _SDK_ERRORS: tuple[type[BaseException], ...] = (
     json.JSONDecodeError,
 )
 """What the SDK and its transport raise for provider faults; anything else is a bug and propagates."""
+
+
+_NAME_PREFIXES = ("anthropic:", "anthropic/")
 
 
 class AnthropicAdapter:
@@ -294,10 +297,9 @@ class AnthropicAdapter:
     def normalize_model_name(self, name: str | None = None) -> str:
         """Seed 002 §3-3: lower-case, spaces/underscores → hyphens, no provider prefix
         (``"Anthropic:Claude_3_Opus"`` → ``"claude-3-opus"``)."""
-        text = (name if name is not None else self._model).strip().lower()
-        for prefix in ("anthropic:", "anthropic/"):
-            text = text.removeprefix(prefix)
-        return "-".join(text.replace("_", " ").split())
+        return canonical_model_name(
+            self._model if name is None else name, prefixes=("anthropic:", "anthropic/")
+        )
 
 
 def _json_object(text: str) -> dict[str, Any]:

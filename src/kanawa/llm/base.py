@@ -25,6 +25,21 @@ class SupportsToolSpec(Protocol):
 ToolLike = ToolSpec | SupportsToolSpec
 
 
+def canonical_model_name(name: str, *, prefixes: Sequence[str] = ()) -> str:
+    """Seed 002 §3-3 ``normalize_model_name``: lower-case, surrounding space and any of ``prefixes``
+    (provider prefixes such as ``"anthropic:"``, paths such as ``"models/"``) removed, and runs of
+    spaces and underscores turned into one hyphen — ``"openai:GPT_5 mini"`` → ``"gpt-5-mini"``.
+    Every adapter applies this one rule with its own prefixes."""
+    text = name.strip().lower()
+    stripped = True
+    while stripped:
+        stripped = False
+        for prefix in prefixes:
+            if text.startswith(prefix):
+                text, stripped = text[len(prefix) :].strip(), True
+    return "-".join(text.replace("_", " ").split())
+
+
 def tool_specs(tools: Sequence[ToolLike]) -> list[ToolSpec]:
     """Normalise a mix of :class:`ToolSpec` and tool objects into specs, in order."""
     return [t if isinstance(t, ToolSpec) else t.spec for t in tools]

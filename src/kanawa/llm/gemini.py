@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from google import genai
 from google.genai import types
 
-from kanawa.llm.base import ToolLike, tool_specs
+from kanawa.llm.base import ToolLike, canonical_model_name, tool_specs
 from kanawa.llm.errors import LLMAuthError, LLMBadRequestError
 from kanawa.llm.gemini_config import ModelProfile, build_config
 from kanawa.llm.gemini_errors import SDK_ERRORS, map_error
@@ -121,14 +121,7 @@ class GeminiAdapter:
 
     def normalize_model_name(self, name: str | None = None) -> str:
         """Lower-case, without ``gemini:``/``google:`` or ``models/`` prefixes: ``gemini-2.5-flash``."""
-        text = (name if name is not None else self._model).strip().lower()
-        stripped = True
-        while stripped:
-            stripped = False
-            for prefix in _PREFIXES:
-                if text.startswith(prefix):
-                    text, stripped = text[len(prefix) :], True
-        return text
+        return canonical_model_name(self._model if name is None else name, prefixes=_PREFIXES)
 
     def count_tokens(self, content: str | Sequence[Message]) -> int:
         """An offline estimate (never Gemini's ``countTokens`` endpoint); real counts come in usage."""

@@ -34,7 +34,7 @@ from urllib.parse import urlsplit
 import openai
 from openai._types import RequestOptions
 
-from kanawa.llm.base import ToolLike, tool_specs
+from kanawa.llm.base import ToolLike, canonical_model_name, tool_specs
 from kanawa.llm.errors import LLMConnectionError, LLMError
 from kanawa.llm.openai_chat_payload import MaxTokensField, SystemRole, build_request
 from kanawa.llm.openai_chat_response import PROVIDER, ChunkAssembler, parse_completion
@@ -214,7 +214,6 @@ class OpenAIChatAdapter:
     def normalize_model_name(self, name: str | None = None) -> str:
         """Seed 002 §3-3: lower-case, spaces/underscores → hyphens, no provider prefix
         (``"openai-chat:GPT_4o"`` → ``"gpt-4o"``). Requests always send the model exactly as given."""
-        text = (name if name is not None else self._model).strip().lower()
-        for prefix in ("openai-chat:", "openai:", "openai/"):
-            text = text.removeprefix(prefix)
-        return "-".join(text.replace("_", " ").split())
+        return canonical_model_name(
+            self._model if name is None else name, prefixes=("openai-chat:", "openai:", "openai/")
+        )

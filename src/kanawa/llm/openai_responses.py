@@ -28,7 +28,6 @@ Contract:
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import AsyncIterator, Sequence
 
 import httpx2
@@ -36,7 +35,7 @@ import openai
 from openai import AsyncStream
 
 from kanawa.llm.audit import AuditContext, audit_error, audit_request, audit_success
-from kanawa.llm.base import ToolLike
+from kanawa.llm.base import ToolLike, canonical_model_name
 from kanawa.llm.errors import LLMConnectionError, LLMError
 from kanawa.llm.openai_catalogue import check_settings
 from kanawa.llm.openai_common import DEFAULT_TIMEOUT, MAPPED_EXCEPTIONS, build_client, map_openai_error
@@ -62,7 +61,6 @@ __all__ = ["OpenAIResponsesAdapter"]
 
 PROVIDER = "openai"
 _DEFAULT_HOST = "api.openai.com"
-_SEPARATORS = re.compile(r"[\s_]+")
 
 
 def _param_of(exc: BaseException) -> str | None:
@@ -110,10 +108,7 @@ class OpenAIResponsesAdapter:
 
     def normalize_model_name(self, name: str | None = None) -> str:
         """Lower-case, no ``openai:`` prefix, blanks/underscores as hyphens (``GPT_5`` → ``gpt-5``)."""
-        text = (self._model if name is None else name).strip()
-        if text.lower().startswith(f"{PROVIDER}:"):
-            text = text[len(PROVIDER) + 1 :]
-        return _SEPARATORS.sub("-", text.strip().lower())
+        return canonical_model_name(self._model if name is None else name, prefixes=(f"{PROVIDER}:",))
 
     def count_tokens(self, content: str | Sequence[Message]) -> int:
         """Offline estimate of the prompt size (:func:`kanawa.llm.tokens.count_message_tokens`)."""
