@@ -174,8 +174,8 @@ async def consume(consumer: Consumer, out: list[float]) -> None:
 async def measure(base_url: str) -> dict[str, dict[str, float]]:
     import openai
 
-    from kanawa.llm.openai_chat import OpenAIChatAdapter
-    from kanawa.llm.openai_responses import OpenAIResponsesAdapter
+    from kanawa.llm.openai.chat import OpenAIChatAdapter
+    from kanawa.llm.openai.responses import OpenAIResponsesAdapter
     from kanawa.types import TextDelta, UserMessage
 
     client = openai.AsyncOpenAI(api_key="sk-bench", base_url=base_url, max_retries=0)

@@ -23,9 +23,9 @@ _EXPORTS: dict[str, str] = {
     "ToolInvoker": "kanawa.tools.invoker",
     "ModelSettings": "kanawa.llm.settings",
     "resolve_model": "kanawa.llm.models",
-    "ScriptedLLM": "kanawa.llm.testing",
-    "FunctionLLM": "kanawa.llm.testing",
-    "TestLLM": "kanawa.llm.testing",
+    "ScriptedLLM": "kanawa.llm.testing.models",
+    "FunctionLLM": "kanawa.llm.testing.models",
+    "TestLLM": "kanawa.llm.testing.models",
 }
 
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from kanawa.llm._pattern_sampler import sample_pattern
+from kanawa.llm.testing.pattern_sampler import sample_pattern
 
 
 @pytest.mark.parametrize(

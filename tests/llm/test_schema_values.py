@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import AnyUrl, BaseModel, ConfigDict, Field, TypeAdapter
 
-from kanawa.llm.schema_values import value_for_schema
+from kanawa.llm.testing.schema_values import value_for_schema
 from kanawa.types import JsonObject, JsonValue
 
 # ------------------------------------------------------------------------- a small JSON schema checker

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from kanawa.llm._test_answers import tool_results_summary, with_text_in_first_string_field
+from kanawa.llm.testing.answers import tool_results_summary, with_text_in_first_string_field
 from kanawa.types import JsonObject, ToolMessage
 
 TEXT = "calculator → 403.0"

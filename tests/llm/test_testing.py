@@ -465,7 +465,7 @@ async def test_test_llm_structured_answer_follows_a_top_level_ref_and_adds_an_ab
 
 
 async def test_test_llm_structured_answer_without_results_or_text_fields_is_left_as_generated() -> None:
-    from kanawa.llm.schema_values import value_for_schema
+    from kanawa.llm.testing.schema_values import value_for_schema
 
     answer = OutputSchema("Answer", Answer.model_json_schema())
     plain = await TestLLM(seed=2).chat(HELLO, response_schema=answer)  # no tool results yet

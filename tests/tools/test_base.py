@@ -1,8 +1,8 @@
-"""``Tool`` / ``ToolResult`` contract additions: direct calls, ``from_function``, ``to_message``."""
+"""``Tool`` / ``ToolResult`` contract additions: direct calls, ``make_tool``, ``to_message``."""
 
 from __future__ import annotations
 
-from kanawa.tools import Tool, ToolErrorKind, ToolResult, tool
+from kanawa.tools import ToolErrorKind, ToolResult, make_tool, tool
 from kanawa.types import TextPart, ToolMessage, ToolSpec
 
 
@@ -15,7 +15,7 @@ def test_calling_a_tool_calls_its_function() -> None:
 
 
 def test_spec_and_defaults() -> None:
-    t = Tool.from_function(lambda_free, name="free")
+    t = make_tool(lambda_free, name="free")
     assert t.spec == ToolSpec("free", "Free function.", t.parameters, False)
     assert t.timeout is None
 

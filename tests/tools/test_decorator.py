@@ -1,4 +1,4 @@
-"""``@tool`` / ``make_tool`` / ``Tool.from_function`` (seed 002 §3-2: immutable Tool, pydantic-cast args)."""
+"""``@tool`` / ``make_tool`` (seed 002 §3-2: immutable Tool, pydantic-cast args)."""
 
 from __future__ import annotations
 
@@ -98,8 +98,8 @@ def test_decorator_with_options_overrides_name_description_and_strict() -> None:
     assert add.parameters["required"] == ["a", "b"]  # strict mode: every property is required
 
 
-def test_from_function_and_make_tool_agree() -> None:
-    a = Tool.from_function(google_style)
+def test_decorator_and_make_tool_agree() -> None:
+    a = tool(google_style)
     b = make_tool(google_style)
     assert a.parameters == b.parameters
     assert a.description == b.description

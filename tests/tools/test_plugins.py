@@ -7,7 +7,7 @@ from importlib.metadata import EntryPoint
 
 import pytest
 
-from kanawa.tools import ENTRY_POINT_GROUP, Tool, ToolRegistry, load_entry_point_tools
+from kanawa.tools import ENTRY_POINT_GROUP, Tool, ToolRegistry, load_entry_point_tools, make_tool
 from kanawa.tools.builtin import calculator
 from kanawa.tools.plugins import _tools_from_entry_points
 
@@ -63,7 +63,7 @@ def test_registry_load_plugins_registers_and_skips_clashes(caplog: pytest.LogCap
     assert {"calculator", "current_time"} <= set(registry.names())
     assert loaded
 
-    @Tool.from_function
+    @make_tool
     def calculator(expression: str) -> str:  # a different tool under a taken name
         return expression
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from kanawa.tools import LoadedTool, Tool, ToolError, ToolNotFoundError, ToolRegistry, tool
+from kanawa.tools import LoadedTool, Tool, ToolError, ToolNotFoundError, ToolRegistry, make_tool, tool
 from kanawa.tools.registry import LOADED_TOOL_CACHE_SIZE
 
 
@@ -31,7 +31,7 @@ def make_numbered(i: int) -> Tool:
     def fn(x: int) -> int:
         return x + i
 
-    return Tool.from_function(fn, name=f"t{i}")
+    return make_tool(fn, name=f"t{i}")
 
 
 def test_register_get_contains_iter_len_names() -> None:
@@ -67,7 +67,7 @@ def test_get_unknown_raises_tool_not_found() -> None:
 def test_duplicate_name_needs_replace() -> None:
     registry = ToolRegistry([add])
     registry.register(add)  # the same tool again is fine
-    other = Tool.from_function(lambda a: a, name="add")
+    other = make_tool(lambda a: a, name="add")
     with pytest.raises(ValueError, match="already registered"):
         registry.register(other)
     registry.register(other, replace=True)
@@ -88,7 +88,7 @@ def test_load_is_cached_and_invalidated_on_replace() -> None:
     registry = ToolRegistry([add])
     first = registry.load("add")
     assert registry.load("add") is first
-    replacement = Tool.from_function(echo.function, name="add")
+    replacement = make_tool(echo.function, name="add")
     registry.register(replacement, replace=True)
     again = registry.load("add")
     assert again is not first

@@ -5,7 +5,7 @@ in a sandbox under ``./.kanawa/demo-files/`` (created with a small ``notes.txt``
 output type (:class:`~kanawa.cli.demo_model.DemoReport`). Events print live (rich); the JSONL trace
 goes to ``./.kanawa/traces/`` (``KANAWA_TRACE_DIR``).
 
-The default model is kanawa's built-in :class:`~kanawa.llm.testing.TestLLM` (model string ``"test"``),
+The default model is kanawa's built-in :class:`~kanawa.llm.testing.models.TestLLM` (model string ``"test"``),
 unchanged: it calls the three tools in parallel with the example arguments their schemas declare
 (``"(17 * 23) + sqrt(144)"``, ``"Asia/Tokyo"``, ``"notes.txt"``), the tools really run, and it fills
 the structured answer with a summary of what they returned. ``--model scripted`` runs the narrated

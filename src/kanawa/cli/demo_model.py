@@ -1,11 +1,11 @@
 """The demo's question, files and output type, and the narrated "scripted" model (``--model scripted``).
 
-By default ``kanawa demo`` is driven by kanawa's built-in :class:`~kanawa.llm.testing.TestLLM`, which
+By default ``kanawa demo`` is driven by kanawa's built-in :class:`~kanawa.llm.testing.models.TestLLM`, which
 calls every tool with the example arguments of its schema and fills :class:`DemoReport` from the
 schema (the tool-result summary goes into ``summary``). :class:`DemoReport` is kept to fields that
 stay meaningful when TestLLM fills them.
 
-The scripted model, a :class:`~kanawa.llm.testing.FunctionLLM`, plays a chattier assistant for those
+The scripted model, a :class:`~kanawa.llm.testing.models.FunctionLLM`, plays a chattier assistant for those
 who want the longer story:
 
 1. it reasons briefly, then asks for three tools *in parallel* — ``calculator("(17 * 23) + sqrt(144)")``,

@@ -2,7 +2,7 @@
 
 The model string goes through :func:`kanawa.llm.models.resolve_model` before anything is printed, so
 an unusable provider (unknown prefix, SDK extra missing, no API key) costs one line and exit code 2.
-``--model test`` runs offline with :class:`~kanawa.llm.testing.TestLLM`.
+``--model test`` runs offline with :class:`~kanawa.llm.testing.models.TestLLM`.
 """
 
 from __future__ import annotations

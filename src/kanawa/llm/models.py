@@ -33,11 +33,13 @@ class ProviderEntry:
 
 PROVIDERS: dict[str, ProviderEntry] = {
     "openai": ProviderEntry(
-        "kanawa.llm.openai_responses", "OpenAIResponsesAdapter", "openai", "OPENAI_API_KEY"
+        "kanawa.llm.openai.responses", "OpenAIResponsesAdapter", "openai", "OPENAI_API_KEY"
     ),
-    "openai-chat": ProviderEntry("kanawa.llm.openai_chat", "OpenAIChatAdapter", "openai", None),
-    "anthropic": ProviderEntry("kanawa.llm.anthropic", "AnthropicAdapter", "anthropic", "ANTHROPIC_API_KEY"),
-    "gemini": ProviderEntry("kanawa.llm.gemini", "GeminiAdapter", "gemini", "GEMINI_API_KEY"),
+    "openai-chat": ProviderEntry("kanawa.llm.openai.chat", "OpenAIChatAdapter", "openai", None),
+    "anthropic": ProviderEntry(
+        "kanawa.llm.anthropic.adapter", "AnthropicAdapter", "anthropic", "ANTHROPIC_API_KEY"
+    ),
+    "gemini": ProviderEntry("kanawa.llm.gemini.adapter", "GeminiAdapter", "gemini", "GEMINI_API_KEY"),
 }
 """Prefix → adapter. ``google`` is accepted as an alias of ``gemini``."""
 
@@ -56,7 +58,7 @@ class ModelString:
 def parse_model_string(spec: str) -> ModelString:
     """Split ``provider:model[@base_url]``; raise :class:`LLMBadRequestError` with an example if malformed.
 
-    ``test`` (or ``test:<name>``) names :class:`~kanawa.llm.testing.TestLLM`. The base URL starts at
+    ``test`` (or ``test:<name>``) names :class:`~kanawa.llm.testing.models.TestLLM`. The base URL starts at
     the first ``@http://`` or ``@https://``; any other ``@`` belongs to the model id (Vertex AI
     spells versions ``claude-sonnet-4@20250514``), unless what follows it looks like a URL without
     its scheme, which is refused.
@@ -126,7 +128,7 @@ def resolve_model(
 def _build(spec: str, kwargs: dict[str, Any]) -> LLMAdapter:
     parsed = parse_model_string(spec)
     if parsed.provider == "test":
-        from kanawa.llm.testing import TestLLM
+        from kanawa.llm.testing.models import TestLLM
 
         return TestLLM(model=parsed.model)
     entry = PROVIDERS[parsed.provider]

@@ -1,6 +1,6 @@
 """Tools: typed Python functions the model may call, and the fail-closed machinery that runs them.
 
-* :func:`tool` / :func:`make_tool` / :meth:`Tool.from_function` — build an immutable :class:`Tool`
+* :func:`tool` / :func:`make_tool` — build an immutable :class:`Tool`
   (JSON schema + pydantic arguments model from type hints and docstrings, seed 002 §3-2).
 * :class:`ToolRegistry` — tools by name, ``LoadedTool`` LRU cache, prompt stubs, entry-point plugins.
 * :class:`ToolInvoker` — runs calls fail-closed and concurrently (seed 000 §6, seed 001 §4.7).

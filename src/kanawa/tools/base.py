@@ -21,7 +21,7 @@ class Tool:
     decided once at construction, so the hot path never inspects the function again. Sync functions
     run in a worker thread. ``timeout`` (seconds) overrides the invoker's default for this tool.
 
-    Build one with :func:`kanawa.tools.tool` or :meth:`Tool.from_function`. Calling the tool object
+    Build one with :func:`kanawa.tools.tool` or :func:`kanawa.tools.make_tool`. Calling the tool object
     calls ``function`` directly (no validation), so a decorated function stays usable in plain code.
     """
 
@@ -40,21 +40,6 @@ class Tool:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.function(*args, **kwargs)
-
-    @classmethod
-    def from_function(
-        cls,
-        fn: Callable[..., Any],
-        *,
-        name: str | None = None,
-        description: str | None = None,
-        strict: bool = False,
-        timeout: float | None = None,
-    ) -> Tool:
-        """Build a tool from a typed function; same as ``@tool(...)`` (see :func:`kanawa.tools.make_tool`)."""
-        from kanawa.tools.decorator import make_tool
-
-        return make_tool(fn, name=name, description=description, strict=strict, timeout=timeout)
 
 
 class ToolErrorKind(enum.StrEnum):

@@ -8,7 +8,7 @@
 * :func:`make_read_file_tool` — a ``read_file`` tool bound to a :class:`FileSandbox`.
 
 Each parameter carries an example in its JSON schema (``Field(examples=[...])``): it shows a model
-how a call looks, and :class:`~kanawa.llm.testing.TestLLM` sends it, so an offline run makes real calls
+how a call looks, and :class:`~kanawa.llm.testing.models.TestLLM` sends it, so an offline run makes real calls
 (``calculator("(17 * 23) + sqrt(144)")``, ``current_time("Asia/Tokyo")``, ``read_file("notes.txt")``).
 
 Invalid input raises, which the invoker reports as ``tool invoke error: failed to execute tool``.

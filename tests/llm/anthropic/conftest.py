@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kanawa.llm.anthropic import AnthropicAdapter
+from kanawa.llm.anthropic.adapter import AnthropicAdapter
 from tests.wire.server import WireServer
 
 API_KEY = "sk-ant-test-key-123"

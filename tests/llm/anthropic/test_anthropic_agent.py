@@ -6,7 +6,7 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from kanawa import Agent, tool
-from kanawa.llm.anthropic import AnthropicAdapter
+from kanawa.llm.anthropic.adapter import AnthropicAdapter
 from tests.llm.anthropic.wire import (
     message_end,
     message_start,

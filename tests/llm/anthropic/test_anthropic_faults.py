@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from kanawa.llm.anthropic import AnthropicAdapter
+from kanawa.llm.anthropic.adapter import AnthropicAdapter
 from kanawa.llm.errors import (
     LLMAuthError,
     LLMBadRequestError,

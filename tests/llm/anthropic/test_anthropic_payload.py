@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from kanawa.llm.anthropic import AnthropicAdapter
+from kanawa.llm.anthropic.adapter import AnthropicAdapter
 from kanawa.llm.errors import LLMAuthError, LLMBadRequestError
 from kanawa.llm.settings import ModelSettings
 from kanawa.types import (

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from kanawa.llm.anthropic import AnthropicAdapter
+from kanawa.llm.anthropic.adapter import AnthropicAdapter
 from kanawa.types import (
     LLMResponse,
     Message,

@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from kanawa.llm.gemini import GeminiAdapter
+from kanawa.llm.gemini.adapter import GeminiAdapter
 from tests.llm.gemini.wire import API_KEY
 from tests.wire.server import WireServer
 

@@ -14,7 +14,7 @@ from kanawa.llm.errors import (
     LLMConnectionError,
     LLMTimeoutError,
 )
-from kanawa.llm.gemini import GeminiAdapter, split_base_url
+from kanawa.llm.gemini.adapter import GeminiAdapter, split_base_url
 from kanawa.llm.models import resolve_model
 from kanawa.llm.retry import RetryingLLM
 from kanawa.llm.settings import ModelSettings

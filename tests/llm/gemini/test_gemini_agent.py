@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from kanawa import Agent
-from kanawa.llm.gemini import GeminiAdapter
+from kanawa.llm.gemini.adapter import GeminiAdapter
 from kanawa.loop.steps import ToolCallStep, ToolResultStep
 from kanawa.types import TextDelta
 from tests.llm.gemini.wire import (

@@ -1,5 +1,5 @@
 """What GeminiAdapter sends besides the conversation: generationConfig, thinking, tools, toolConfig,
-structured output and ``extra`` (seed 002 §3-3, seed 001 §3.5; :mod:`kanawa.llm.gemini_config`).
+structured output and ``extra`` (seed 002 §3-3, seed 001 §3.5; :mod:`kanawa.llm.gemini.config`).
 
 Asserted on the JSON the real SDK put on the wire to the loopback server."""
 
@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from kanawa.llm.errors import LLMBadRequestError
-from kanawa.llm.gemini import GeminiAdapter
+from kanawa.llm.gemini.adapter import GeminiAdapter
 from kanawa.llm.settings import ModelSettings, ReasoningEffort
 from kanawa.types import (
     JsonObject,

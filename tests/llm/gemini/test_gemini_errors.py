@@ -1,4 +1,4 @@
-"""Gemini faults → the LLMError hierarchy (seed 002 §3-3, §7; :mod:`kanawa.llm.gemini_errors`):
+"""Gemini faults → the LLMError hierarchy (seed 002 §3-3, §7; :mod:`kanawa.llm.gemini.errors`):
 HTTP statuses, ``Retry-After`` and ``RetryInfo``, malformed bodies, in-stream errors, refused
 connections — and no key or prompt text in any message.
 
@@ -17,7 +17,7 @@ from kanawa.llm.errors import (
     LLMError,
     LLMRateLimitError,
 )
-from kanawa.llm.gemini import GeminiAdapter
+from kanawa.llm.gemini.adapter import GeminiAdapter
 from kanawa.types import UserMessage
 from tests.llm.gemini.wire import (
     API_KEY,

@@ -9,8 +9,8 @@ import base64
 import pytest
 
 from kanawa.llm.errors import LLMBadRequestError
-from kanawa.llm.gemini import GeminiAdapter
-from kanawa.llm.gemini_payload import SKIP_SIGNATURE
+from kanawa.llm.gemini.adapter import GeminiAdapter
+from kanawa.llm.gemini.payload import SKIP_SIGNATURE
 from kanawa.types import (
     AssistantMessage,
     FilePart,

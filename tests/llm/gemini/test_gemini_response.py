@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from kanawa.llm.gemini import GeminiAdapter
+from kanawa.llm.gemini.adapter import GeminiAdapter
 from kanawa.types import (
     LLMResponse,
     ReasoningDelta,

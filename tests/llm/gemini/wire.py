@@ -10,7 +10,7 @@ import base64
 import json
 from typing import Any
 
-from kanawa.llm.gemini import GeminiAdapter
+from kanawa.llm.gemini.adapter import GeminiAdapter
 from kanawa.types import Message, StreamEvent, ToolSpec, UserMessage
 from tests.wire.server import BodyPiece, RecordedRequest, Reply, WireServer, json_reply
 

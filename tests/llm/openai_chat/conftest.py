@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kanawa.llm.openai_chat import OpenAIChatAdapter
+from kanawa.llm.openai.chat import OpenAIChatAdapter
 from tests.wire.server import WireServer
 
 API_KEY = "sk-local-test-key-456"

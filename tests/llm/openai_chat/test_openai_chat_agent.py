@@ -9,7 +9,7 @@ import pytest
 from pydantic import BaseModel
 
 from kanawa import Agent, tool
-from kanawa.llm.openai_chat import OpenAIChatAdapter
+from kanawa.llm.openai.chat import OpenAIChatAdapter
 from tests.llm.openai_chat.wire import chunk, completion, stream, tool_delta, usage_chunk
 from tests.wire.server import Reply, WireServer
 

@@ -12,7 +12,7 @@ from kanawa.llm.errors import (
     LLMRateLimitError,
     LLMTimeoutError,
 )
-from kanawa.llm.openai_chat import OpenAIChatAdapter
+from kanawa.llm.openai.chat import OpenAIChatAdapter
 from kanawa.llm.settings import ModelSettings
 from kanawa.types import ResponseCompleted, StreamEvent, TextDelta, UserMessage
 from tests.llm.openai_chat.conftest import API_KEY

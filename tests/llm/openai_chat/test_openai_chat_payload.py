@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from kanawa.llm.models import resolve_model
-from kanawa.llm.openai_chat import OpenAIChatAdapter
+from kanawa.llm.openai.chat import OpenAIChatAdapter
 from kanawa.llm.settings import ModelSettings
 from kanawa.types import (
     AssistantMessage,
@@ -74,7 +74,7 @@ async def test_keyless_server_gets_a_placeholder_never_the_openai_key(
 
 
 def test_openai_key_is_used_only_for_openais_own_host(monkeypatch: pytest.MonkeyPatch) -> None:
-    from kanawa.llm.openai_chat import chat_api_key
+    from kanawa.llm.openai.chat import chat_api_key
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-openai")
     monkeypatch.delenv("KANAWA_CHAT_API_KEY", raising=False)

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from kanawa.llm.openai_chat import OpenAIChatAdapter
+from kanawa.llm.openai.chat import OpenAIChatAdapter
 from kanawa.types import (
     ReasoningDelta,
     ResponseCompleted,

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from kanawa.llm.openai_responses import OpenAIResponsesAdapter
+from kanawa.llm.openai.responses import OpenAIResponsesAdapter
 from tests.wire.server import WireServer
 
 API_KEY = "sk-test-SECRETKEY-7f3a9c"

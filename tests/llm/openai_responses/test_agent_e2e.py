@@ -10,7 +10,7 @@ import pytest
 from pydantic import BaseModel
 
 from kanawa import Agent, tool
-from kanawa.llm.openai_responses import OpenAIResponsesAdapter
+from kanawa.llm.openai.responses import OpenAIResponsesAdapter
 from tests.llm.openai_responses.wire import ResponseScript
 from tests.wire.server import RecordedRequest, Reply, WireServer
 

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from kanawa.llm.audit import AUDIT_FIELDS, AuditContext, audit_enabled, audit_request
 from kanawa.llm.errors import LLMConnectionError, LLMRateLimitError
-from kanawa.llm.openai_responses import OpenAIResponsesAdapter
+from kanawa.llm.openai.audit import AUDIT_FIELDS, AuditContext, audit_enabled, audit_request
+from kanawa.llm.openai.responses import OpenAIResponsesAdapter
 from kanawa.types import (
     AssistantMessage,
     OutputSchema,

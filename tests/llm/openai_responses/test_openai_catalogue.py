@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kanawa.llm.errors import LLMBadRequestError
-from kanawa.llm.openai_catalogue import PROFILES, check_settings, is_reasoning_model, profile_for
+from kanawa.llm.openai.catalogue import PROFILES, check_settings, is_reasoning_model, profile_for
 from kanawa.llm.settings import ModelSettings
 
 PREDEFINED = [

@@ -16,7 +16,7 @@ from kanawa.llm.errors import (
     LLMRateLimitError,
     LLMTimeoutError,
 )
-from kanawa.llm.openai_common import (
+from kanawa.llm.openai.common import (
     KEYLESS_PLACEHOLDER,
     MAX_MESSAGE_CHARS,
     MISSING_KEY_MESSAGE,

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from kanawa.llm.openai_credentials import (
+from kanawa.llm.openai.credentials import (
     OpenAICredentials,
     base_url_host,
     clamp_retries,

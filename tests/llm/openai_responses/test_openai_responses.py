@@ -13,7 +13,7 @@ from kanawa.llm.errors import (
     LLMRateLimitError,
     LLMTimeoutError,
 )
-from kanawa.llm.openai_responses import OpenAIResponsesAdapter
+from kanawa.llm.openai.responses import OpenAIResponsesAdapter
 from kanawa.llm.settings import ModelSettings
 from kanawa.types import (
     AssistantMessage,

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kanawa.llm.errors import LLMConnectionError, LLMRateLimitError
-from kanawa.llm.openai_responses_output import (
+from kanawa.llm.openai.responses_output import (
     ResponsesStreamAssembler,
     StopScanner,
     find_stop,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kanawa.llm.errors import LLMBadRequestError
-from kanawa.llm.openai_responses_payload import (
+from kanawa.llm.openai.responses_payload import (
     ResponsesPayloadError,
     build_responses_payload,
     messages_to_responses_input,

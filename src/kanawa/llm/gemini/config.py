@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from google.genai import types
 
 from kanawa.llm.errors import LLMBadRequestError
-from kanawa.llm.gemini_payload import PROVIDER
+from kanawa.llm.gemini.payload import PROVIDER
 from kanawa.llm.settings import ModelSettings, ReasoningEffort
 from kanawa.types import JsonObject, OutputSchema, ToolSpec
 

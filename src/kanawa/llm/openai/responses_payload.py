@@ -1,7 +1,7 @@
 """Build OpenAI Responses API request bodies from kanawa messages (seed 001 §3.6, §3.7).
 
-Pure functions, no SDK import, shared by :class:`~kanawa.llm.openai_responses.OpenAIResponsesAdapter`
-and the Dify model plugin. Response parsing lives in :mod:`kanawa.llm.openai_responses_output`.
+Pure functions, no SDK import, shared by :class:`~kanawa.llm.openai.responses.OpenAIResponsesAdapter`
+and the Dify model plugin. Response parsing lives in :mod:`kanawa.llm.openai.responses_output`.
 
 Message conversion (:func:`messages_to_responses_input`):
 
@@ -24,7 +24,7 @@ Request mapping (:func:`build_responses_payload`), settings left ``None`` are no
 ``store=False`` always (kanawa keeps the conversation) and, for reasoning models,
 ``include=["reasoning.encrypted_content"]`` so reasoning round-trips statelessly. GPT-5 rejects
 ``stop``: it is not sent; ``truncation="disabled"`` is sent instead and the stop sequences are
-applied client-side (see :mod:`kanawa.llm.openai_responses_output`). ``settings.seed`` has no
+applied client-side (see :mod:`kanawa.llm.openai.responses_output`). ``settings.seed`` has no
 Responses API counterpart and is not sent. ``settings.extra`` is merged last, overriding anything.
 """
 
@@ -36,8 +36,8 @@ from typing import assert_never
 
 from kanawa.llm.base import ToolLike, tool_specs
 from kanawa.llm.errors import LLMBadRequestError
-from kanawa.llm.openai_catalogue import is_reasoning_model
-from kanawa.llm.openai_credentials import validate_json_schema
+from kanawa.llm.openai.catalogue import is_reasoning_model
+from kanawa.llm.openai.credentials import validate_json_schema
 from kanawa.llm.settings import ModelSettings
 from kanawa.types import (
     AssistantMessage,

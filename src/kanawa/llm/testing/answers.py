@@ -1,4 +1,4 @@
-"""How :class:`~kanawa.llm.testing.TestLLM` words its final answer from the tool results it saw.
+"""How :class:`~kanawa.llm.testing.models.TestLLM` words its final answer from the tool results it saw.
 
 Two helpers, kept out of ``testing.py`` so that module stays about the adapters:
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from kanawa.llm.schema_values import resolve_ref
+from kanawa.llm.testing.schema_values import resolve_ref
 from kanawa.types import JsonObject, JsonValue, ToolMessage
 
 RESULT_CHARS = 60

@@ -1,7 +1,7 @@
 """kanawa messages → the ``system_instruction`` and ``contents`` of a Gemini request (seed 002 §3-3).
 
 Pure functions, no I/O: :func:`build_contents` turns the conversation into Gemini's shape;
-:mod:`kanawa.llm.gemini_config` builds the rest of the request and :mod:`kanawa.llm.gemini` sends it
+:mod:`kanawa.llm.gemini.config` builds the rest of the request and :mod:`kanawa.llm.gemini.adapter` sends it
 through the official SDK.
 
 Messages

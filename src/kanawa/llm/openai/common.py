@@ -1,6 +1,6 @@
 """What the two OpenAI adapters share: building the SDK client and mapping its errors.
 
-Used by :mod:`kanawa.llm.openai_responses` (Responses API) and :mod:`kanawa.llm.openai_chat` (Chat
+Used by :mod:`kanawa.llm.openai.responses` (Responses API) and :mod:`kanawa.llm.openai.chat` (Chat
 Completions on any OpenAI-compatible server). Both go through the official ``openai`` SDK for the
 transport (HTTP, SSE decoding, status errors) but never let it retry: ``max_retries=0`` always, because
 retrying is kanawa's own layer (:mod:`kanawa.llm.retry`, seed 002 §7) and two retry layers multiply.

@@ -11,7 +11,7 @@ Parts
     * ``functionCall`` parts → :class:`ToolCallStarted` then one :class:`ToolCallArgsDelta` with the
       whole JSON (Gemini never streams arguments in pieces). The call's id is Gemini's when it sent
       one, else ``call_<responseId>_<n>`` — stable for a given response, unique across turns;
-    * ``thoughtSignature`` on any of them is kept for replay (see :mod:`kanawa.llm.gemini_payload`);
+    * ``thoughtSignature`` on any of them is kept for replay (see :mod:`kanawa.llm.gemini.payload`);
     * other output parts (inline images, executable code) are not part of kanawa's message model and
       are skipped.
 
@@ -42,7 +42,7 @@ import uuid
 from google.genai import types
 
 from kanawa.llm.errors import LLMConnectionError
-from kanawa.llm.gemini_payload import CALL_ID_KEY, PROVIDER, SIGNATURE_KEY, encode_signature
+from kanawa.llm.gemini.payload import CALL_ID_KEY, PROVIDER, SIGNATURE_KEY, encode_signature
 from kanawa.types import (
     AssistantMessage,
     JsonValue,

@@ -3,9 +3,9 @@
 For vLLM, Ollama, llama.cpp server, LM Studio — and OpenAI itself. Model string
 ``openai-chat:<model>@<base_url>`` (``resolve_model`` passes ``base_url``; it is used exactly as given,
 e.g. ``http://localhost:11434/v1``; without one the SDK uses ``OPENAI_BASE_URL`` or api.openai.com).
-Request building lives in :mod:`kanawa.llm.openai_chat_payload`, answer parsing in
-:mod:`kanawa.llm.openai_chat_response`; the client and error mapping are shared with the Responses
-adapter through :mod:`kanawa.llm.openai_common`.
+Request building lives in :mod:`kanawa.llm.openai.chat_payload`, answer parsing in
+:mod:`kanawa.llm.openai.chat_response`; the client and error mapping are shared with the Responses
+adapter through :mod:`kanawa.llm.openai.common`.
 
 Contract:
 
@@ -36,9 +36,9 @@ from openai._types import RequestOptions
 
 from kanawa.llm.base import ToolLike, canonical_model_name, tool_specs
 from kanawa.llm.errors import LLMConnectionError, LLMError
-from kanawa.llm.openai_chat_payload import MaxTokensField, SystemRole, build_request
-from kanawa.llm.openai_chat_response import PROVIDER, ChunkAssembler, parse_completion
-from kanawa.llm.openai_common import KEYLESS_PLACEHOLDER, MAPPED_EXCEPTIONS, build_client, map_openai_error
+from kanawa.llm.openai.chat_payload import MaxTokensField, SystemRole, build_request
+from kanawa.llm.openai.chat_response import PROVIDER, ChunkAssembler, parse_completion
+from kanawa.llm.openai.common import KEYLESS_PLACEHOLDER, MAPPED_EXCEPTIONS, build_client, map_openai_error
 from kanawa.llm.settings import ModelSettings
 from kanawa.llm.tokens import count_message_tokens
 from kanawa.types import LLMResponse, Message, OutputSchema, ResponseCompleted, StreamEvent

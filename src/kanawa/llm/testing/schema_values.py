@@ -1,6 +1,6 @@
 """Deterministic example values that validate against a JSON schema.
 
-:class:`~kanawa.llm.testing.TestLLM` needs tool arguments and structured outputs that pass validation
+:class:`~kanawa.llm.testing.models.TestLLM` needs tool arguments and structured outputs that pass validation
 without a real model, so the loop can be exercised end to end offline. :func:`value_for_schema` walks
 the schema (the subset pydantic and tool schemas use) and builds one value; the same ``seed`` always
 gives the same value, a different seed usually a different one.
@@ -44,7 +44,7 @@ import uuid
 from decimal import Decimal
 from urllib.parse import unquote
 
-from kanawa.llm._pattern_sampler import sample_pattern
+from kanawa.llm.testing.pattern_sampler import sample_pattern
 from kanawa.types import JsonObject, JsonValue
 
 _MINIMAL_DEPTH = 6

@@ -1,8 +1,8 @@
 """``OpenAIResponsesAdapter``: the OpenAI Responses API (GPT-5 family) behind :class:`LLMAdapter`.
 
 The ``openai:`` provider of :func:`kanawa.llm.resolve_model` (seed 001 §3, seed 002 §3-3). Request
-bodies come from :mod:`kanawa.llm.openai_responses_payload`, answers are read by
-:mod:`kanawa.llm.openai_responses_output`; this module owns the client, timeouts, the model catalogue
+bodies come from :mod:`kanawa.llm.openai.responses_payload`, answers are read by
+:mod:`kanawa.llm.openai.responses_output`; this module owns the client, timeouts, the model catalogue
 check, error mapping and the audit log.
 
 Contract:
@@ -13,14 +13,14 @@ Contract:
 * The SDK never retries (``max_retries=0``): :mod:`kanawa.llm.retry` decides.
 * ``settings.timeout`` (else the adapter's ``timeout``, else 600 s) bounds the whole call, the stream
   included; it is also given to the SDK so a stalled read fails on its own.
-* :func:`~kanawa.llm.openai_catalogue.check_settings` refuses settings the model does not accept
+* :func:`~kanawa.llm.openai.catalogue.check_settings` refuses settings the model does not accept
   before anything is sent.
 * The SDK is used for transport only (``POST /responses`` with raw JSON in and out), so new
   response item and event types never break parsing.
-* Only :class:`LLMError` subclasses escape (mapping in :mod:`kanawa.llm.openai_common`); a stream
+* Only :class:`LLMError` subclasses escape (mapping in :mod:`kanawa.llm.openai.common`); a stream
   that ends before ``response.completed`` is an :class:`LLMConnectionError`.
 * With ``OPENAI_GPT5_AUDIT_LOG=true`` each call logs ``responses_api_request`` and then
-  ``responses_api_success`` or ``responses_api_error`` (:mod:`kanawa.llm.audit`).
+  ``responses_api_success`` or ``responses_api_error`` (:mod:`kanawa.llm.openai.audit`).
 * When ``settings.stream`` is false, :meth:`stream` makes one non-streaming request and replays the
   whole answer as events (seed 001 §3.6: ``enable_stream`` AND the call's stream flag).
 """
@@ -34,14 +34,14 @@ import httpx2
 import openai
 from openai import AsyncStream
 
-from kanawa.llm.audit import AuditContext, audit_error, audit_request, audit_success
 from kanawa.llm.base import ToolLike, canonical_model_name
 from kanawa.llm.errors import LLMConnectionError, LLMError
-from kanawa.llm.openai_catalogue import check_settings
-from kanawa.llm.openai_common import DEFAULT_TIMEOUT, MAPPED_EXCEPTIONS, build_client, map_openai_error
-from kanawa.llm.openai_credentials import base_url_host, normalize_base_url
-from kanawa.llm.openai_responses_output import ResponsesStreamAssembler, parse_response
-from kanawa.llm.openai_responses_payload import build_responses_payload, response_format_of
+from kanawa.llm.openai.audit import AuditContext, audit_error, audit_request, audit_success
+from kanawa.llm.openai.catalogue import check_settings
+from kanawa.llm.openai.common import DEFAULT_TIMEOUT, MAPPED_EXCEPTIONS, build_client, map_openai_error
+from kanawa.llm.openai.credentials import base_url_host, normalize_base_url
+from kanawa.llm.openai.responses_output import ResponsesStreamAssembler, parse_response
+from kanawa.llm.openai.responses_payload import build_responses_payload, response_format_of
 from kanawa.llm.settings import ModelSettings
 from kanawa.llm.tokens import count_message_tokens
 from kanawa.types import (

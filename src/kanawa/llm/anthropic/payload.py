@@ -1,6 +1,6 @@
 """kanawa messages, tools and settings → an Anthropic Messages API request body (pure functions).
 
-Kept apart from :mod:`kanawa.llm.anthropic` so the conversion can be read and tested without a client.
+Kept apart from :mod:`kanawa.llm.anthropic.adapter` so the conversion can be read and tested without a client.
 The rules (seed 002 §3-3; Anthropic Messages API as typed by the installed ``anthropic`` SDK):
 
 * System messages are hoisted, in order, into the top-level ``system`` field (joined by blank lines).

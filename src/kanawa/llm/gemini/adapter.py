@@ -2,9 +2,9 @@
 
 :class:`GeminiAdapter` implements :class:`~kanawa.llm.LLMAdapter` (seed 002 §3-3): ``chat()`` calls
 ``models/{model}:generateContent``, ``stream()`` calls ``models/{model}:streamGenerateContent?alt=sse``.
-The request is built by :mod:`kanawa.llm.gemini_payload` (messages) and :mod:`kanawa.llm.gemini_config`
-(settings, tools, thinking), the answer assembled by :mod:`kanawa.llm.gemini_response` (``STOP`` with
-function calls stays ``end_turn`` — seed 003), and faults mapped by :mod:`kanawa.llm.gemini_errors`.
+The request is built by :mod:`kanawa.llm.gemini.payload` (messages) and :mod:`kanawa.llm.gemini.config`
+(settings, tools, thinking), the answer assembled by :mod:`kanawa.llm.gemini.response` (``STOP`` with
+function calls stays ``end_turn`` — seed 003), and faults mapped by :mod:`kanawa.llm.gemini.errors`.
 
 The SDK is only the transport. Its retries are off (``HttpRetryOptions(attempts=1)``), as are its
 automatic function calling and automatic continuation: retrying and falling back is kanawa's job
@@ -27,10 +27,10 @@ from google.genai import types
 
 from kanawa.llm.base import ToolLike, canonical_model_name, tool_specs
 from kanawa.llm.errors import LLMAuthError, LLMBadRequestError
-from kanawa.llm.gemini_config import ModelProfile, build_config
-from kanawa.llm.gemini_errors import SDK_ERRORS, map_error
-from kanawa.llm.gemini_payload import PROVIDER, build_contents
-from kanawa.llm.gemini_response import ResponseAssembler
+from kanawa.llm.gemini.config import ModelProfile, build_config
+from kanawa.llm.gemini.errors import SDK_ERRORS, map_error
+from kanawa.llm.gemini.payload import PROVIDER, build_contents
+from kanawa.llm.gemini.response import ResponseAssembler
 from kanawa.llm.settings import ModelSettings
 from kanawa.llm.tokens import count_message_tokens
 from kanawa.types import LLMResponse, Message, OutputSchema, ResponseCompleted, StreamEvent

@@ -1,5 +1,5 @@
 r"""Sampling one string that matches a simple regex, for ``pattern`` in
-:func:`~kanawa.llm.schema_values.value_for_schema`.
+:func:`~kanawa.llm.testing.schema_values.value_for_schema`.
 
 Supported: literals, ``.``, character classes, the escapes ``\d \D \w \W \s \S \t \n \r \f \v``,
 ``\uHHHH``/``\xHH``, groups (plain, ``(?:...)`` and named), alternation (the first branch is used),

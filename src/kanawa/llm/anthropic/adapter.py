@@ -1,7 +1,7 @@
 """``AnthropicAdapter``: the Anthropic Messages API behind :class:`~kanawa.llm.LLMAdapter` (seed 002 §3-3).
 
-Request building lives in :mod:`kanawa.llm.anthropic_payload`, answer parsing (whole and streamed) in
-:mod:`kanawa.llm.anthropic_response`; this module owns the client, timeouts and error mapping.
+Request building lives in :mod:`kanawa.llm.anthropic.payload`, answer parsing (whole and streamed) in
+:mod:`kanawa.llm.anthropic.response`; this module owns the client, timeouts and error mapping.
 
 Contract:
 
@@ -31,8 +31,8 @@ import anyio
 import httpx2
 from anthropic import AsyncAnthropic, AsyncStream
 
-from kanawa.llm.anthropic_payload import ThinkingMode, build_request
-from kanawa.llm.anthropic_response import StreamAssembler, malformed, parse_message
+from kanawa.llm.anthropic.payload import ThinkingMode, build_request
+from kanawa.llm.anthropic.response import StreamAssembler, malformed, parse_message
 from kanawa.llm.base import ToolLike, canonical_model_name, tool_specs
 from kanawa.llm.errors import (
     LLMAuthError,

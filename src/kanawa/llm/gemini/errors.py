@@ -41,7 +41,7 @@ from kanawa.llm.errors import (
     error_for_status,
     parse_retry_after,
 )
-from kanawa.llm.gemini_payload import PROVIDER
+from kanawa.llm.gemini.payload import PROVIDER
 
 MAX_MESSAGE_CHARS = 300
 """Longest server message kept in an error (Google's messages can run to paragraphs)."""

@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from kanawa.llm.errors import LLMConnectionError, LLMError
-from kanawa.llm.openai_common import error_for_code
+from kanawa.llm.openai.common import error_for_code
 from kanawa.types import (
     AssistantMessage,
     JsonObject,

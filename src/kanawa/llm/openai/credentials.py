@@ -1,6 +1,6 @@
 """Credential and parameter normalisation for OpenAI (seed 001 §3.3, §3.5, §3.8).
 
-Pure functions with no SDK import, shared by :class:`~kanawa.llm.openai_responses.OpenAIResponsesAdapter`
+Pure functions with no SDK import, shared by :class:`~kanawa.llm.openai.responses.OpenAIResponsesAdapter`
 and the Dify model plugin (``app/openai_gpt5_responses``), whose settings arrive as strings from a form.
 
 Decisions the seed leaves open:

@@ -1,0 +1,19 @@
+"""Anthropic: the Messages API adapter, its payload builder and response parser.
+
+The adapter imports the ``anthropic`` SDK; this package imports it only when first read.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kanawa._lazy import lazy_exports
+
+_EXPORTS = {"AnthropicAdapter": "kanawa.llm.anthropic.adapter"}
+
+if TYPE_CHECKING:
+    from kanawa.llm.anthropic.adapter import AnthropicAdapter
+
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)
+
+__all__ = ["AnthropicAdapter"]

@@ -1,0 +1,25 @@
+"""OpenAI: the Responses API adapter (GPT-5 family) and the Chat Completions adapter (any
+OpenAI-compatible server), with the pieces the Dify plugins reuse (payload builder, credentials,
+model catalogue, audit log).
+
+The adapters import the ``openai`` SDK; this package imports them only when one is first read.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kanawa._lazy import lazy_exports
+
+_EXPORTS = {
+    "OpenAIResponsesAdapter": "kanawa.llm.openai.responses",
+    "OpenAIChatAdapter": "kanawa.llm.openai.chat",
+}
+
+if TYPE_CHECKING:
+    from kanawa.llm.openai.chat import OpenAIChatAdapter
+    from kanawa.llm.openai.responses import OpenAIResponsesAdapter
+
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)
+
+__all__ = ["OpenAIChatAdapter", "OpenAIResponsesAdapter"]
