@@ -3,7 +3,8 @@
 ``kanawa run`` / ``kanawa demo`` print this line (and exit with code 2) instead of a traceback when a
 provider is unavailable: an unknown model-string prefix, a missing SDK extra, a missing or rejected
 API key, or any other :class:`~kanawa.llm.errors.LLMError` / :class:`~kanawa.loop.errors.AgentError`.
-The line never contains a key: it names the environment variable only.
+The line never contains a key: it names the environment variable only, and the whole line goes
+through :func:`kanawa.secrets.mask` before it is printed.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Mapping
 from kanawa.llm.errors import LLMAuthError, LLMError
 from kanawa.llm.models import PROVIDERS, parse_model_string
 from kanawa.loop.errors import AgentError, LLMCallFailed
+from kanawa.secrets import mask
 
 
 def _env_key(spec: str) -> str | None:
@@ -40,7 +42,7 @@ def setup_hint(spec: str, error: LLMError | AgentError, *, environ: Mapping[str,
     if hint and env_key and env_key in message:
         hint = ""
     what = "model run failed" if isinstance(error, AgentError) else f"cannot use model {spec!r}"
-    return f"kanawa: {what}: {message}" + (f" — {hint}" if hint else "")
+    return mask(f"kanawa: {what}: {message}" + (f" — {hint}" if hint else ""))
 
 
 __all__ = ["setup_hint"]

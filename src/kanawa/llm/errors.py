@@ -2,15 +2,22 @@
 
 Every provider fault an adapter sees becomes one of these, carrying what a caller needs to act on it:
 the HTTP status, the server's ``Retry-After`` and request id. Messages never contain API keys, headers
-or prompt text.
+or prompt text: every text field goes through :func:`kanawa.secrets.mask` when the error is built and
+again when it leaves an adapter (:func:`seal_errors`, :func:`seal_stream_errors`), which also cuts the
+exception chain so the SDK's exception — whose text and attributes hold the raw response, echoed key
+included — is reachable neither as ``__cause__`` nor as ``__context__``.
 """
 
 from __future__ import annotations
 
 import email.utils
+import functools
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
+from typing import Any, ParamSpec, TypeVar
+
+from kanawa.secrets import mask
 
 
 class LLMError(Exception):
@@ -33,14 +40,15 @@ class LLMError(Exception):
         request_id: str | None = None,
         code: str | None = None,
     ) -> None:
+        message = mask(message)
         super().__init__(message)
         self.message = message
         self.provider = provider
         self.model = model
         self.status_code = status_code
         self.retry_after = retry_after
-        self.request_id = request_id
-        self.code = code
+        self.request_id = None if request_id is None else mask(request_id)
+        self.code = None if code is None else mask(code)
 
     def __str__(self) -> str:
         where = ":".join(part for part in (self.provider, self.model) if part)
@@ -147,3 +155,62 @@ def parse_retry_after(headers: Mapping[str, str] | None, *, now: float | None = 
         return None
     current = time.time() if now is None else now
     return max(0.0, when.timestamp() - current)
+
+
+# ------------------------------------------------------------------------------------------ sealing
+
+P = ParamSpec("P")
+R = TypeVar("R")
+T = TypeVar("T")
+
+
+def sealed(error: LLMError) -> LLMError:
+    """``error`` with its text fields masked again (they may have been set after construction) and its
+    chain cut: no ``__cause__``, no ``__context__``. Raise the result outside any ``except`` block, or
+    Python attaches the exception being handled as ``__context__`` once more."""
+    error.message = mask(error.message)
+    error.args = (error.message,)
+    error.request_id = None if error.request_id is None else mask(error.request_id)
+    error.code = None if error.code is None else mask(error.code)
+    error.__cause__ = None
+    error.__context__ = None
+    error.__suppress_context__ = True
+    return error
+
+
+def seal_errors(method: Callable[P, Awaitable[R]]) -> Callable[P, Coroutine[Any, Any, R]]:
+    """Decorate an adapter's coroutine method so every :class:`LLMError` it raises leaves
+    :func:`sealed` (other exceptions are bugs and propagate untouched)."""
+
+    @functools.wraps(method)
+    async def call(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return await method(*args, **kwargs)
+        except LLMError as error:
+            failure = error
+        raise sealed(failure)
+
+    return call
+
+
+def seal_stream_errors(method: Callable[P, AsyncIterator[T]]) -> Callable[P, AsyncIterator[T]]:
+    """:func:`seal_errors` for an adapter's ``stream`` (an async generator method). The inner
+    generator is closed on every exit, so its ``finally`` blocks (closing the SDK stream) run at once."""
+
+    @functools.wraps(method)
+    async def stream(*args: P.args, **kwargs: P.kwargs) -> AsyncIterator[T]:
+        events = method(*args, **kwargs)
+        failure: LLMError | None = None
+        try:
+            async for event in events:
+                yield event
+        except LLMError as error:
+            failure = error
+        finally:
+            close = getattr(events, "aclose", None)
+            if close is not None:
+                await close()
+        if failure is not None:
+            raise sealed(failure)
+
+    return stream

@@ -1,9 +1,15 @@
 """Trace events of one run (seed 002 §3-6, App. C): the runner's side channel.
 
 The runner holds a :class:`RunTrace` only when its tracer has sinks, so a run without tracing builds
-no events at all (one ``is None`` check per emission point). Tool results are put in the trace in a
-compact, truncated form; failure details (``ToolResult.detail``) go here and never to the model.
-Tool arguments and prompt text are not traced.
+no events at all (one ``is None`` check per emission point).
+
+What an event may carry that is not a count, a flag, a name or an id (all of it cut to
+:data:`RESULT_LIMIT` characters): a tool's result text (``tool_end.result``), a failed tool's details
+(``tool_end.error``: ``ToolResult.detail``, which seed 000 §6.2 sends to the trace and never to the
+model — it may quote the tool's input), the provider's error message (``llm_error.error``) and the
+run's exception text (``agent_end.error``). Prompts, model text, reasoning and tool arguments are
+never traced. The tracer's redactor decides what of this reaches a sink
+(:mod:`kanawa.trace.redaction`: ``secrets`` masks keys in it, ``payloads`` removes it).
 """
 
 from __future__ import annotations
@@ -185,6 +191,7 @@ class RunTrace:
                     "requests": usage.requests,
                     "reasoning_tokens": usage.reasoning_tokens,
                     "cached_tokens": usage.cached_tokens,
+                    **({} if error is None else {"error_type": type(error).__name__}),
                 },
             )
         )

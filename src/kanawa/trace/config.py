@@ -4,8 +4,10 @@ Environment:
 
 * ``KANAWA_TRACE`` — ``0``/``false``/``off``/``no`` disables tracing (default: on);
 * ``KANAWA_TRACE_DIR`` — where JSONL traces go (default ``./.kanawa/traces``), one file per session;
-* ``KANAWA_TRACE_REDACT`` — ``secrets`` (default: mask API keys and credentials), ``payloads`` (also
-  drop results and tool arguments) or ``none``.
+* ``KANAWA_TRACE_REDACT`` — ``secrets`` (default: everything :mod:`kanawa.loop.tracing` records, with
+  API keys and credentials masked), ``payloads`` (also keep only the allow-listed, content-free fields:
+  no tool results, no error text) or ``none``. Provider error messages are masked at their source
+  (:mod:`kanawa.secrets`) whatever the mode.
 
 Nothing in the loop knows about files: it receives a :class:`~kanawa.trace.events.Tracer` and emits.
 Other exporters (OpenTelemetry) are further :class:`~kanawa.trace.events.TraceSink` objects added here.

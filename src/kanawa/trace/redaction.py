@@ -2,123 +2,62 @@
 
 A redactor takes a :class:`TraceEvent` and returns a rewritten one, or ``None`` to drop it. It runs
 before any sink sees the event, so what it removes never reaches a file, a collector or a log
-(DESIGN principle 5: API keys, Authorization headers and tool payloads leak nowhere).
+(DESIGN principle 5).
 
-* :func:`redact_secrets` masks credentials wherever they appear: values that look like API keys or
-  bearer tokens (``sk-…``, ``sk-ant-…``, ``AIza…``, ``Bearer …``, GitHub/Slack tokens) and anything
-  stored under a key named like a credential (``api_key``, ``authorization``, ``password``,
-  ``secret``, ``token``, ``x-api-key`` …). JSON text (tool arguments are raw JSON strings) is parsed,
-  redacted and re-encoded so a key inside ``{"api_key": "…"}`` is caught by name too.
-* :func:`drop_payloads` removes ``result`` and tool arguments/outputs, keeping the timing, token and
-  error structure — for deployments that must not store user content at all.
+* :func:`redact_secrets` (``KANAWA_TRACE_REDACT=secrets``, the default) masks credentials in every
+  field that can carry text — ``result``, ``error`` and ``data`` — with the one rule of
+  :mod:`kanawa.secrets`: the configured keys themselves, key-shaped text of every provider, and values
+  under credential-named keys (JSON text such as tool arguments is parsed and masked structurally).
+* :func:`drop_payloads` (``payloads``) keeps only what cannot carry user or tool content: an
+  **allow-list** of fields (timing, token counts, ids, names) and of ``data`` keys
+  (:data:`SAFE_DATA_KEYS`, scalar values only). ``result`` is dropped, ``error`` becomes
+  :data:`~kanawa.secrets.MASK` (the failure's kind stays in ``data``: ``error_type`` /
+  ``error_kind``), and a ``tool`` or ``call_id`` that is not identifier-shaped (model output can
+  put anything there) is masked. A field added to events later is dropped until it is listed here.
 * :func:`chain` composes redactors left to right.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
-from typing import Final
+from typing import Final, cast
 
+from kanawa.secrets import MASK, mask, mask_value
 from kanawa.trace.events import Redactor, TraceEvent
 from kanawa.types import JsonValue
 
-MASK: Final = "[REDACTED]"
-
-_SECRET_VALUE = re.compile(
-    r"""
-      \bsk-ant-[A-Za-z0-9_\-]{8,}            # Anthropic
-    | \bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{16,}   # OpenAI (legacy, project, service account)
-    | \bAIza[0-9A-Za-z_\-]{20,}              # Google API keys
-    | \bgh[pousr]_[A-Za-z0-9]{20,}           # GitHub tokens
-    | \bxox[abprs]-[A-Za-z0-9\-]{10,}        # Slack tokens
-    """,
-    re.VERBOSE,
-)
-_BEARER = re.compile(r"\b(Bearer)\s+[A-Za-z0-9._~+/=\-]{8,}", re.IGNORECASE)
-
-_SECRET_KEYS: Final = frozenset(
+SAFE_DATA_KEYS: Final = frozenset(
     {
-        "authorization",
-        "proxy_authorization",
-        "cookie",
-        "set_cookie",
-        "password",
-        "passwd",
-        "pwd",
-        "secret",
-        "token",
-        "api_key",
-        "apikey",
-        "x_api_key",
-        "x_goog_api_key",
-        "credentials",
-        "private_key",
+        "provider",
+        "tools",
+        "stream",
+        "response_schema",
+        "stop_reason",
+        "tool_calls",
+        "reasoning_tokens",
+        "cached_tokens",
+        "response_id",
+        "error_type",
+        "error_kind",
+        "status_code",
+        "retryable",
+        "retry_after",
+        "termination_reason",
+        "steps",
+        "requests",
     }
 )
-_SECRET_SUFFIXES: Final = ("_api_key", "_apikey", "_secret", "_password", "_token", "_private_key")
+"""The ``data`` keys :func:`drop_payloads` keeps (counts, flags, enumerations, ids — never content)."""
 
-PAYLOAD_KEYS: Final = frozenset(
-    {"arguments", "args", "input", "output", "content", "messages", "prompt", "response", "result", "text"}
-)
-"""Keys :func:`drop_payloads` removes from ``data`` (tool arguments, outputs, message bodies)."""
-
-
-def is_secret_key(name: str) -> bool:
-    """Whether a mapping key names a credential (``api_key``, ``X-Api-Key``, ``client_secret`` …).
-
-    Counts such as ``max_tokens`` or ``input_tokens`` are not secrets: only an exact ``token`` or a
-    ``_token`` suffix is.
-    """
-    key = name.strip().lower().replace("-", "_")
-    return key in _SECRET_KEYS or key.endswith(_SECRET_SUFFIXES)
-
-
-def mask_text(text: str) -> str:
-    """Mask credential-looking substrings of ``text``; JSON object/array text is redacted structurally."""
-    stripped = text.lstrip()
-    if stripped[:1] in ("{", "["):
-        try:
-            parsed: JsonValue = json.loads(text)
-        except ValueError:
-            pass
-        else:
-            redacted = redact_value(parsed)
-            if redacted != parsed:
-                return json.dumps(redacted, ensure_ascii=False)
-            return text
-    text = _SECRET_VALUE.sub(MASK, text)
-    return _BEARER.sub(lambda m: f"{m.group(1)} {MASK}", text)
-
-
-def redact_value(value: JsonValue, *, _depth: int = 0) -> JsonValue:
-    """Return ``value`` with secrets masked (containers are copied, never mutated).
-
-    Strings are scanned by :func:`mask_text`; values under credential-named keys are replaced by
-    :data:`MASK` whatever their type (``None`` stays ``None``).
-    """
-    if isinstance(value, str):
-        return mask_text(value)
-    if _depth > 32:
-        return value
-    if isinstance(value, dict):
-        return {
-            key: (MASK if item is not None else None)
-            if is_secret_key(key)
-            else redact_value(item, _depth=_depth + 1)
-            for key, item in value.items()
-        }
-    if isinstance(value, list):
-        return [redact_value(item, _depth=_depth + 1) for item in value]
-    return value
+_IDENTIFIER: Final = re.compile(r"[A-Za-z0-9_.:\-]{1,128}")
 
 
 def redact_secrets(event: TraceEvent) -> TraceEvent:
     """Mask API keys, bearer tokens and credential-named fields in ``result``, ``error`` and ``data``."""
-    result = redact_value(event.result)
-    error = mask_text(event.error) if event.error is not None else None
-    data = redact_value(event.data)
+    result = cast(JsonValue, mask_value(event.result))  # JSON in, JSON out
+    error = mask(event.error) if event.error is not None else None
+    data = mask_value(event.data)
     if result == event.result and error == event.error and data == event.data:
         return event
     assert isinstance(data, dict)
@@ -126,11 +65,24 @@ def redact_secrets(event: TraceEvent) -> TraceEvent:
 
 
 def drop_payloads(event: TraceEvent) -> TraceEvent:
-    """Remove ``result`` and the :data:`PAYLOAD_KEYS` of ``data`` (tool arguments, outputs, texts)."""
-    if event.result is None and not any(key in PAYLOAD_KEYS for key in event.data):
-        return event
-    data = {key: value for key, value in event.data.items() if key not in PAYLOAD_KEYS}
-    return dataclasses.replace(event, result=None, data=data)
+    """Keep only the allow-listed, content-free parts of ``event`` (module docstring)."""
+    data: dict[str, JsonValue] = {
+        key: value
+        for key, value in event.data.items()
+        if key in SAFE_DATA_KEYS and (value is None or isinstance(value, bool | int | float | str))
+    }
+    return dataclasses.replace(
+        event,
+        result=None,
+        error=None if event.error is None else MASK,
+        tool=_identifier(event.tool),
+        call_id=_identifier(event.call_id),
+        data=data,
+    )
+
+
+def _identifier(value: str | None) -> str | None:
+    return value if value is None or _IDENTIFIER.fullmatch(value) else MASK
 
 
 def chain(*redactors: Redactor) -> Redactor:
@@ -147,13 +99,4 @@ def chain(*redactors: Redactor) -> Redactor:
     return chained
 
 
-__all__ = [
-    "MASK",
-    "PAYLOAD_KEYS",
-    "chain",
-    "drop_payloads",
-    "is_secret_key",
-    "mask_text",
-    "redact_secrets",
-    "redact_value",
-]
+__all__ = ["MASK", "SAFE_DATA_KEYS", "chain", "drop_payloads", "redact_secrets"]

@@ -168,7 +168,7 @@ async def test_401_is_an_auth_error_without_the_key(
     with pytest.raises(LLMAuthError) as info:
         await adapter.chat([UserMessage(SECRET_PROMPT)])
     assert info.value.status_code == 401
-    assert "ANTHROPIC_API_KEY" in str(info.value)
+    assert str(info.value).endswith("authentication_error: invalid x-api-key [REDACTED] (HTTP 401)")
     assert_clean(info.value)
 
 

@@ -124,7 +124,7 @@ async def test_401_is_an_auth_error_and_an_echoed_key_is_scrubbed(
         await adapter.chat([UserMessage(SECRET_PROMPT)])
     assert info.value.status_code == 401
     assert_clean(info.value)
-    assert "***" in str(info.value)
+    assert "[REDACTED]" in str(info.value)
 
 
 async def test_400_is_a_bad_request(adapter: OpenAIChatAdapter, wire_server: WireServer) -> None:

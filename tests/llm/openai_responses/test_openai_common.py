@@ -25,6 +25,7 @@ from kanawa.llm.openai.common import (
     map_openai_error,
     parse_retry_after,
 )
+from kanawa.secrets import forget_secret, register_secret
 
 REQUEST = httpx2.Request("POST", "https://api.openai.com/v1/responses")
 
@@ -169,22 +170,23 @@ def test_unknown_exception_types_name_only_their_type() -> None:
 
 
 def test_key_shaped_text_in_server_messages_is_masked() -> None:
-    response = httpx2.Response(
-        401, request=REQUEST, json={"error": {"message": "bad key sk-proj-abcdef123456"}}
-    )
-    exc = openai.AuthenticationError(
-        "x", response=response, body={"error": {"message": "bad key sk-proj-abcdef123456 and Bearer tok-999"}}
-    )
+    body = {"error": {"message": "bad key sk-proj-abcdef123456 and Bearer tok-999-abcdefgh"}}
+    response = httpx2.Response(401, request=REQUEST, json=body)
+    exc = openai.AuthenticationError("x", response=response, body=body)
     error = map_openai_error(exc, provider="openai", model="gpt-5")
     assert "abcdef123456" not in str(error)
     assert "tok-999" not in str(error)
-    assert "sk-proj-***" in str(error)
+    assert "bad key [REDACTED] and Bearer [REDACTED]" in str(error)
 
 
-def test_configured_secret_is_masked_even_when_not_key_shaped() -> None:
+def test_a_registered_secret_is_masked_even_when_not_key_shaped() -> None:
     body = {"error": {"message": "proxy rejected credential plainsecret42"}}
     response = httpx2.Response(403, request=REQUEST, json=body)
     exc = openai.PermissionDeniedError("x", response=response, body=body)
-    error = map_openai_error(exc, provider="openai-chat", model="m", secret="plainsecret42")
+    register_secret("plainsecret42")
+    try:
+        error = map_openai_error(exc, provider="openai-chat", model="m")
+    finally:
+        forget_secret("plainsecret42")
     assert "plainsecret42" not in str(error)
     assert isinstance(error, LLMAuthError)

@@ -15,7 +15,9 @@ Contract:
   in-stream ``error`` event maps by its error type (``overloaded_error`` → 529 →
   :class:`LLMConnectionError`, retryable); a dropped connection, a malformed event or a stream that
   ends before ``message_stop`` → :class:`LLMConnectionError`. Messages carry the provider's error type
-  and a short excerpt of its message, never request content or credentials (auth errors carry none).
+  and a short excerpt of its message, never request content; keys a server echoes (in any status) are
+  masked by :mod:`kanawa.secrets`, and errors leave sealed (:func:`~kanawa.llm.errors.seal_errors`: no
+  SDK exception in the chain).
 """
 
 from __future__ import annotations
@@ -42,9 +44,12 @@ from kanawa.llm.errors import (
     LLMTimeoutError,
     error_for_status,
     parse_retry_after,
+    seal_errors,
+    seal_stream_errors,
 )
 from kanawa.llm.settings import ModelSettings
 from kanawa.llm.tokens import count_message_tokens
+from kanawa.secrets import guard_credentials
 from kanawa.types import LLMResponse, Message, OutputSchema, ResponseCompleted, StreamEvent
 
 PROVIDER = "anthropic"
@@ -123,6 +128,7 @@ class AnthropicAdapter:
         )
         if client is not None:
             self._client = client
+            guard_credentials(client.api_key, client.auth_token)
             return
         key = api_key or os.environ.get(ENV_KEY)
         if not key:
@@ -137,6 +143,7 @@ class AnthropicAdapter:
             default_headers=default_headers,
             open_telemetry=False,
         )
+        guard_credentials(key, headers=default_headers)
 
     @property
     def model(self) -> str:
@@ -184,6 +191,7 @@ class AnthropicAdapter:
                 f"request refused by the client: {exc}", provider=PROVIDER, model=self._model
             ) from None
 
+    @seal_errors
     async def chat(
         self,
         messages: Sequence[Message],
@@ -202,6 +210,7 @@ class AnthropicAdapter:
             raise self._map_error(exc) from None
         return parse_message(message.to_dict(mode="json"))
 
+    @seal_stream_errors
     async def stream(
         self,
         messages: Sequence[Message],
@@ -256,7 +265,7 @@ class AnthropicAdapter:
         status = _ERROR_STATUS.get(kind, 500)
         return error_for_status(
             status,
-            _describe(kind, error.get("message"), status),
+            _describe(kind, error.get("message")),
             provider=PROVIDER,
             model=self._model,
             code=kind,
@@ -274,7 +283,7 @@ class AnthropicAdapter:
             kind = str(body_error.get("type") or "") or None
             return error_for_status(
                 exc.status_code,
-                _describe(kind or "http_error", body_error.get("message"), exc.status_code),
+                _describe(kind or "http_error", body_error.get("message")),
                 provider=PROVIDER,
                 model=model,
                 retry_after=parse_retry_after(exc.response.headers),
@@ -317,10 +326,8 @@ def _body_error(body: object) -> Mapping[str, Any]:
     return error if isinstance(error, Mapping) else {}
 
 
-def _describe(kind: str, message: object, status: int) -> str:
-    """``<type>: <excerpt>``; auth failures say only where the key comes from."""
-    if status in (401, 403):
-        return f"{kind}: credentials rejected (check {ENV_KEY})"
+def _describe(kind: str, message: object) -> str:
+    """``<type>: <excerpt>`` (keys in the excerpt are masked by :class:`LLMError`)."""
     text = " ".join(str(message).split())[:_EXCERPT] if message else ""
     return f"{kind}: {text}" if text else kind
 

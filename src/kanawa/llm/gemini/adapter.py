@@ -4,7 +4,9 @@
 ``models/{model}:generateContent``, ``stream()`` calls ``models/{model}:streamGenerateContent?alt=sse``.
 The request is built by :mod:`kanawa.llm.gemini.payload` (messages) and :mod:`kanawa.llm.gemini.config`
 (settings, tools, thinking), the answer assembled by :mod:`kanawa.llm.gemini.response` (``STOP`` with
-function calls stays ``end_turn`` — seed 003), and faults mapped by :mod:`kanawa.llm.gemini.errors`.
+function calls stays ``end_turn`` — seed 003), and faults mapped by :mod:`kanawa.llm.gemini.errors`
+and sealed by :func:`~kanawa.llm.errors.seal_errors` (the key masked by :mod:`kanawa.secrets` wherever
+a server echoes it, no SDK exception in the chain).
 
 The SDK is only the transport. Its retries are off (``HttpRetryOptions(attempts=1)``), as are its
 automatic function calling and automatic continuation: retrying and falling back is kanawa's job
@@ -26,13 +28,14 @@ from google import genai
 from google.genai import types
 
 from kanawa.llm.base import ToolLike, canonical_model_name, tool_specs
-from kanawa.llm.errors import LLMAuthError, LLMBadRequestError
+from kanawa.llm.errors import LLMAuthError, LLMBadRequestError, seal_errors, seal_stream_errors
 from kanawa.llm.gemini.config import ModelProfile, build_config
 from kanawa.llm.gemini.errors import SDK_ERRORS, map_error
 from kanawa.llm.gemini.payload import PROVIDER, build_contents
 from kanawa.llm.gemini.response import ResponseAssembler
 from kanawa.llm.settings import ModelSettings
 from kanawa.llm.tokens import count_message_tokens
+from kanawa.secrets import guard_credentials
 from kanawa.types import LLMResponse, Message, OutputSchema, ResponseCompleted, StreamEvent
 
 API_VERSION = "v1beta"
@@ -114,6 +117,7 @@ class GeminiAdapter:
         self._profile = ModelProfile.of(self.normalize_model_name())
         self._owns_client = client is None
         self._client = client or _build_client(model=self._model, api_key=api_key, base_url=base_url)
+        guard_credentials(getattr(getattr(self._client, "_api_client", None), "api_key", None))
 
     @property
     def model(self) -> str:
@@ -153,6 +157,7 @@ class GeminiAdapter:
         )
         return _Request(contents, config, timeout)
 
+    @seal_errors
     async def chat(
         self,
         messages: Sequence[Message],
@@ -169,11 +174,12 @@ class GeminiAdapter:
                     model=self._model, contents=request.contents, config=request.config
                 )
         except SDK_ERRORS as exc:
-            raise map_error(exc, model=self._model, streaming=False) from exc
+            raise map_error(exc, model=self._model, streaming=False) from None
         assembler = ResponseAssembler(model=self._model)
         assembler.feed(response)
         return assembler.finish(streamed=False)
 
+    @seal_stream_errors
     async def stream(
         self,
         messages: Sequence[Message],
@@ -199,7 +205,7 @@ class GeminiAdapter:
                             )
                         chunk = await anext(chunks, None)
                 except SDK_ERRORS as exc:
-                    raise map_error(exc, model=self._model, streaming=True) from exc
+                    raise map_error(exc, model=self._model, streaming=True) from None
                 if chunk is None:
                     break
                 for event in assembler.feed(chunk):

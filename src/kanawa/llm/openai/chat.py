@@ -16,8 +16,9 @@ Contract:
 * SDK retries are off (``max_retries=0``); :mod:`kanawa.llm.retry` decides.
 * ``timeout`` (or ``settings.timeout``) bounds the whole call, the stream included.
 * Only :class:`~kanawa.llm.errors.LLMError` subclasses escape, via ``map_openai_error`` (statuses,
-  ``Retry-After``, request id, in-stream error payloads, disconnects, malformed chunks); the key is
-  scrubbed from any message a server echoed it into.
+  ``Retry-After``, request id, in-stream error payloads, disconnects, malformed chunks), sealed by
+  :func:`~kanawa.llm.errors.seal_errors`: the key (and credential-named ``default_headers``) are
+  masked by :mod:`kanawa.secrets` wherever a server echoes them, and no SDK exception is chained.
 * Options: ``system_role="developer"`` for OpenAI reasoning models, ``max_tokens_field=
   "max_completion_tokens"`` where ``max_tokens`` is refused, ``include_usage=False`` for servers that
   reject ``stream_options``.
@@ -35,12 +36,13 @@ import openai
 from openai._types import RequestOptions
 
 from kanawa.llm.base import ToolLike, canonical_model_name, tool_specs
-from kanawa.llm.errors import LLMConnectionError, LLMError
+from kanawa.llm.errors import LLMConnectionError, LLMError, seal_errors, seal_stream_errors
 from kanawa.llm.openai.chat_payload import MaxTokensField, SystemRole, build_request
 from kanawa.llm.openai.chat_response import PROVIDER, ChunkAssembler, parse_completion
 from kanawa.llm.openai.common import KEYLESS_PLACEHOLDER, MAPPED_EXCEPTIONS, build_client, map_openai_error
 from kanawa.llm.settings import ModelSettings
 from kanawa.llm.tokens import count_message_tokens
+from kanawa.secrets import guard_credentials
 from kanawa.types import LLMResponse, Message, OutputSchema, ResponseCompleted, StreamEvent
 
 
@@ -89,7 +91,7 @@ class OpenAIChatAdapter:
             default_headers=default_headers,
         )
         key = self._client.api_key
-        self._secret = key if isinstance(key, str) and key != KEYLESS_PLACEHOLDER else None
+        guard_credentials(key if key != KEYLESS_PLACEHOLDER else None, headers=default_headers)
 
     @property
     def model(self) -> str:
@@ -144,6 +146,7 @@ class OpenAIChatAdapter:
             options=options,
         )
 
+    @seal_errors
     async def chat(
         self,
         messages: Sequence[Message],
@@ -164,6 +167,7 @@ class OpenAIChatAdapter:
             raise LLMConnectionError("malformed response body", provider=PROVIDER, model=self._model)
         return parse_completion(completion)
 
+    @seal_stream_errors
     async def stream(
         self,
         messages: Sequence[Message],
@@ -202,9 +206,7 @@ class OpenAIChatAdapter:
         yield ResponseCompleted(response)
 
     def _error(self, exc: BaseException, *, streaming: bool) -> LLMError:
-        return map_openai_error(
-            exc, provider=PROVIDER, model=self._model, streaming=streaming, secret=self._secret
-        )
+        return map_openai_error(exc, provider=PROVIDER, model=self._model, streaming=streaming)
 
     # ------------------------------------------------------------------------------------- helpers
 

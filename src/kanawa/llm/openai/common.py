@@ -21,14 +21,14 @@ other ``openai.APIError`` (e.g. an in-stream error)    :func:`error_for_code` on
 =====================================================  ==========================================
 
 Messages carry the server's own error message (cut to :data:`MAX_MESSAGE_CHARS`) and code, the HTTP
-status, ``retry-after`` and ``x-request-id`` — never anything kanawa sent (no key, headers, prompt).
+status, ``retry-after`` and ``x-request-id`` — never anything kanawa sent (no prompt); keys a server
+echoes are masked by :mod:`kanawa.secrets` like everywhere else (the adapters register theirs).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import ssl
 import sys
 from collections.abc import Mapping
@@ -144,19 +144,8 @@ def _error_fields(body: object) -> tuple[str | None, str | None]:
     return None, None
 
 
-_KEY_LIKE = re.compile(r"\b(sk-(?:proj-|ant-)?)[A-Za-z0-9_\-*]{6,}|\b(Bearer\s+)\S+", re.IGNORECASE)
-
-
-def mask_secrets(text: str, *, secret: str | None = None) -> str:
-    """Hide API keys a server may echo into an error message (a proxy answering 401 with the key it
-    got, say): the configured ``secret`` verbatim, and anything shaped like ``sk-…`` or ``Bearer …``."""
-    if secret:
-        text = text.replace(secret, "***")
-    return _KEY_LIKE.sub(lambda m: f"{m.group(1) or m.group(2)}***", text)
-
-
 def _clip(message: str | None, fallback: str) -> str:
-    text = mask_secrets(" ".join((message or "").split()))
+    text = " ".join((message or "").split())
     if not text:
         return fallback
     return text if len(text) <= MAX_MESSAGE_CHARS else text[: MAX_MESSAGE_CHARS - 1] + "…"
@@ -200,21 +189,16 @@ def map_openai_error(
     provider: str,
     model: str,
     streaming: bool = False,
-    secret: str | None = None,
 ) -> LLMError:
     """Turn an SDK or transport exception into the matching :class:`LLMError` (table above).
 
     ``streaming`` only changes wording: a JSON decode error is "malformed stream event" while
     streaming and "malformed response body" otherwise; a broken connection is "connection lost while
     streaming" rather than "connection error". An exception outside
-    :data:`MAPPED_EXCEPTIONS` becomes a plain :class:`LLMError` naming only its type. Messages never
-    carry a key: ``secret`` (the configured key) and key-shaped text are masked.
+    :data:`MAPPED_EXCEPTIONS` becomes a plain :class:`LLMError` naming only its type. Keys in the
+    server's text are masked by :class:`LLMError` itself (:mod:`kanawa.secrets`).
     """
-    error = _map(exc, provider=provider, model=model, streaming=streaming)
-    if secret and secret in error.message:
-        error.message = mask_secrets(error.message, secret=secret)
-        error.args = (error.message,)
-    return error
+    return _map(exc, provider=provider, model=model, streaming=streaming)
 
 
 def _map(exc: BaseException, *, provider: str, model: str, streaming: bool) -> LLMError:

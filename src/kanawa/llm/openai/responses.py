@@ -17,7 +17,8 @@ Contract:
   before anything is sent.
 * The SDK is used for transport only (``POST /responses`` with raw JSON in and out), so new
   response item and event types never break parsing.
-* Only :class:`LLMError` subclasses escape (mapping in :mod:`kanawa.llm.openai.common`); a stream
+* Only :class:`LLMError` subclasses escape (mapping in :mod:`kanawa.llm.openai.common`), sealed by
+  :func:`~kanawa.llm.errors.seal_errors` (keys masked, no SDK exception in the chain); a stream
   that ends before ``response.completed`` is an :class:`LLMConnectionError`.
 * With ``OPENAI_GPT5_AUDIT_LOG=true`` each call logs ``responses_api_request`` and then
   ``responses_api_success`` or ``responses_api_error`` (:mod:`kanawa.llm.openai.audit`).
@@ -35,7 +36,7 @@ import openai
 from openai import AsyncStream
 
 from kanawa.llm.base import ToolLike, canonical_model_name
-from kanawa.llm.errors import LLMConnectionError, LLMError
+from kanawa.llm.errors import LLMConnectionError, LLMError, seal_errors, seal_stream_errors
 from kanawa.llm.openai.audit import AuditContext, audit_error, audit_request, audit_success
 from kanawa.llm.openai.catalogue import check_settings
 from kanawa.llm.openai.common import DEFAULT_TIMEOUT, MAPPED_EXCEPTIONS, build_client, map_openai_error
@@ -44,6 +45,7 @@ from kanawa.llm.openai.responses_output import ResponsesStreamAssembler, parse_r
 from kanawa.llm.openai.responses_payload import build_responses_payload, response_format_of
 from kanawa.llm.settings import ModelSettings
 from kanawa.llm.tokens import count_message_tokens
+from kanawa.secrets import guard_credentials
 from kanawa.types import (
     JsonObject,
     LLMResponse,
@@ -91,6 +93,7 @@ class OpenAIResponsesAdapter:
             timeout=timeout,
         )
         self._host = base_url_host(self.base_url)
+        guard_credentials(self._client.api_key)
 
     # ---------------------------------------------------------------- identity
     @property
@@ -159,10 +162,7 @@ class OpenAIResponsesAdapter:
         streaming: bool = False,
         request_id: str | None = None,
     ) -> LLMError:
-        key = self._client.api_key
-        error = map_openai_error(
-            exc, provider=PROVIDER, model=self._model, streaming=streaming, secret=key if key else None
-        )
+        error = map_openai_error(exc, provider=PROVIDER, model=self._model, streaming=streaming)
         if error.request_id is None:
             error.request_id = request_id
         self._audit_failure(error, context, param=_param_of(exc))
@@ -180,6 +180,7 @@ class OpenAIResponsesAdapter:
         )
 
     # --------------------------------------------------------------------- chat
+    @seal_errors
     async def chat(
         self,
         messages: Sequence[Message],
@@ -202,7 +203,7 @@ class OpenAIResponsesAdapter:
                 )
                 data = raw.json()
         except MAPPED_EXCEPTIONS as exc:
-            raise self._failed(exc, context) from exc
+            raise self._failed(exc, context) from None
         request_id = raw.headers.get("x-request-id")
         if not isinstance(data, dict):
             error = LLMConnectionError(
@@ -215,6 +216,7 @@ class OpenAIResponsesAdapter:
         return response
 
     # ------------------------------------------------------------------- stream
+    @seal_stream_errors
     async def stream(
         self,
         messages: Sequence[Message],
@@ -250,7 +252,7 @@ class OpenAIResponsesAdapter:
                     stream_cls=AsyncStream[object],
                 )
         except MAPPED_EXCEPTIONS as exc:
-            raise self._failed(exc, context) from exc
+            raise self._failed(exc, context) from None
         request_id = sdk_stream.response.headers.get("x-request-id")
         assembler = ResponsesStreamAssembler(model=self._model, stop=settings.stop, request_id=request_id)
         try:
@@ -263,7 +265,7 @@ class OpenAIResponsesAdapter:
                     self._audit_failure(error, context)
                     raise error from None
                 except MAPPED_EXCEPTIONS as exc:
-                    raise self._failed(exc, context, streaming=True, request_id=request_id) from exc
+                    raise self._failed(exc, context, streaming=True, request_id=request_id) from None
                 if not isinstance(event, dict):
                     continue
                 try:
