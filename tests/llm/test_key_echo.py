@@ -39,7 +39,7 @@ from kanawa.llm.openai.responses import OpenAIResponsesAdapter
 from kanawa.loop.errors import LLMCallFailed
 from kanawa.trace.config import TraceSettings, jsonl_path, tracer_from_env
 from kanawa.types import UserMessage
-from tests.wire.server import RecordedRequest, Reply, WireServer, json_reply
+from tests.wire.server import RecordedRequest, Reply, WireServer, json_reply, sse_reply
 
 STATUSES = (400, 401, 403, 429, 500)
 _CREDENTIAL_HEADERS = ("authorization", "x-api-key", "x-goog-api-key", "x-proxy-token")
@@ -117,6 +117,43 @@ def echoing(status: int, body: Callable[[int, str], dict[str, Any]]) -> Callable
     return handle
 
 
+def openai_stream_error(key: str) -> tuple[str | None, dict[str, Any]]:
+    return (
+        "error",
+        {"type": "error", "code": "server_error", "message": f"upstream saw {key}", "param": key},
+    )
+
+
+def chat_stream_error(key: str) -> tuple[str | None, dict[str, Any]]:
+    return (
+        None,
+        {"error": {"message": f"upstream saw {key}", "type": "server_error", "code": "server_error"}},
+    )
+
+
+def anthropic_stream_error(key: str) -> tuple[str | None, dict[str, Any]]:
+    return (
+        "error",
+        {"type": "error", "error": {"type": "overloaded_error", "message": f"upstream saw {key}"}},
+    )
+
+
+def gemini_stream_error(key: str) -> tuple[str | None, dict[str, Any]]:
+    return (None, {"error": {"code": 500, "message": f"upstream saw {key}", "status": "INTERNAL"}})
+
+
+def echoing_in_stream(
+    event: Callable[[str], tuple[str | None, dict[str, Any]]],
+) -> Callable[[RecordedRequest], Reply]:
+    """A handler answering 200 with an SSE stream whose first event is an error echoing the key."""
+
+    def handle(request: RecordedRequest) -> Reply:
+        keys = " / ".join(received_credentials(request))
+        return sse_reply([event(keys)], headers={"x-request-id": keys})
+
+    return handle
+
+
 @dataclass(frozen=True)
 class Provider:
     name: str
@@ -124,6 +161,7 @@ class Provider:
     body: Callable[[int, str], dict[str, Any]]
     spec: Callable[[str], str]
     env_key: str
+    stream_error: Callable[[str], tuple[str | None, dict[str, Any]]]
 
 
 PROVIDERS = [
@@ -133,6 +171,7 @@ PROVIDERS = [
         openai_body,
         lambda base: f"openai:gpt-5@{base}/v1",
         "OPENAI_API_KEY",
+        openai_stream_error,
     ),
     Provider(
         "openai-chat",
@@ -142,6 +181,7 @@ PROVIDERS = [
         openai_body,
         lambda base: f"openai-chat:qwen2.5-7b-instruct@{base}/v1",
         "KANAWA_CHAT_API_KEY",
+        chat_stream_error,
     ),
     Provider(
         "anthropic",
@@ -149,6 +189,7 @@ PROVIDERS = [
         anthropic_body,
         lambda base: f"anthropic:claude-sonnet-5@{base}",
         "ANTHROPIC_API_KEY",
+        anthropic_stream_error,
     ),
     Provider(
         "gemini",
@@ -156,6 +197,7 @@ PROVIDERS = [
         gemini_body,
         lambda base: f"gemini:gemini-2.5-flash@{base}",
         "GEMINI_API_KEY",
+        gemini_stream_error,
     ),
 ]
 
@@ -279,6 +321,22 @@ async def test_an_adapter_error_never_carries_the_echoed_key(
         await close(adapter)
     assert caught.value.status_code == status
     assert key in received_credentials(wire_server.requests[0])
+    assert_no_key(key, exception=reachable_text(caught.value), logs="\n".join(debug_log))
+
+
+@pytest.mark.parametrize("provider", PROVIDERS, ids=lambda p: p.name)
+async def test_an_error_event_inside_a_stream_never_carries_the_echoed_key(
+    provider: Provider, wire_server: WireServer, debug_log: list[str]
+) -> None:
+    key = unique_key(provider)
+    wire_server.default = echoing_in_stream(provider.stream_error)
+    adapter = provider.build(wire_server.base_url, key)
+    try:
+        with pytest.raises(LLMError) as caught:
+            await drain(adapter)
+    finally:
+        await close(adapter)
+    assert "upstream saw" in caught.value.message
     assert_no_key(key, exception=reachable_text(caught.value), logs="\n".join(debug_log))
 
 
