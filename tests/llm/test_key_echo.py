@@ -297,9 +297,14 @@ async def drain(adapter: LLMAdapter) -> None:
 
 
 async def close(adapter: LLMAdapter) -> None:
+    """Close the adapter's HTTP client now rather than leave its sockets to the garbage collector."""
     aclose = getattr(adapter, "aclose", None)
     if aclose is not None:
         await aclose()
+        return
+    client = getattr(adapter, "_client", None)  # an adapter without aclose(): close its SDK client
+    if client is not None:
+        await client.close()
 
 
 # ----------------------------------------------------------------------------------------- tests
@@ -413,7 +418,10 @@ async def test_a_proxy_token_sent_in_default_headers_is_masked_like_a_key(
     token = f"proxy-token-{uuid.uuid4().hex[:16]}"
     wire_server.default = echoing(401, openai_body)
     adapter = build(wire_server.base_url, token)
-    with pytest.raises(LLMError) as caught:
-        await adapter.chat([UserMessage("hello")])
+    try:
+        with pytest.raises(LLMError) as caught:
+            await adapter.chat([UserMessage("hello")])
+    finally:
+        await close(adapter)
     assert wire_server.requests[0].headers["x-proxy-token"] == token
     assert_no_key(token, exception=reachable_text(caught.value), logs="\n".join(debug_log))
