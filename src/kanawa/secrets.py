@@ -22,6 +22,10 @@ words out of every message).
 The same rule reaches logs through :class:`SecretMaskingFilter`, which :func:`install_log_filter`
 puts on kanawa's loggers and on the loggers of the provider SDKs and their HTTP transports
 (:data:`LOGGER_PREFIXES`), so a DEBUG line an SDK writes is masked before any handler formats it.
+With the SDK versions this project locks (openai 3.54, anthropic 2.12, google-genai 3.4, httpx2 and
+httpcore2 2.16) no SDK logs the credential it sends, even at DEBUG; what reaches their DEBUG lines is
+what a server sends back (``httpcore2`` logs every response header), and that is what the filter
+masks — ``tests/llm/test_key_echo.py`` captures every logger at DEBUG to prove it.
 
 This module imports only the standard library: every layer may use it.
 """
