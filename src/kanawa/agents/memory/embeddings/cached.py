@@ -18,7 +18,7 @@ from kanawa.agents.memory.embeddings.base import Embedder, TextKind, Vectors, co
 class CachedEmbedder:
     """Wraps ``embedder``; same ``name`` and ``dim``, so cached and uncached vectors are interchangeable.
 
-    ``hits`` / ``misses`` count texts served from the cache / sent to the model.
+    ``misses`` counts texts sent to the model (each distinct text once per call); ``hits`` the rest.
     """
 
     def __init__(self, embedder: Embedder, *, max_entries: int = 10_000) -> None:
@@ -47,10 +47,10 @@ class CachedEmbedder:
             if row is not None:
                 self._rows.move_to_end(key)
                 found[key] = row
-                self.hits += 1
             else:
                 missing.setdefault(key, text)
-                self.misses += 1
+        self.misses += len(missing)
+        self.hits += len(keys) - len(missing)
         if missing:
             rows = await self.embedder.embed(list(missing.values()), kind=kind)
             for key, row in zip(missing, rows, strict=True):
