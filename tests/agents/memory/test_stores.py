@@ -173,7 +173,10 @@ async def test_pgvector_falls_back_to_the_cos_sim_scan_when_the_index_is_dropped
         finally:
             await conn.close()
         assert "hnsw" in plan
+        assert "ORDER BY embedding <=> $1" in store.search_sql
         assert await store.refresh_index() is False
+        assert "cos_sim(embedding, $1)" in store.search_sql
+        assert "ORDER BY 2 DESC LIMIT $3" in store.search_sql
         after = [h.item.text for h in await store.search(query, k=5)]
         assert before == after == [f"note {i}" for i in exact_top_k(vectors, query, 5)]
         assert [f"note {r['id'] - 1}" for r in rows] == after

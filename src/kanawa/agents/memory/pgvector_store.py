@@ -156,6 +156,19 @@ class PgVectorMemoryStore:
         """Whether searches use the vector index (``False``: the brute-force ``cos_sim`` scan)."""
         return self._indexed
 
+    @property
+    def search_sql(self) -> str:
+        """The statement :meth:`search` sends (``$1`` query vector, ``$2`` namespace, ``$3`` k)."""
+        if self._indexed:
+            return (
+                f"SELECT id, 1 - (embedding <=> $1) AS score, namespace, text, metadata "
+                f"FROM {self._table} WHERE namespace = $2 ORDER BY embedding <=> $1 LIMIT $3"
+            )
+        return (
+            f"SELECT id, cos_sim(embedding, $1) AS score, namespace, text, metadata "
+            f"FROM {self._table} WHERE namespace = $2 ORDER BY 2 DESC LIMIT $3"
+        )
+
     async def refresh_index(self) -> bool:
         """Look again for a vector index on the table (after one was created or dropped elsewhere)."""
         found = await self._pool.fetchval(
@@ -189,16 +202,7 @@ class PgVectorMemoryStore:
         self, vector: Vectors, *, k: int, namespace: str = DEFAULT_NAMESPACE
     ) -> list[ScoredItem]:
         row = check_query(self._dim, vector, k)
-        if self._indexed:
-            query = (
-                f"SELECT id, 1 - (embedding <=> $1) AS score, namespace, text, metadata "
-                f"FROM {self._table} WHERE namespace = $2 ORDER BY embedding <=> $1 LIMIT $3"
-            )
-        else:
-            query = (
-                f"SELECT id, cos_sim(embedding, $1) AS score, namespace, text, metadata "
-                f"FROM {self._table} WHERE namespace = $2 ORDER BY 2 DESC LIMIT $3"
-            )
+        query = self.search_sql
         found = await self._pool.fetch(query, row, namespace, k)
         return [
             ScoredItem(
