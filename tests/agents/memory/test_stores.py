@@ -215,3 +215,23 @@ async def test_kanawa_database_url_selects_pgvector(
         assert not (tmp_path / "unused.sqlite3").exists()
     finally:
         await remote.close()
+
+
+async def test_analyze_gives_the_planner_the_tables_size(postgres_url: str, table: str) -> None:
+    store = await PgVectorMemoryStore.open(postgres_url, dim=DIM, table=table)
+    try:
+        await store.add(items(500), unit_vectors(500, DIM, seed=9), [f"h{i}" for i in range(500)])
+        await store.analyze()
+        tuples = await store._pool.fetchval("SELECT reltuples FROM pg_class WHERE relname = $1", table)
+        assert tuples == 500
+    finally:
+        await store.close()
+
+
+async def test_ef_search_holds_on_every_pooled_connection(postgres_url: str, table: str) -> None:
+    store = await PgVectorMemoryStore.open(postgres_url, dim=DIM, table=table, ef_search=123, pool_size=2)
+    try:
+        for _ in range(4):  # connections are reset (RESET ALL) each time they return to the pool
+            assert await store._pool.fetchval("SHOW hnsw.ef_search") == "123"
+    finally:
+        await store.close()

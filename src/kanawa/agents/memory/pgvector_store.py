@@ -133,12 +133,12 @@ class PgVectorMemoryStore:
         finally:
             await conn.close()
 
-        async def init(connection: asyncpg.Connection) -> None:
-            await _register_vector(connection)
-            await connection.execute(f"SET hnsw.ef_search = {int(ef_search)}")
-            await connection.execute(f"SET ivfflat.probes = {max(1, int(ef_search) // 10)}")
-
-        pool = await asyncpg.create_pool(url, min_size=1, max_size=pool_size, init=init)
+        # Startup parameters, not SET: the pool runs RESET ALL when a connection is released, which
+        # returns to these values but would discard a SET.
+        search_settings = {"hnsw.ef_search": str(ef_search), "ivfflat.probes": str(max(1, ef_search // 10))}
+        pool = await asyncpg.create_pool(
+            url, min_size=1, max_size=pool_size, init=_register_vector, server_settings=search_settings
+        )
         store = cls(pool, dim=dim, table=table, indexed=False)
         await store.refresh_index()
         return store
@@ -179,6 +179,12 @@ class PgVectorMemoryStore:
         )
         self._indexed = bool(found)
         return self._indexed
+
+    async def analyze(self) -> None:
+        """Refresh the planner's statistics of the table. Call it after a bulk load: until autovacuum
+        has analysed the new rows, PostgreSQL may misjudge the namespace filter and scan every row
+        instead of using the vector index."""
+        await self._pool.execute(f"ANALYZE {self._table}")
 
     async def add(self, items: Sequence[MemoryItem], vectors: Vectors, hashes: Sequence[str]) -> list[int]:
         check_batch(self._dim, items, vectors, hashes)
