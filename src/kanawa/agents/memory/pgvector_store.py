@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
 DATABASE_URL_ENV = "KANAWA_DATABASE_URL"
 
-IndexKind = Literal["hnsw", "ivfflat"]
+IndexKind = Literal["hnsw"]
 
 _IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]{0,40}$")
 
@@ -83,15 +83,8 @@ async def _register_vector(conn: asyncpg.Connection) -> None:
 class PgVectorMemoryStore:
     """A :class:`~kanawa.agents.memory.store.MemoryStore` in PostgreSQL + pgvector.
 
-    Create it with ``await PgVectorMemoryStore.open(dsn, dim=384)``.
-
-    Args:
-        dsn: a ``postgresql://`` URL; ``None`` reads ``KANAWA_DATABASE_URL``.
-        dim: the embedding length (the column is ``vector(dim)``).
-        table: the items table (a plain lower-case identifier).
-        index: ``"hnsw"`` (default), ``"ivfflat"`` or ``None`` (no index: exact brute-force search).
-        ef_search: HNSW candidates per search (recall vs. speed).
-        pool_size: connections in the pool (seed 002 §6: one connection per agent is the minimum).
+    Create it with ``await PgVectorMemoryStore.open(dsn, dim=384)``; the constructor only wraps a pool
+    that :meth:`open` has prepared.
     """
 
     def __init__(
@@ -118,6 +111,19 @@ class PgVectorMemoryStore:
         ef_search: int = 100,
         pool_size: int = 4,
     ) -> PgVectorMemoryStore:
+        """Connect, create what is missing (see the module docstring) and return the store.
+
+        Args:
+            dsn: a ``postgresql://`` URL; ``None`` reads ``KANAWA_DATABASE_URL``.
+            dim: the embedding length (the column is ``vector(dim)``); a table made for another
+                length is refused with ``ValueError``.
+            table: the items table (a plain lower-case identifier).
+            index: ``"hnsw"`` (default) or ``None`` (no index: exact brute-force search). For a bulk
+                load, open with ``None``, load, then create the index and :meth:`analyze`. An IVFFlat
+                index created by hand is used too (it needs data to build its lists).
+            ef_search: HNSW candidates per search (recall vs. speed); IVFFlat probes are a tenth of it.
+            pool_size: connections in the pool (seed 002 §6: one connection per agent at least).
+        """
         import asyncpg
 
         url = dsn or os.environ.get(DATABASE_URL_ENV)
