@@ -47,6 +47,7 @@ test: lint typecheck pytest
 bench: $(VENV)/.synced
 	$(BIN)/python bench/loop_overhead.py
 	$(BIN)/python bench/stream_passthrough.py
+	$(BIN)/python bench/memory_retrieval.py
 
 clean:
 	rm -rf $(VENV) .cache .mypy_cache .ruff_cache .pytest_cache

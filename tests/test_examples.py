@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -55,3 +56,21 @@ def test_readme_opens_with_the_two_commands() -> None:
     head = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()[:8]
     assert any(line.startswith("make demo") for line in head)
     assert any(line.startswith("make test") for line in head)
+
+
+def test_memory_example_recalls_notes_offline() -> None:
+    env = {k: v for k, v in os.environ.items() if k != "KANAWA_DATABASE_URL"}
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "memory.py")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env=env,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == [
+        "When is the deadline? -> The application deadline is 15 September.",
+        "What is my essay about? -> Hanako's essay is about volunteering at a library in Kobe.",
+        "session window: 4 messages",
+    ]

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Generic
+from typing import TYPE_CHECKING, Any, Generic
 
 from kanawa.llm.base import LLMAdapter
 from kanawa.llm.models import resolve_model
@@ -34,6 +34,9 @@ from kanawa.tools.base import Tool
 from kanawa.tools.decorator import tool as make_tool
 from kanawa.trace.events import Tracer
 from kanawa.types import Message, SystemMessage, UserMessage
+
+if TYPE_CHECKING:
+    from kanawa.agents.memory.hook import Memory
 
 UserInput = str | Sequence[Message]
 """A user turn as text, or messages to append to the conversation as they are."""
@@ -60,6 +63,8 @@ class Agent(Generic[OutputT]):
         prompt_policies / prompt_policy_overrides: add the GPT-5 policies to the instructions.
         extra_cfg: anything to keep with the agent (seed 002: external dependencies such as a DB handle),
             stored as a dict and never read by the loop.
+        memory: a :class:`~kanawa.agents.memory.Memory` applied in :meth:`_preprocess_messages`
+            (long-term recall, context budget).
 
     Raises ``ValueError`` for an empty name or duplicate tool names and ``TypeError`` for a tool that is
     neither a ``Tool`` nor callable. The model string is checked when first used.
@@ -81,6 +86,7 @@ class Agent(Generic[OutputT]):
         prompt_policies: bool = False,
         prompt_policy_overrides: str | None = None,
         extra_cfg: Mapping[str, Any] | None = None,
+        memory: Memory | None = None,
     ) -> None:
         if not isinstance(name, str) or not name.strip():
             raise ValueError("an agent needs a non-empty name")
@@ -95,6 +101,7 @@ class Agent(Generic[OutputT]):
         self.tracer = tracer
         self.prompts = prompts
         self.extra_cfg: dict[str, Any] = dict(extra_cfg or {})
+        self.memory = memory
         self._policy = policy if policy is not None else default_policy(self.config)
         if prompt_policies:
             from kanawa.prompts.policies import build_system_instruction
@@ -217,7 +224,7 @@ class Agent(Generic[OutputT]):
             agent_name=self._name,
             run_id=run_id,
             preprocess=self._preprocess_messages
-            if cls._preprocess_messages is not Agent._preprocess_messages
+            if cls._preprocess_messages is not Agent._preprocess_messages or self.memory is not None
             else None,
             postprocess=(
                 self._postprocess_response
@@ -250,7 +257,11 @@ class Agent(Generic[OutputT]):
         return [SystemMessage(self._system), *supplied]
 
     async def _preprocess_messages(self, messages: list[Message]) -> list[Message]:
-        """Override to rewrite the conversation before the first request (guardrails, memory)."""
+        """Override to rewrite the conversation before the first request (guardrails, memory).
+
+        The default applies ``memory`` (when given)."""
+        if self.memory is not None:
+            return await self.memory.prepare(messages)
         return messages
 
     async def _postprocess_response(self, response: FinalResponse[OutputT]) -> FinalResponse[OutputT]:
