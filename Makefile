@@ -1,6 +1,7 @@
 # kanawa — everything a fresh machine needs is installed by these targets.
 #   make demo   run the built-in agent demo (no API key, no services)
 #   make test   lint, type-check and run the full test suite
+#   make fuzz   run the property tests with random seeds and 5,000 examples each
 #   make bench  run the benchmarks in bench/ and refresh bench/results/
 
 SHELL := /bin/bash
@@ -19,7 +20,7 @@ UV ?= $(shell command -v uv 2>/dev/null || echo $(UV_BOOT)/bin/uv)
 VENV := $(CURDIR)/.venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint typecheck pytest bench clean
+.PHONY: demo test lint typecheck pytest fuzz bench clean
 
 $(UV_BOOT)/bin/uv:
 	$(PYTHON) -m venv $(UV_BOOT)
@@ -43,6 +44,9 @@ pytest: $(VENV)/.synced
 	$(BIN)/python -m pytest -q
 
 test: lint typecheck pytest
+
+fuzz: $(VENV)/.synced
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m hypothesis --hypothesis-profile=fuzz tests
 
 bench: $(VENV)/.synced
 	$(BIN)/python bench/loop_overhead.py

@@ -1,12 +1,37 @@
-"""Shared fixtures."""
+"""Shared fixtures and the Hypothesis profiles.
+
+Property tests stay randomised where people develop, and are deterministic where CI judges:
+
+- ``dev`` (the default): random seeds, 200 examples per property;
+- ``ci`` (chosen when the ``CI`` environment variable is set, as CI does): derandomised — the same
+  examples on every run — with 400 examples per property, so a green CI run is reproducible;
+- ``fuzz`` (``make fuzz``): random seeds and 5,000 examples per property, to go looking for bugs.
+
+``--hypothesis-profile NAME`` overrides the choice. Property tests set only ``deadline`` and health
+checks in their ``@settings``, never ``max_examples``, so the profile decides how hard they search.
+"""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from tests.wire.server import WireServer
+
+settings.register_profile("dev", max_examples=200, deadline=None)
+settings.register_profile(
+    "ci",
+    max_examples=400,
+    deadline=None,
+    derandomize=True,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile("fuzz", max_examples=5000, deadline=None, print_blob=True)
+settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 
 @pytest.fixture

@@ -624,7 +624,7 @@ def schemas_with_refs(draw: st.DrawFn) -> JsonObject:
     return {**root, "$defs": defs}
 
 
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)
 @given(schemas_with_refs(), st.integers(0, 2**16))
 def test_random_schemas_get_valid_values(schema: JsonObject, seed: int) -> None:
     value = value_for_schema(schema, seed=seed)

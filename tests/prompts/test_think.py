@@ -151,7 +151,7 @@ def text_and_chunks(draw: st.DrawFn) -> tuple[str, list[str]]:
     return text, [text[a:b] for a, b in pairwise(bounds)]
 
 
-@settings(max_examples=400, deadline=None)
+@settings(deadline=None)
 @given(text_and_chunks())
 def test_any_chunking_equals_split_think_of_whole_text(case: tuple[str, list[str]]) -> None:
     text, chunks = case
@@ -161,7 +161,7 @@ def test_any_chunking_equals_split_think_of_whole_text(case: tuple[str, list[str
     assert split_think(text) == reference_split(text)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)
 @given(text_and_chunks())
 def test_streaming_holds_back_at_most_a_partial_tag(case: tuple[str, list[str]]) -> None:
     """After every chunk, all text is released except a possible partial tag (< 8 characters)."""

@@ -85,7 +85,7 @@ json_values = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)
 @given(st.one_of(st.text(), st.binary(), st.integers(), st.none(), json_values.map(json.dumps), json_values))
 def test_property_any_input_returns_a_dict_or_raises_tool_arguments_error(raw: object) -> None:
     try:
@@ -96,7 +96,7 @@ def test_property_any_input_returns_a_dict_or_raises_tool_arguments_error(raw: o
     assert json.loads(json.dumps(parsed)) == parsed
 
 
-@settings(max_examples=200, deadline=None)
+@settings(deadline=None)
 @given(st.dictionaries(st.text(max_size=10), json_values, max_size=4))
 def test_property_every_json_object_string_round_trips(obj: dict[str, object]) -> None:
     assert parse_tool_arguments(json.dumps(obj)) == obj

@@ -154,7 +154,7 @@ def maze(tmp_path: Path) -> Path:
     return files
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(parts=st.lists(segments, max_size=8), absolute=st.booleans())
 def test_property_no_generated_path_resolves_outside_the_root(
     maze: Path, parts: list[str], absolute: bool

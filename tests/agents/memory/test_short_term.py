@@ -57,7 +57,7 @@ def tokens(messages: Sequence[Message]) -> int:
     return count_message_tokens(list(messages)) if messages else 0
 
 
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)
 @given(conversations(), st.integers(0, 400))
 def test_trimming_never_separates_a_tool_call_from_its_result(messages: list[Message], budget: int) -> None:
     trimmed = trim_messages(messages, max_tokens=budget, count=estimate_text_tokens)
@@ -73,7 +73,7 @@ def test_trimming_never_separates_a_tool_call_from_its_result(messages: list[Mes
     assert trimmed[-len(last_unit) :] == last_unit
 
 
-@settings(max_examples=300, deadline=None)
+@settings(deadline=None)
 @given(conversations(), st.integers(0, 400))
 def test_trimmed_conversation_is_within_budget_whenever_possible(
     messages: list[Message], budget: int

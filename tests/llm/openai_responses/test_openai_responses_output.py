@@ -124,6 +124,21 @@ def test_find_stop_takes_the_earliest_of_several() -> None:
     assert find_stop("abc", ["x"]) == -1
 
 
+def test_find_stop_cuts_where_a_stop_first_completes_not_where_one_first_starts() -> None:
+    # "b" completes at index 2; "XbX" starts earlier (1) but would complete only at index 3.
+    assert find_stop("XXbX", ["b", "XbX"]) == 2
+    assert find_stop("XXbX", ["XbX", "b"]) == 2
+    # Two stops completing on the same character: the one that starts first wins.
+    assert find_stop("aXbc", ["bc", "Xbc"]) == 1
+
+
+def test_stop_scanner_agrees_on_the_case_that_once_failed() -> None:
+    scanner = StopScanner(["b", "XbX"])
+    released = scanner.feed("XXb") + scanner.feed("X") + scanner.flush()
+    assert released == "XX"
+    assert scanner.hit
+
+
 @given(
     text=st.text(alphabet="abXY", max_size=40),
     stops=st.lists(st.text(alphabet="abXY", min_size=1, max_size=4), max_size=3),

@@ -69,9 +69,20 @@ def _int(value: object) -> int:
 
 
 def find_stop(text: str, stop: Sequence[str]) -> int:
-    """Index of the earliest occurrence of any non-empty stop sequence in ``text``, or -1."""
-    hits = [i for s in stop if s and (i := text.find(s)) >= 0]
-    return min(hits) if hits else -1
+    """Where ``text`` is cut for ``stop``: the start of the stop sequence that *completes* first, or -1.
+
+    A server generating text stops as soon as any stop sequence is complete, so the sequence that
+    ends earliest wins, even when another one started before it (text ``"XXbX"`` with stops ``["b",
+    "XbX"]`` is cut at 2, where ``"b"`` completes, not at 1, where the longer ``"XbX"`` starts). When
+    two sequences complete at the same character, the one that starts earlier wins (less text is
+    released). Because the rule depends only on where each sequence ends, the streamed
+    :class:`StopScanner` gives the same cut however the text is chunked.
+    """
+    best: tuple[int, int] | None = None  # (end, start) of the winning occurrence
+    for s in stop:
+        if s and (i := text.find(s)) >= 0 and (best is None or (i + len(s), i) < best):
+            best = (i + len(s), i)
+    return -1 if best is None else best[1]
 
 
 def parse_usage(usage: object) -> Usage:
@@ -162,7 +173,12 @@ def parse_response(data: Mapping[str, JsonValue], *, stop: Sequence[str] = ()) -
 
 
 class StopScanner:
-    """Streams text while guaranteeing nothing at or after a stop sequence is ever released."""
+    """Streams text while guaranteeing nothing at or after the cut :func:`find_stop` makes is released.
+
+    It holds back the last ``len(longest stop) - 1`` characters, which is enough: the occurrence that
+    completes first always lies wholly inside the held tail plus the new delta when its last character
+    arrives, so the streamed cut equals ``find_stop`` on the whole text for any chunking.
+    """
 
     def __init__(self, stop: Sequence[str]) -> None:
         self._stop = [s for s in stop if s]
