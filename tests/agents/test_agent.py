@@ -9,6 +9,7 @@ from pydantic import BaseModel
 
 import kanawa
 from kanawa.agents import Agent, RunResult
+from kanawa.context import RunContext
 from kanawa.llm.settings import ModelSettings
 from kanawa.llm.testing import ModelRequest, ScriptedLLM, TestLLM
 from kanawa.loop.config import AgentConfiguration
@@ -191,8 +192,10 @@ async def test_config_and_tracer_reach_the_loop() -> None:
 
 async def test_subclass_hooks_preprocess_and_postprocess() -> None:
     class Polite(Agent[str]):
-        async def _preprocess_messages(self, messages: list[Message]) -> list[Message]:
-            return [*messages, UserMessage("Please be polite.")]
+        async def _preprocess_messages(
+            self, messages: list[Message], context: RunContext[None]
+        ) -> list[Message]:
+            return [*messages, UserMessage(f"Please be polite ({context.agent_name}).")]
 
         async def _postprocess_response(self, response: FinalResponse[str]) -> FinalResponse[str]:
             from dataclasses import replace
@@ -201,7 +204,7 @@ async def test_subclass_hooks_preprocess_and_postprocess() -> None:
 
     llm = ScriptedLLM(["fine"])
     result = await Polite("p", model=llm).run("hi")
-    assert llm.requests[0].messages[-1] == UserMessage("Please be polite.")
+    assert llm.requests[0].messages[-1] == UserMessage("Please be polite (p).")
     assert result.output == "fine (checked)"
 
 

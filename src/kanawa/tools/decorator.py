@@ -58,6 +58,7 @@ def make_tool(
         is_async=described.is_async,
         strict=strict,
         timeout=timeout,
+        takes_context=described.takes_context,
     )
 
 
