@@ -38,7 +38,7 @@ lint: $(VENV)/.synced
 	$(BIN)/ruff format --check src tests bench examples
 
 typecheck: $(VENV)/.synced
-	$(BIN)/mypy --strict src/kanawa
+	$(BIN)/mypy --strict src/kanawa examples
 
 pytest: $(VENV)/.synced
 	$(BIN)/python -m pytest -q

@@ -74,3 +74,43 @@ def test_memory_example_recalls_notes_offline() -> None:
         "What is my essay about? -> Hanako's essay is about volunteering at a library in Kobe.",
         "session window: 4 messages",
     ]
+
+
+def test_run_context_example_serves_two_customers_apart() -> None:
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "run_context.py")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == [
+        "You help aiko with their orders only. -> Your order: shipped.",
+        "You help ken with their orders only. -> Your order: no order A-1 for this customer.",
+        "run_sync: Your order: packing. (2 requests)",
+    ]
+
+
+def test_mypy_strict_accepts_the_typed_example_and_catches_misused_deps(tmp_path: Path) -> None:
+    example = (ROOT / "examples" / "run_context.py").read_text(encoding="utf-8")
+    misuse = tmp_path / "misuse.py"
+    misuse.write_text(
+        example
+        + "\n\nagent.run_sync('q', deps='ken')\n\n\n"
+        + "@tool\ndef wrong(ctx: RunContext[Deps]) -> str:\n    return ctx.deps.name\n",
+        encoding="utf-8",
+    )
+    command = [sys.executable, "-m", "mypy", "--strict", "--cache-dir", str(tmp_path / "cache")]
+    good = subprocess.run(
+        [*command, str(ROOT / "examples" / "run_context.py")], capture_output=True, text=True, check=False
+    )
+    assert good.returncode == 0, good.stdout
+    bad = subprocess.run([*command, str(misuse)], capture_output=True, text=True, check=False)
+    assert bad.returncode == 1
+    assert (
+        'Argument "deps" to "run_sync" of "Agent" has incompatible type "str"; expected "Deps | None"'
+        in bad.stdout
+    )
+    assert '"Deps" has no attribute "name"' in bad.stdout
+    assert bad.stdout.count("error:") == 3  # the third: returning Any from the unknown attribute

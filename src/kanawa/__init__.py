@@ -15,6 +15,7 @@ __version__ = "0.1.0"
 _EXPORTS: dict[str, str] = {
     "Agent": "kanawa.agents.agent",
     "RunResult": "kanawa.agents.agent",
+    "RunContext": "kanawa.context",
     "AgentConfiguration": "kanawa.loop.config",
     "Tool": "kanawa.tools.base",
     "ToolResult": "kanawa.tools.base",
@@ -30,6 +31,7 @@ _EXPORTS: dict[str, str] = {
 
 if TYPE_CHECKING:
     from kanawa.agents.agent import Agent, RunResult
+    from kanawa.context import RunContext
     from kanawa.llm.models import resolve_model
     from kanawa.llm.settings import ModelSettings
     from kanawa.llm.testing import FunctionLLM, ScriptedLLM, TestLLM
@@ -48,6 +50,7 @@ __all__ = [
     "AgentConfiguration",
     "FunctionLLM",
     "ModelSettings",
+    "RunContext",
     "RunResult",
     "ScriptedLLM",
     "TestLLM",

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 import pytest
 from pydantic import BaseModel
 
 import kanawa
 from kanawa.agents import Agent, RunResult
+from kanawa.context import RunContext
 from kanawa.llm.settings import ModelSettings
 from kanawa.llm.testing import ModelRequest, ScriptedLLM, TestLLM
 from kanawa.loop.config import AgentConfiguration
@@ -17,7 +20,15 @@ from kanawa.loop.steps import FinalResponse
 from kanawa.tools.decorator import tool
 from kanawa.trace.events import Tracer
 from kanawa.trace.memory import InMemoryTraceSink
-from kanawa.types import AssistantMessage, Message, SystemMessage, TextDelta, ToolCall, UserMessage
+from kanawa.types import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    TextDelta,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+)
 
 
 def add(a: int, b: int) -> int:
@@ -191,8 +202,10 @@ async def test_config_and_tracer_reach_the_loop() -> None:
 
 async def test_subclass_hooks_preprocess_and_postprocess() -> None:
     class Polite(Agent[str]):
-        async def _preprocess_messages(self, messages: list[Message]) -> list[Message]:
-            return [*messages, UserMessage("Please be polite.")]
+        async def _preprocess_messages(
+            self, messages: list[Message], context: RunContext[None]
+        ) -> list[Message]:
+            return [*messages, UserMessage(f"Please be polite ({context.agent_name}).")]
 
         async def _postprocess_response(self, response: FinalResponse[str]) -> FinalResponse[str]:
             from dataclasses import replace
@@ -201,8 +214,179 @@ async def test_subclass_hooks_preprocess_and_postprocess() -> None:
 
     llm = ScriptedLLM(["fine"])
     result = await Polite("p", model=llm).run("hi")
-    assert llm.requests[0].messages[-1] == UserMessage("Please be polite.")
+    assert llm.requests[0].messages[-1] == UserMessage("Please be polite (p).")
     assert result.output == "fine (checked)"
+
+
+# ------------------------------------------------------------------------- run context and deps
+
+
+@dataclass
+class Customer:
+    name: str
+    tier: str = "basic"
+
+
+def discount(ctx: RunContext[Customer], price: int) -> str:
+    """Price after the customer's discount.
+
+    Args:
+        price: the list price
+    """
+    rate = 10 if ctx.deps.tier == "gold" else 0
+    return f"{ctx.agent_name}/{ctx.step}: {ctx.deps.name} pays {price * (100 - rate) // 100}"
+
+
+def _discount_script() -> list[object]:
+    return [AssistantMessage(tool_calls=(ToolCall("c1", "discount", '{"price": 200}'),)), "done"]
+
+
+def _tool_texts(result: RunResult[Any]) -> list[str]:
+    return [m.text for m in result.messages if isinstance(m, ToolMessage)]
+
+
+@pytest.mark.parametrize("how", ["run", "run_stream", "stream"])
+async def test_run_and_stream_pass_deps_to_tools(how: str) -> None:
+    llm = ScriptedLLM(_discount_script())  # type: ignore[arg-type]
+    agent = Agent("shop", tools=[discount], model=llm, deps_type=Customer)
+    deps = Customer("Aiko", "gold")
+    if how == "stream":
+        runner = agent.stream("price?", deps=deps)
+        async for _ in runner:
+            pass
+        assert runner.context.deps is deps
+        result = runner.result
+    else:
+        result = await agent.run("price?", stream=how == "run_stream", deps=deps)
+    assert _tool_texts(result) == ["shop/1: Aiko pays 180"]
+    (spec,) = llm.requests[0].tools
+    assert set(spec.parameters["properties"]) == {"price"}
+
+
+def test_run_sync_passes_deps_to_tools() -> None:
+    agent = Agent("shop", tools=[discount], model=ScriptedLLM(_discount_script()), deps_type=Customer)  # type: ignore[arg-type]
+    result = agent.run_sync("price?", deps=Customer("Ken"))
+    assert _tool_texts(result) == ["shop/1: Ken pays 200"]
+
+
+async def test_deps_that_do_not_fit_deps_type_are_a_clear_error_before_any_request() -> None:
+    llm = ScriptedLLM(["never"])
+    agent = Agent("shop", tools=[discount], model=llm, deps_type=Customer)
+    with pytest.raises(TypeError, match=r"agent 'shop' declares deps_type=Customer; .* not a str"):
+        await agent.run("q", deps="Aiko")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="not nothing"):
+        await agent.run("q")
+    with pytest.raises(TypeError, match="deps_type=Customer"):
+        agent.stream("q", deps=42)  # type: ignore[arg-type]
+    assert llm.requests == []
+
+
+async def test_deps_type_checks_unions_and_generic_origins_and_skips_what_isinstance_cannot() -> None:
+    class HasName(Protocol):
+        name: str
+
+    optional = Agent("a", model=ScriptedLLM(["x", "y"]), deps_type=Customer | None)  # type: ignore[arg-type]
+    await optional.run("q")
+    await optional.run("q", deps=Customer("Aiko"))
+    table = Agent("a", model=ScriptedLLM(["x"]), deps_type=dict[str, int])
+    await table.run("q", deps={"a": 1})
+    with pytest.raises(TypeError, match=r"deps_type=dict; .* not a list"):
+        await table.run("q", deps=[1])  # type: ignore[arg-type]
+    unchecked = Agent("a", model=ScriptedLLM(["x"]), deps_type=HasName)  # type: ignore[type-abstract]
+    await unchecked.run("q", deps=Customer("Aiko"))
+    untyped = Agent("a", model=ScriptedLLM(["x"]))
+    await untyped.run("q", deps=Customer("Aiko"))  # type: ignore[arg-type]
+
+
+async def test_dynamic_instructions_read_deps_once_per_run_before_the_first_request() -> None:
+    calls: list[int] = []
+
+    def instructions(ctx: RunContext[Customer]) -> str:
+        calls.append(ctx.step)
+        return f"You serve {ctx.deps.name} ({ctx.deps.tier})."
+
+    llm = ScriptedLLM(_discount_script())  # type: ignore[arg-type]
+    agent = Agent("shop", instructions, tools=[discount], model=llm, deps_type=Customer)
+    result = await agent.run("price?", deps=Customer("Aiko", "gold"))
+    assert calls == [0]  # once, before the first request, over a two-request run
+    assert [r.messages[0] for r in llm.requests] == [SystemMessage("You serve Aiko (gold).")] * 2
+    assert result.messages[0] == SystemMessage("You serve Aiko (gold).")
+    assert agent.instructions == ""
+
+
+async def test_decorated_async_instructions_follow_the_static_ones_and_the_policies_wrap_them() -> None:
+    llm = ScriptedLLM(["a", "b"])
+    agent = Agent("shop", "Be brief.", model=llm, deps_type=Customer)
+
+    @agent.add_instructions
+    async def who(ctx: RunContext[Customer]) -> str:
+        await asyncio.sleep(0)
+        return f"The customer is {ctx.deps.name}."
+
+    @agent.add_instructions
+    def nothing(ctx: RunContext[Customer]) -> str:
+        return "  "  # blank text adds nothing
+
+    await agent.run("q", deps=Customer("Ken"))
+    assert llm.requests[0].messages[0] == SystemMessage("Be brief.\n\nThe customer is Ken.")
+    assert agent.system_instruction == "Be brief."
+
+    policy_llm = ScriptedLLM(["a"])
+    with_policies = Agent("shop", who, model=policy_llm, prompt_policies=True, deps_type=Customer)
+    await with_policies.run("q", deps=Customer("Mei"))
+    system = policy_llm.requests[0].messages[0]
+    assert isinstance(system, SystemMessage)
+    assert system.content.startswith("The customer is Mei.\n\n")
+    assert len(system.content) > 200  # the four GPT-5 policies follow
+
+
+async def test_dynamic_instructions_own_the_system_slot_of_a_continued_conversation() -> None:
+    llm = ScriptedLLM(["again", "silent"])
+    agent = Agent("a", lambda ctx: f"Hello {ctx.deps}.", model=llm)
+    history: list[Message] = [SystemMessage("old system"), UserMessage("hi"), AssistantMessage("hello")]
+    await agent.run("again", history=history, deps="Aiko")  # type: ignore[arg-type]
+    assert [m.role for m in llm.requests[0].messages] == ["system", "user", "assistant", "user"]
+    assert llm.requests[0].messages[0] == SystemMessage("Hello Aiko.")
+    silent = Agent("a", lambda ctx: "", model=llm)
+    await silent.run("again", history=history)
+    assert llm.requests[1].messages[0] == SystemMessage("old system")  # blank instructions keep it
+
+
+async def test_instructions_that_fail_or_return_no_text_end_the_run_with_that_error() -> None:
+    def broken(ctx: RunContext[None]) -> str:
+        raise LookupError("no profile")
+
+    llm = ScriptedLLM(["never"])
+    with pytest.raises(LookupError, match="no profile"):
+        await Agent("a", broken, model=llm).run("q")
+    with pytest.raises(TypeError, match=r"instructions function .* returned int, not str"):
+        await Agent("a", lambda ctx: 42, model=llm).run("q")  # type: ignore[arg-type,return-value]
+    with pytest.raises(TypeError, match="function of the run context"):
+        Agent("a", model=llm).add_instructions("not callable")  # type: ignore[arg-type]
+    assert llm.requests == []
+
+
+async def test_concurrent_runs_of_one_agent_with_different_deps_stay_apart() -> None:
+    from kanawa.llm.testing import FunctionLLM
+
+    async def answer(request: ModelRequest) -> AssistantMessage | str:
+        await asyncio.sleep(0)
+        if not request.tool_results:
+            return AssistantMessage(tool_calls=(ToolCall("c1", "discount", '{"price": 100}'),))
+        system = request.messages[0]
+        assert isinstance(system, SystemMessage)
+        return f"{system.content} | {request.tool_results[0].text}"
+
+    agent = Agent(
+        "shop",
+        lambda ctx: f"for {ctx.deps.name}",
+        tools=[discount],
+        model=FunctionLLM(answer),
+        deps_type=Customer,
+    )
+    names = [f"user{i}" for i in range(6)]
+    results = await asyncio.gather(*(agent.run("q", deps=Customer(name)) for name in names))
+    assert [r.output for r in results] == [f"for {name} | shop/1: {name} pays 100" for name in names]
 
 
 async def test_concurrent_runs_of_one_agent_are_independent() -> None:

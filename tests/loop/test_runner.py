@@ -347,8 +347,11 @@ async def test_empty_end_turn_completes_without_output() -> None:
 
 
 async def test_hooks_preprocess_messages_and_postprocess_response() -> None:
-    async def pre(messages: list[object]) -> list[object]:
-        return [*messages, UserMessage("added by hook")]
+    from kanawa.context import RunContext
+
+    async def pre(messages: list[object], context: RunContext[None]) -> list[object]:
+        assert context.step == 0  # before the first request
+        return [*messages, UserMessage(f"added by hook for {context.agent_name}")]
 
     async def post(final: FinalResponse[str]) -> FinalResponse[str]:
         from dataclasses import replace
@@ -358,7 +361,7 @@ async def test_hooks_preprocess_messages_and_postprocess_response() -> None:
     llm = ScriptedLLM(["shout"])
     runner = AgentLoopRunner(llm, conversation(), preprocess=pre, postprocess=post)  # type: ignore[arg-type]
     events, result = await drain(runner)
-    assert llm.requests[0].messages[-1] == UserMessage("added by hook")
+    assert llm.requests[0].messages[-1] == UserMessage("added by hook for agent")
     assert result.output == "SHOUT"
     assert events[-1] == result.steps[-1]
 

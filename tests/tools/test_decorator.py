@@ -5,13 +5,18 @@ from __future__ import annotations
 import dataclasses
 import enum
 import functools
+import threading
 from typing import Annotated, Any, Literal
 
 import pytest
 from pydantic import BaseModel, Field
 
-from kanawa.tools import Tool, make_tool, tool
+import kanawa
+from kanawa.context import RunContext
+from kanawa.tools import Tool, ToolInvoker, make_tool, tool
 from kanawa.tools.schema import call_arguments
+from kanawa.types import ToolCall, text_of
+from tests.tools import context_targets
 
 
 class Unit(enum.Enum):
@@ -354,3 +359,130 @@ def test_unannotated_regular_parameter_accepts_any_json() -> None:
         return x
 
     assert props(make_tool(f))["x"] == {}
+
+
+# ------------------------------------------------------------------------------------ run context
+
+
+@dataclasses.dataclass
+class Shop:
+    owner: str
+
+
+def greet(ctx: RunContext[Shop], name: str, polite: bool = True) -> str:
+    """Greet a customer on behalf of the shop.
+
+    Args:
+        ctx: the run context
+        name: who to greet
+        polite: whether to be polite
+    """
+    return f"{'Dear' if polite else 'Hey'} {name}, from {ctx.deps.owner}"
+
+
+def test_context_parameter_is_left_out_of_the_schema_and_the_arguments_model() -> None:
+    t = make_tool(greet)
+    assert t.takes_context
+    assert t.parameters["properties"] == {
+        "name": {"type": "string", "description": "who to greet"},
+        "polite": {"type": "boolean", "description": "whether to be polite", "default": True},
+    }
+    assert t.parameters["required"] == ["name"]
+    assert set(t.args_model.model_fields) == {"name", "polite"}
+    strict = make_tool(greet, strict=True)
+    assert set(props(strict)) == {"name", "polite"}
+    assert make_tool(t, name="hello").takes_context  # reconfiguring keeps it
+    assert make_tool(google_style).takes_context is False
+
+
+def test_context_tool_called_in_plain_code_takes_the_context_first() -> None:
+    t = tool(greet)
+    assert t(RunContext(Shop("Aiko")), "Ken") == "Dear Ken, from Aiko"
+
+
+def test_bare_annotated_and_dotted_run_context_annotations_are_detected() -> None:
+    def bare(ctx: RunContext, q: str) -> str:  # type: ignore[type-arg]
+        return q
+
+    def annotated(ctx: Annotated[RunContext[int], "the run"], q: str) -> str:
+        return q
+
+    def dotted(ctx: kanawa.RunContext[int], q: str) -> str:
+        return q
+
+    for fn in (bare, annotated, dotted):
+        t = make_tool(fn)
+        assert t.takes_context, fn.__name__
+        assert set(props(t)) == {"q"}, fn.__name__
+
+
+def test_run_context_imported_only_for_type_checking_is_still_detected() -> None:
+    assert "RunContext" not in vars(context_targets)
+    t = make_tool(context_targets.lookup)
+    assert t.takes_context
+    assert set(props(t)) == {"key"}
+
+
+def test_a_modules_own_class_named_run_context_keeps_its_meaning() -> None:
+    namespace: dict[str, Any] = {}
+    source = (
+        "from __future__ import annotations\n"
+        "from pydantic import BaseModel\n"
+        "class RunContext(BaseModel):\n"
+        "    label: str\n"
+        "def tag(ctx: RunContext, q: str) -> str:\n"
+        "    return ctx.label + q\n"
+    )
+    exec(compile(source, "own_run_context", "exec"), namespace)
+    t = make_tool(namespace["tag"])
+    assert not t.takes_context
+    assert set(props(t)) == {"ctx", "q"}
+
+
+def test_run_context_anywhere_but_first_positional_is_rejected() -> None:
+    def second(q: str, ctx: RunContext[int]) -> str:
+        return q
+
+    def keyword_only(*, ctx: RunContext[int], q: str) -> str:
+        return q
+
+    for fn in (second, keyword_only):
+        with pytest.raises(TypeError, match="must be the first positional parameter"):
+            make_tool(fn)
+
+
+async def test_the_invoker_passes_its_context_to_sync_async_and_method_tools() -> None:
+    class Counter:
+        def __init__(self) -> None:
+            self.threads: set[str] = set()
+
+        def count(self, ctx: RunContext[Shop], /, n: int, *, unit: str = "items") -> str:
+            """Count for the shop owner."""
+            self.threads.add(threading.current_thread().name)
+            return f"{ctx.deps.owner}: {n} {unit}"
+
+    async def async_greet(ctx: RunContext[Shop], name: str) -> str:
+        return f"hi {name} from {ctx.deps.owner}"
+
+    counter = Counter()
+    ctx = RunContext(Shop("Mei"), agent_name="shop")
+    invoker = ToolInvoker([make_tool(counter.count, name="count"), async_greet, greet], context=ctx)
+    results = await invoker.invoke_all(
+        [
+            ToolCall("1", "count", '{"n": 3}'),
+            ToolCall("2", "async_greet", '{"name": "Ken"}'),
+            ToolCall("3", "greet", '{"name": "Ken", "polite": false}'),
+        ]
+    )
+    assert [text_of(r.content) for r in results] == ["Mei: 3 items", "hi Ken from Mei", "Hey Ken, from Mei"]
+    assert threading.current_thread().name not in counter.threads  # the sync tool ran in a worker thread
+    rejected = await invoker.invoke(ToolCall("4", "greet", '{"name": "Ken", "ctx": {"deps": 1}}'))
+    assert rejected.is_error  # the model cannot supply the context itself
+
+
+async def test_an_invoker_without_a_context_gives_an_empty_one() -> None:
+    def where(ctx: RunContext[None]) -> str:
+        return f"{ctx.deps} {ctx.step} {ctx.agent_name!r} {len(ctx.messages)}"
+
+    result = await ToolInvoker([where]).invoke(ToolCall("1", "where", ""))
+    assert text_of(result.content) == "None 0 '' 0"

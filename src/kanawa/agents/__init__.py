@@ -1,5 +1,6 @@
-"""Agents (seed 002 §3-1): :class:`Agent` and the :class:`RunResult` of its runs."""
+"""Agents (seed 002 §3-1): :class:`Agent`, the :class:`RunResult` of its runs and dynamic instructions."""
 
 from kanawa.agents.agent import Agent, RunResult, UserInput
+from kanawa.agents.instructions import InstructionsFunc
 
-__all__ = ["Agent", "RunResult", "UserInput"]
+__all__ = ["Agent", "InstructionsFunc", "RunResult", "UserInput"]

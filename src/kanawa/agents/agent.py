@@ -9,18 +9,25 @@ Extension points for subclasses (handoffs, guardrails and memory build on these 
 constructor or the run methods):
 
 - :meth:`Agent._preprocess_messages` — rewrite the conversation once, before the first request
-  (seed 002 stream stage 1);
+  (seed 002 stream stage 1), with the run's :class:`~kanawa.context.RunContext`;
 - :meth:`Agent._postprocess_response` — inspect or rewrite the final response before it is yielded
   (stage 5);
 - :meth:`Agent._build_messages` — how the input and history become the conversation.
+
+Dependencies: ``deps_type=`` types them, ``run(..., deps=...)`` supplies them per run, and tools and
+dynamic instructions read them from the :class:`~kanawa.context.RunContext` (seed 002's ``extra_cfg``,
+a dict kept on the agent "to inject external dependencies such as a DB connection", is this).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Generic
+import typing
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Generic, cast
 
+from kanawa.agents.instructions import InstructionsFunc, render_instructions
+from kanawa.context import DepsT, RunContext
 from kanawa.llm.base import LLMAdapter
 from kanawa.llm.models import resolve_model
 from kanawa.llm.settings import ModelSettings
@@ -42,13 +49,18 @@ UserInput = str | Sequence[Message]
 """A user turn as text, or messages to append to the conversation as they are."""
 
 
-class Agent(Generic[OutputT]):
+class Agent(Generic[OutputT, DepsT]):
     """An LLM agent: ``Agent("calc", "Answer with arithmetic.", tools=[add], model="openai:gpt-5")``.
+
+    Type parameters: ``Agent[OutputT, DepsT]`` — the output type, then the dependencies' type, which
+    defaults to ``None`` (so ``Agent[str]`` is an agent without dependencies).
 
     Args:
         name: the agent's name (trace events carry it).
         instructions: the system message. Used as written; ``prompt_policies=True`` adds the GPT-5
-            prompt policies (:func:`kanawa.prompts.build_system_instruction`).
+            prompt policies (:func:`kanawa.prompts.build_system_instruction`). A function of the
+            :class:`~kanawa.context.RunContext` returning text is evaluated once per run, before the
+            first request (:mod:`kanawa.agents.instructions`; more with :meth:`add_instructions`).
         tools: :class:`~kanawa.tools.base.Tool` objects or plain typed functions (wrapped with ``@tool``).
             Names must be unique.
         model: a model string (``"openai:gpt-5"``, ``"anthropic:…"``, ``"test"`` …, resolved on first
@@ -61,8 +73,12 @@ class Agent(Generic[OutputT]):
         policy: a custom :class:`~kanawa.loop.policies.TerminationPolicy` replacing the default chain.
         prompts: the library for the messages the loop adds (default: ``DEFAULT_PROMPTS``).
         prompt_policies / prompt_policy_overrides: add the GPT-5 policies to the instructions.
-        extra_cfg: anything to keep with the agent (seed 002: external dependencies such as a DB handle),
-            stored as a dict and never read by the loop.
+        deps_type: the type of the ``deps`` each run gets (``run(..., deps=...)``), for type checkers
+            (``Agent[OutputT, DepsT]``, ``RunContext[DepsT]``) and checked at the start of each run:
+            ``deps`` must be an instance of it (a class, a union such as ``Deps | None``, or a
+            parameterised generic, checked against its origin); a type ``isinstance`` cannot check
+            (a ``TypedDict``, a non-runtime ``Protocol``) is not checked. Without ``deps_type``
+            nothing is checked and ``deps`` defaults to ``None``.
         memory: a :class:`~kanawa.agents.memory.Memory` applied in :meth:`_preprocess_messages`
             (long-term recall, context budget).
 
@@ -73,7 +89,7 @@ class Agent(Generic[OutputT]):
     def __init__(
         self,
         name: str,
-        instructions: str = "",
+        instructions: str | InstructionsFunc[DepsT] = "",
         tools: Iterable[Tool | Callable[..., Any]] = (),
         model: str | LLMAdapter = "test",
         output_type: type[OutputT] = str,  # type: ignore[assignment]  # default applies when OutputT=str
@@ -85,13 +101,20 @@ class Agent(Generic[OutputT]):
         prompts: PromptLibrary | None = None,
         prompt_policies: bool = False,
         prompt_policy_overrides: str | None = None,
-        extra_cfg: Mapping[str, Any] | None = None,
+        deps_type: type[DepsT] | None = None,
         memory: Memory | None = None,
     ) -> None:
         if not isinstance(name, str) or not name.strip():
             raise ValueError("an agent needs a non-empty name")
         self._name = name
-        self._instructions = instructions
+        self._instructions = instructions if isinstance(instructions, str) else ""
+        self._dynamic: list[InstructionsFunc[DepsT]] = []
+        if not isinstance(instructions, str):
+            self.add_instructions(instructions)
+        self._policy_overrides = prompt_policy_overrides
+        self._prompt_policies = prompt_policies
+        self.deps_type = deps_type
+        self._deps_check = _isinstance_target(deps_type)
         self._tools = _normalise_tools(tools)
         self._model_spec: str | LLMAdapter = model
         self._adapter: LLMAdapter | None = None if isinstance(model, str) else model
@@ -100,15 +123,14 @@ class Agent(Generic[OutputT]):
         self.settings = settings
         self.tracer = tracer
         self.prompts = prompts
-        self.extra_cfg: dict[str, Any] = dict(extra_cfg or {})
         self.memory = memory
         self._policy = policy if policy is not None else default_policy(self.config)
         if prompt_policies:
             from kanawa.prompts.policies import build_system_instruction
 
-            self._system = build_system_instruction(instructions, prompt_policy_overrides)
+            self._system = build_system_instruction(self._instructions, prompt_policy_overrides)
         else:
-            self._system = instructions
+            self._system = self._instructions
 
     # ---------------------------------------------------------------------------------- attributes
 
@@ -118,12 +140,25 @@ class Agent(Generic[OutputT]):
 
     @property
     def instructions(self) -> str:
+        """The static instructions (``""`` when the agent was given a function)."""
         return self._instructions
 
     @property
     def system_instruction(self) -> str:
-        """The system message content actually sent (instructions, plus policies when enabled)."""
+        """The system message content sent (instructions, plus policies when enabled); with dynamic
+        instructions, the part known before a run."""
         return self._system
+
+    def add_instructions(self, function: InstructionsFunc[DepsT]) -> InstructionsFunc[DepsT]:
+        """Register dynamic instructions (usable as a decorator): ``function(ctx)`` returns text that
+        is appended to the system message of every run started afterwards, evaluated once per run
+        before the first request (:mod:`kanawa.agents.instructions`)."""
+        if not callable(function):
+            raise TypeError(
+                f"instructions must be a function of the run context, not {type(function).__name__}"
+            )
+        self._dynamic.append(function)
+        return function
 
     @property
     def tools(self) -> tuple[Tool, ...]:
@@ -158,10 +193,14 @@ class Agent(Generic[OutputT]):
         history: Sequence[Message] = (),
         settings: ModelSettings | None = None,
         run_id: str | None = None,
+        deps: DepsT | None = None,
     ) -> AgentLoopRunner[OutputT]:
         """Start a streaming run: iterate it for steps *and* the model's deltas (``TextDelta``,
-        ``ReasoningDelta``, ``ToolCallStarted``, ``ToolCallArgsDelta``); ``.result`` once it is done."""
-        return self._start(user_input, history=history, stream=True, settings=settings, run_id=run_id)
+        ``ReasoningDelta``, ``ToolCallStarted``, ``ToolCallArgsDelta``); ``.result`` once it is done.
+        ``deps`` go on the run's context (``.context``)."""
+        return self._start(
+            user_input, history=history, stream=True, settings=settings, run_id=run_id, deps=deps
+        )
 
     async def run(
         self,
@@ -171,10 +210,15 @@ class Agent(Generic[OutputT]):
         stream: bool = False,
         settings: ModelSettings | None = None,
         run_id: str | None = None,
+        deps: DepsT | None = None,
     ) -> RunResult[OutputT]:
         """Run to the end and return the :class:`RunResult`. ``stream=True`` talks to the model over its
-        streaming API (same result); ``history`` is an earlier conversation (e.g. ``result.messages``)."""
-        runner = self._start(user_input, history=history, stream=stream, settings=settings, run_id=run_id)
+        streaming API (same result); ``history`` is an earlier conversation (e.g. ``result.messages``);
+        ``deps`` are the run's dependencies, handed to tools and instructions on its
+        :class:`~kanawa.context.RunContext`. Raises ``TypeError`` when they do not fit ``deps_type``."""
+        runner = self._start(
+            user_input, history=history, stream=stream, settings=settings, run_id=run_id, deps=deps
+        )
         async for _ in runner:
             pass
         return runner.result
@@ -187,13 +231,16 @@ class Agent(Generic[OutputT]):
         stream: bool = False,
         settings: ModelSettings | None = None,
         run_id: str | None = None,
+        deps: DepsT | None = None,
     ) -> RunResult[OutputT]:
         """:meth:`run` for scripts: runs its own event loop. Raises ``RuntimeError`` inside a running loop."""
         try:
             asyncio.get_running_loop()
         except RuntimeError:
             return asyncio.run(
-                self.run(user_input, history=history, stream=stream, settings=settings, run_id=run_id)
+                self.run(
+                    user_input, history=history, stream=stream, settings=settings, run_id=run_id, deps=deps
+                )
             )
         raise RuntimeError(
             "Agent.run_sync() cannot be called while an event loop is running; use `await agent.run(...)`"
@@ -207,9 +254,16 @@ class Agent(Generic[OutputT]):
         stream: bool,
         settings: ModelSettings | None,
         run_id: str | None,
+        deps: DepsT | None = None,
     ) -> AgentLoopRunner[OutputT]:
+        self._check_deps(deps)
         merged = self.settings.merged(settings) if self.settings is not None else settings
         cls = type(self)
+        prepares = (
+            bool(self._dynamic)
+            or self.memory is not None
+            or cls._preprocess_messages is not Agent._preprocess_messages
+        )
         return AgentLoopRunner(
             self.model,
             self._build_messages(user_input, history),
@@ -223,15 +277,41 @@ class Agent(Generic[OutputT]):
             prompts=self.prompts,
             agent_name=self._name,
             run_id=run_id,
-            preprocess=self._preprocess_messages
-            if cls._preprocess_messages is not Agent._preprocess_messages or self.memory is not None
-            else None,
+            preprocess=self._prepare if prepares else None,
             postprocess=(
                 self._postprocess_response
                 if cls._postprocess_response is not Agent._postprocess_response
                 else None
             ),
+            deps=deps,
         )
+
+    def _check_deps(self, deps: object) -> None:
+        if self._deps_check is not None and not isinstance(deps, self._deps_check):
+            expected = getattr(self.deps_type, "__name__", repr(self.deps_type))
+            got = "nothing" if deps is None else f"a {type(deps).__name__}"
+            raise TypeError(
+                f"agent {self._name!r} declares deps_type={expected}; "
+                f"pass run(..., deps=...) an instance of it, not {got}"
+            )
+
+    async def _prepare(self, messages: list[Message], context: RunContext[Any]) -> list[Message]:
+        """Before the first request: put the dynamic instructions into the system message, then run
+        the :meth:`_preprocess_messages` hook."""
+        if self._dynamic:
+            text = await render_instructions(self._instructions, self._dynamic, context)
+            if self._prompt_policies:
+                from kanawa.prompts.policies import build_system_instruction
+
+                text = build_system_instruction(text, self._policy_overrides)
+            if text:
+                if messages and isinstance(messages[0], SystemMessage):
+                    messages[0] = SystemMessage(text)
+                else:
+                    messages.insert(0, SystemMessage(text))
+        if self.memory is not None or type(self)._preprocess_messages is not Agent._preprocess_messages:
+            messages = await self._preprocess_messages(messages, cast("RunContext[DepsT]", context))
+        return messages
 
     # ------------------------------------------------------------------------------------------ hooks
 
@@ -256,10 +336,11 @@ class Agent(Generic[OutputT]):
             return supplied
         return [SystemMessage(self._system), *supplied]
 
-    async def _preprocess_messages(self, messages: list[Message]) -> list[Message]:
-        """Override to rewrite the conversation before the first request (guardrails, memory).
-
-        The default applies ``memory`` (when given)."""
+    async def _preprocess_messages(
+        self, messages: list[Message], context: RunContext[DepsT]
+    ) -> list[Message]:
+        """Override to rewrite the conversation before the first request (guardrails, memory); the
+        run's ``context`` carries its ``deps``. The default applies ``memory`` (when given)."""
         if self.memory is not None:
             return await self.memory.prepare(messages)
         return messages
@@ -267,6 +348,18 @@ class Agent(Generic[OutputT]):
     async def _postprocess_response(self, response: FinalResponse[OutputT]) -> FinalResponse[OutputT]:
         """Override to check or rewrite the final response (output guardrails); raise to reject it."""
         return response
+
+
+def _isinstance_target(deps_type: object) -> Any:
+    """What ``isinstance`` can check ``deps`` against for ``deps_type``, or ``None`` (no check)."""
+    if deps_type is None:
+        return None
+    try:
+        isinstance(None, deps_type)  # type: ignore[arg-type]  # probing whether isinstance accepts it
+    except TypeError:
+        origin = typing.get_origin(deps_type)
+        return origin if isinstance(origin, type) else None
+    return deps_type
 
 
 def _normalise_tools(tools: Iterable[Tool | Callable[..., Any]]) -> tuple[Tool, ...]:

@@ -9,7 +9,9 @@ come back as fail-closed results with ``is_error`` set (seed 000 §6).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
+from kanawa.context import RunContext
 from kanawa.loop.config import AgentConfiguration
 from kanawa.loop.tracing import RunTrace
 from kanawa.tools.base import Tool, ToolResult
@@ -22,8 +24,10 @@ class ToolRound:
 
     __slots__ = ("_invoker", "_parallel")
 
-    def __init__(self, tools: Sequence[Tool], *, config: AgentConfiguration) -> None:
-        self._invoker = ToolInvoker(tools, timeout=config.tool_timeout)
+    def __init__(
+        self, tools: Sequence[Tool], *, config: AgentConfiguration, context: RunContext[Any] | None = None
+    ) -> None:
+        self._invoker = ToolInvoker(tools, timeout=config.tool_timeout, context=context)
         self._parallel = config.parallel_tool_calls
 
     async def run(self, step: int, calls: Sequence[ToolCall], trace: RunTrace | None) -> list[ToolResult]:

@@ -14,6 +14,9 @@ Read :meth:`AgentLoopRunner._run` top to bottom; it is the whole story:
    ``ToolCallStep``/``ToolResultStep`` pairs in call order), think again, decode the output (with the
    final-output phase and decode retries), or stop.
 
+Tools and pre-processing see the run through one :class:`~kanawa.context.RunContext` (``deps``, step,
+usage, messages), made with the runner; it reads the runner's state live, so nothing is updated per step.
+
 Hot-path discipline: one runner per run holds one message list that only grows (the adapter gets it as
 a sequence, never a copy), tool specs are built once per run, no trace event is built when the tracer
 has no sinks, and a single tool call is awaited directly (no task group).
@@ -25,8 +28,9 @@ import time
 import uuid
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from contextlib import aclosing
-from typing import Generic, assert_never
+from typing import Any, Generic, assert_never
 
+from kanawa.context import RunContext
 from kanawa.llm.base import LLMAdapter
 from kanawa.llm.settings import ModelSettings
 from kanawa.loop.config import AgentConfiguration
@@ -75,8 +79,9 @@ from kanawa.types import (
     UserMessage,
 )
 
-Preprocess = Callable[[list[Message]], Awaitable[list[Message]]]
-"""Rewrites the conversation once, before the first request (``BaseAgent._preprocess_messages``)."""
+Preprocess = Callable[[list[Message], RunContext[Any]], Awaitable[list[Message]]]
+"""Rewrites the conversation once, before the first request (dynamic instructions,
+``Agent._preprocess_messages``); it gets the run's context."""
 
 Postprocess = Callable[[FinalResponse[OutputT]], Awaitable[FinalResponse[OutputT]]]
 """Rewrites the final response before it is yielded and recorded (``BaseAgent._postprocess_response``)."""
@@ -90,7 +95,7 @@ class AgentLoopRunner(Generic[OutputT]):
     ``messages`` is the conversation to start from (system message first, if any); the runner copies it
     once and appends to that copy. ``output_type=str`` means a plain-text answer; any other type is
     decoded with pydantic (:mod:`kanawa.loop.decoding`). Errors are :class:`~kanawa.loop.errors.AgentError`
-    subclasses with ``partial_result`` set.
+    subclasses with ``partial_result`` set. ``deps`` goes on the run's :attr:`context`.
 
     A runner runs once. Breaking out of ``async for`` early leaves it unfinished; call :meth:`aclose`
     (or let it be collected) to close the model stream it may hold.
@@ -113,10 +118,14 @@ class AgentLoopRunner(Generic[OutputT]):
         run_id: str | None = None,
         preprocess: Preprocess | None = None,
         postprocess: Postprocess[OutputT] | None = None,
+        deps: Any = None,
     ) -> None:
         self.config = config if config is not None else AgentConfiguration()
         self.run_id = run_id or uuid.uuid4().hex
         self.agent_name = agent_name
+        self.context: RunContext[Any] = RunContext(
+            deps, agent_name=agent_name, run_id=self.run_id, model_name=model.model, progress=self
+        )
         self.state = AgentLoopState()
         self._model = model
         self._messages: list[Message] = list(messages)
@@ -174,6 +183,11 @@ class AgentLoopRunner(Generic[OutputT]):
         """Usage summed over the requests made so far."""
         return self._total_usage()
 
+    @property
+    def step(self) -> int:
+        """The current step (``state.current_step``): 0 before the first request."""
+        return self.state.current_step
+
     # ------------------------------------------------------------------------------------ the loop
 
     async def _run(self) -> AsyncGenerator[RunEvent[OutputT], None]:
@@ -184,7 +198,7 @@ class AgentLoopRunner(Generic[OutputT]):
             )
         try:
             if self._preprocess is not None:
-                self._messages = await self._preprocess(self._messages)
+                self._messages = await self._preprocess(self._messages, self.context)
             async with aclosing(self._loop()) as events:
                 async for event in events:
                     yield event
@@ -229,7 +243,7 @@ class AgentLoopRunner(Generic[OutputT]):
                         yield step_event
                     return
                 if self._tool_round is None:
-                    self._tool_round = ToolRound(self._tools, config=config)
+                    self._tool_round = ToolRound(self._tools, config=config, context=self.context)
                 results = await self._tool_round.run(step, calls, self._trace)
                 for result in results:
                     messages.append(result.to_message())

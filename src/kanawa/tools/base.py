@@ -20,9 +20,13 @@ class Tool:
     arguments before ``function`` runs (its fields are passed as keyword arguments). ``is_async`` is
     decided once at construction, so the hot path never inspects the function again. Sync functions
     run in a worker thread. ``timeout`` (seconds) overrides the invoker's default for this tool.
+    ``takes_context`` means ``function``'s first parameter is the run's
+    :class:`~kanawa.context.RunContext`: the invoker passes it first, before the validated arguments.
 
     Build one with :func:`kanawa.tools.tool` or :func:`kanawa.tools.make_tool`. Calling the tool object
-    calls ``function`` directly (no validation), so a decorated function stays usable in plain code.
+    calls ``function`` directly (no validation), so a decorated function stays usable in plain code;
+    a context-taking tool is then called with a context as its first argument, e.g.
+    ``lookup(RunContext(deps), "query")``.
     """
 
     name: str
@@ -33,6 +37,7 @@ class Tool:
     is_async: bool
     strict: bool = False
     timeout: float | None = None
+    takes_context: bool = False
 
     @property
     def spec(self) -> ToolSpec:

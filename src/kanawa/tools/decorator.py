@@ -58,6 +58,7 @@ def make_tool(
         is_async=described.is_async,
         strict=strict,
         timeout=timeout,
+        takes_context=described.takes_context,
     )
 
 
@@ -125,7 +126,12 @@ def tool(
         @tool(name="lookup", timeout=5)
         async def find(query: str) -> list[str]: ...
 
-    The result is a frozen :class:`Tool`; calling it calls the function unchanged.
+        @tool
+        async def my_orders(ctx: RunContext[Deps], limit: int = 5) -> list[str]: ...
+
+    A first parameter annotated ``RunContext[...]`` receives the run's context (:mod:`kanawa.context`)
+    and is not part of the schema. The result is a frozen :class:`Tool`; calling it calls the function
+    unchanged.
     """
     if fn is not None:
         return make_tool(fn, name=name, description=description, strict=strict, timeout=timeout)

@@ -21,6 +21,10 @@ life, so use one invoker per run. Parse errors and unknown tools are not remembe
 and the same message comes back anyway); identical calls issued in the same ``invoke_all`` batch all
 run, since none has failed yet when they start.
 
+A tool whose first parameter is the :class:`~kanawa.context.RunContext` gets the invoker's
+``context`` there (the run's, when the loop made the invoker; an empty ``RunContext(None)`` for an
+invoker made without one).
+
 Sync tools run in worker threads (``asyncio.to_thread``); a timed-out sync tool's thread finishes in
 the background, its result discarded. ``invoke_all`` runs one turn's calls concurrently in a
 ``TaskGroup`` and returns results in call order.
@@ -37,6 +41,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from kanawa.context import RunContext
 from kanawa.tools.arguments import parse_tool_arguments
 from kanawa.tools.base import Tool, ToolErrorKind, ToolResult
 from kanawa.tools.content import to_content
@@ -74,6 +79,9 @@ def _options_of(tool: Tool) -> _Options:
     return tuple(found)
 
 
+_NO_RUN: RunContext[None] = RunContext(None)
+
+
 def _signature(name: str, args: dict[str, JsonValue]) -> str:
     return f"{name}\x00{json.dumps(args, sort_keys=True, ensure_ascii=False, separators=(',', ':'))}"
 
@@ -97,18 +105,24 @@ def _failure(
 
 
 class ToolInvoker:
-    """Runs tool calls for one agent run. ``timeout`` (seconds) applies to tools without their own."""
+    """Runs tool calls for one agent run. ``timeout`` (seconds) applies to tools without their own;
+    ``context`` is the run's :class:`~kanawa.context.RunContext`, given to tools that take one."""
 
-    __slots__ = ("_failed", "_options", "_timeout", "_tools")
+    __slots__ = ("_context", "_failed", "_options", "_timeout", "_tools")
 
     def __init__(
-        self, tools: ToolRegistry | Sequence[Tool | Callable[..., Any]], *, timeout: float | None = None
+        self,
+        tools: ToolRegistry | Sequence[Tool | Callable[..., Any]],
+        *,
+        timeout: float | None = None,
+        context: RunContext[Any] | None = None,
     ) -> None:
         if timeout is not None and not timeout > 0:
             raise ValueError("timeout must be a positive number of seconds")
         registry = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools)
         self._tools: Mapping[str, Tool] = registry.as_mapping()
         self._timeout = timeout
+        self._context: RunContext[Any] = context if context is not None else _NO_RUN
         self._failed: set[str] = set()
         self._options: dict[str, tuple[Tool, _Options]] = {}
 
@@ -168,6 +182,8 @@ class ToolInvoker:
         if problems:
             message = validation_message(None, option_problems=problems)
             return _failure(call, ToolErrorKind.VALIDATION_ERROR, message, started)
+        if tool.takes_context:
+            positional = (self._context, *positional)
         timeout = tool.timeout if tool.timeout is not None else self._timeout
         scope: asyncio.Timeout | None = None
         try:

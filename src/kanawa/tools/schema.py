@@ -11,6 +11,10 @@ Rules:
   descriptions. An explicit ``Field(description=...)`` beats the docstring.
 * ``*args``/``**kwargs`` and positional-only parameters without a type hint are refused with a
   :class:`TypeError`; so are generator functions and types pydantic cannot validate or describe.
+* A first parameter annotated ``RunContext[...]`` or ``RunContext`` (a string annotation too, even when
+  ``RunContext`` is imported only under ``TYPE_CHECKING``) is the run context: it is left out of the
+  arguments model and the schema, and the invoker passes it positionally. Anywhere else, or
+  keyword-only, it is refused with a :class:`TypeError`.
 * Unknown arguments are refused at validation (``extra="forbid"``), so the schema says
   ``additionalProperties: false``.
 * The schema is cleaned for providers: no ``title`` noise, ``$ref`` inlined unless recursive,
@@ -33,6 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, PydanticUserError, create_mod
 from pydantic.errors import PydanticInvalidForJsonSchema, PydanticSchemaGenerationError
 from pydantic.fields import FieldInfo
 
+from kanawa.context import RunContext
 from kanawa.types import JsonObject, JsonValue
 
 __all__ = [
@@ -74,6 +79,8 @@ class FunctionDescription:
     args_model: type[BaseModel]
     parameters: JsonObject
     is_async: bool
+    takes_context: bool = False
+    """The first parameter is the :class:`~kanawa.context.RunContext`, passed before the arguments."""
 
 
 def call_arguments(model: BaseModel) -> tuple[tuple[Any, ...], dict[str, Any]]:
@@ -173,16 +180,22 @@ def describe_function(fn: Callable[..., Any], *, name: str, strict: bool = False
         signature = inspect.signature(fn)
     except (TypeError, ValueError) as exc:
         raise TypeError(f"tool {name!r}: the signature of {fn!r} cannot be inspected") from exc
-    try:
-        hints = typing.get_type_hints(source, include_extras=True)
-    except Exception as exc:  # NameError for unresolvable forward references, among others
-        raise TypeError(f"tool {name!r}: its type hints cannot be resolved ({exc})") from exc
+    hints = _type_hints(source, name)
     description, param_docs = parse_docstring(fn)
 
     fields: dict[str, Any] = {}
     positional: list[str] = []
     renames: dict[str, str] = {}
+    takes_context = False
     for index, param in enumerate(signature.parameters.values()):
+        if _is_run_context(hints.get(param.name)):
+            if index != 0 or param.kind is param.KEYWORD_ONLY:
+                raise TypeError(
+                    f"tool {name!r}: the RunContext parameter {param.name!r} must be the first "
+                    "positional parameter"
+                )
+            takes_context = True
+            continue
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             star = "*" if param.kind is param.VAR_POSITIONAL else "**"
             raise TypeError(
@@ -224,7 +237,26 @@ def describe_function(fn: Callable[..., Any], *, name: str, strict: bool = False
     parameters = clean_schema(cast("JsonObject", raw_schema))
     if strict:
         parameters = make_strict(parameters)
-    return FunctionDescription(description, model, parameters, _is_async(fn))
+    return FunctionDescription(description, model, parameters, _is_async(fn), takes_context)
+
+
+def _type_hints(source: Callable[..., Any], name: str) -> dict[str, Any]:
+    """The resolved hints of ``source``. ``RunContext`` resolves even when the function's module
+    imports it only for type checking (a common lint fix under ``from __future__ import annotations``);
+    a module that binds the name itself keeps its own meaning."""
+    module_globals = getattr(inspect.unwrap(source), "__globals__", {})
+    extra = None if "RunContext" in module_globals else {"RunContext": RunContext}
+    try:
+        return typing.get_type_hints(source, localns=extra, include_extras=True)
+    except Exception as exc:  # NameError for unresolvable forward references, among others
+        raise TypeError(f"tool {name!r}: its type hints cannot be resolved ({exc})") from exc
+
+
+def _is_run_context(hint: object) -> bool:
+    """``RunContext``, ``RunContext[Deps]``, or either inside ``Annotated``."""
+    if typing.get_origin(hint) is Annotated:
+        hint = typing.get_args(hint)[0]
+    return hint is RunContext or typing.get_origin(hint) is RunContext
 
 
 # ------------------------------------------------------------------------------------------ schemas

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kanawa.agents.memory.embeddings.base import TextKind, Vectors, normalise_rows
+from kanawa.llm.errors import seal_errors
+from kanawa.secrets import guard_credentials
 
 if TYPE_CHECKING:
     import openai
@@ -75,8 +77,10 @@ class OpenAIEmbedder:
             self._client = build_client(
                 api_key=key, base_url=self._base_url, timeout=self._timeout, require_key=False
             )
+            guard_credentials(self._client.api_key)
         return self._client
 
+    @seal_errors
     async def embed(self, texts: Sequence[str], *, kind: TextKind) -> Vectors:
         from kanawa.llm.openai.common import MAPPED_EXCEPTIONS, map_openai_error
 
@@ -97,9 +101,7 @@ class OpenAIEmbedder:
                         model=self._model, input=batch, encoding_format="float"
                     )
             except MAPPED_EXCEPTIONS as exc:
-                raise map_openai_error(
-                    exc, provider=self.provider, model=self._model, secret=client.api_key
-                ) from exc
+                raise map_openai_error(exc, provider=self.provider, model=self._model) from None
             rows = sorted(response.data, key=lambda item: item.index)
             if len(rows) != len(batch):
                 from kanawa.llm.errors import LLMError

@@ -1,0 +1,142 @@
+"""``RunContext``: what a tool or a dynamic instruction may know about the run it serves.
+
+A run's dependencies (a database pool, the user's id, a corpus) reach tools through the context, never
+through globals (DESIGN "Decisions"). ``Agent(..., deps_type=Deps)`` fixes the type,
+``agent.run(..., deps=Deps(...))`` supplies the value, and a tool whose *first* parameter is annotated
+``RunContext[Deps]`` (or bare ``RunContext``) receives the context when the model calls it; the
+parameter never appears in the JSON schema the model sees or in the tool's arguments model.
+
+The module sits beside :mod:`kanawa.types`, below ``tools/`` and ``loop/``, so tools can name the type
+without importing the loop (DESIGN principle 2).
+
+Cost: one context per run, made when the run starts. ``step``, ``usage`` and ``messages`` are read
+through to the run as it goes (the runner is the :class:`RunProgress`), so nothing is copied or
+updated per step; ``messages`` is a read-only view of the run's one message list.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Generic, Protocol, overload
+
+from typing_extensions import TypeVar
+
+from kanawa.types import Message, Usage
+
+__all__ = ["DepsT", "MessagesView", "RunContext", "RunProgress"]
+
+DepsT = TypeVar("DepsT", default=None)
+"""The type of a run's dependencies; ``None`` when an agent declares no ``deps_type``."""
+
+
+class RunProgress(Protocol):
+    """Where a context reads the live state of its run (:class:`~kanawa.loop.runner.AgentLoopRunner`)."""
+
+    @property
+    def step(self) -> int:
+        """The current step: 1 during the first model request and the tools it asked for."""
+        ...
+
+    @property
+    def usage(self) -> Usage:
+        """Usage summed over the model requests made so far."""
+        ...
+
+    @property
+    def messages(self) -> Sequence[Message]:
+        """The conversation so far."""
+        ...
+
+
+class _NotRunning:
+    """The progress of a context made by hand (tests, a tool called in plain code): nothing yet."""
+
+    __slots__ = ()
+
+    @property
+    def step(self) -> int:
+        return 0
+
+    @property
+    def usage(self) -> Usage:
+        return Usage()
+
+    @property
+    def messages(self) -> Sequence[Message]:
+        return ()
+
+
+_NOT_RUNNING = _NotRunning()
+
+
+class MessagesView(Sequence[Message]):
+    """A read-only, live view of a run's conversation: it has no methods that change the list, reads
+    the run's current list on every access (so it follows a list replaced by pre-processing) and copies
+    nothing. A slice is a tuple."""
+
+    __slots__ = ("_progress",)
+
+    def __init__(self, progress: RunProgress) -> None:
+        self._progress = progress
+
+    @overload
+    def __getitem__(self, index: int) -> Message: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Message, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> Message | tuple[Message, ...]:
+        messages = self._progress.messages
+        if isinstance(index, slice):
+            return tuple(messages[index])
+        return messages[index]
+
+    def __len__(self) -> int:
+        return len(self._progress.messages)
+
+    def __iter__(self) -> Iterator[Message]:
+        return iter(self._progress.messages)
+
+    def __repr__(self) -> str:
+        return f"MessagesView({len(self)} messages)"
+
+
+@dataclass(frozen=True, slots=True)
+class RunContext(Generic[DepsT]):
+    """The context of one run, handed to tools and dynamic instructions.
+
+    Fields are fixed for the run: ``deps`` (what ``run(..., deps=...)`` was given, ``None`` when
+    nothing was), ``agent_name``, ``run_id`` and ``model_name`` (the model the run was started with).
+    ``step``, ``usage`` and ``messages`` are live: they read the run's state at the moment they are
+    read. A context made by hand — ``RunContext(Deps(...))`` to call a context-taking tool in plain
+    code or in a test — reads step 0, empty usage and no messages.
+
+    The context itself is immutable; ``deps`` is the caller's object and is shared as it is (runs that
+    share a ``deps`` object share its state).
+    """
+
+    deps: DepsT
+    agent_name: str = ""
+    run_id: str = ""
+    model_name: str = ""
+    progress: RunProgress = field(default=_NOT_RUNNING, repr=False, compare=False)
+    _messages: MessagesView = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_messages", MessagesView(self.progress))
+
+    @property
+    def step(self) -> int:
+        """The current step (1-based): the model request being answered, or whose tool calls run."""
+        return self.progress.step
+
+    @property
+    def usage(self) -> Usage:
+        """Usage summed over the run's model requests so far (the one that asked for a tool included)."""
+        return self.progress.usage
+
+    @property
+    def messages(self) -> Sequence[Message]:
+        """The conversation so far, as a read-only live view (no copy is made)."""
+        return self._messages
