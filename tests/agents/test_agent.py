@@ -70,22 +70,22 @@ def test_tools_accept_plain_functions_and_tool_objects() -> None:
         """
         return text.upper()
 
-    agent = Agent("a", "x", tools=[add, shout])
+    agent = Agent("a", "x", tools=[add, shout], model="test")
     assert [t.name for t in agent.tools] == ["add", "shout"]
     assert agent.tools[0].parameters["required"] == ["a", "b"]
 
 
 def test_invalid_construction_fails_early() -> None:
     with pytest.raises(ValueError, match="name"):
-        Agent("")
+        Agent("", model="test")
     with pytest.raises(ValueError, match="unique"):
-        Agent("a", tools=[add, add])
+        Agent("a", tools=[add, add], model="test")
     with pytest.raises(TypeError):
-        Agent("a", tools=[42])  # type: ignore[list-item]
+        Agent("a", tools=[42], model="test")  # type: ignore[list-item]
 
 
 def test_name_and_instructions_are_immutable_model_is_mutable() -> None:
-    agent = Agent("a", "be nice")
+    agent = Agent("a", "be nice", model="test")
     with pytest.raises(AttributeError):
         agent.name = "b"  # type: ignore[misc]
     with pytest.raises(AttributeError):

@@ -17,7 +17,7 @@ def test_defaults_are_seed_003s() -> None:
     assert config.max_tool_calls_per_tool == 5
     assert config.max_decode_retries == 2
     assert config.on_max_steps == "error"
-    assert config.tool_timeout is None
+    assert config.tool_timeout == 60.0  # beyond seed 003: a hung tool must not hang the run
     assert config.parallel_tool_calls is True
 
 

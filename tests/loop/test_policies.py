@@ -132,13 +132,24 @@ def test_duplicate_detection_different_input_or_tool_is_not_a_duplicate() -> Non
     assert isinstance(policy.decide(tools_response(call("fetch", '{"q": "a"}')), state), ContinueWithTools)
 
 
-def test_duplicate_detection_counts_identical_calls_within_one_response() -> None:
+def test_identical_calls_inside_one_response_are_one_call_unless_history_is_at_the_limit() -> None:
     policy = DuplicateDetectionPolicy(STANDARD, max_duplicates=2)
     state = AgentLoopState()
-    two = tools_response(call("s", "{}", "a"), call("s", "{}", "b"))
-    three = tools_response(call("s", "{}", "a"), call("s", "{}", "b"), call("s", "{}", "c"))
-    assert isinstance(policy.decide(two, state), ContinueWithTools)
-    assert isinstance(policy.decide(three, state), TerminateImmediately)
+    three = tools_response(call("s", "{}", "a"), call("s", "{}", "b"), call("s", "{ }", "c"))
+    assert isinstance(policy.decide(three, state), ContinueWithTools)  # copies do not count
+    state.record_tool_call(call("s", "{}", "a"))
+    assert isinstance(policy.decide(three, state), ContinueWithTools)  # 1 earlier run < 2
+    state.record_tool_call(call("s", "{}", "d"))
+    decision = policy.decide(three, state)  # history already holds 2 runs of it
+    assert decision == TerminateImmediately(TerminationReason.DUPLICATE_TOOL_CALL_DETECTED, tool="s")
+
+
+def test_tool_call_limit_counts_identical_copies_once_and_distinct_calls_each() -> None:
+    policy = ToolCallLimitPolicy(STANDARD, max_calls_per_tool=2)
+    copies = tools_response(call("s", '{"q":1}', "a"), call("s", '{"q":1}', "b"), call("s", '{"q":1}', "c"))
+    assert isinstance(policy.decide(copies, AgentLoopState()), ContinueWithTools)
+    distinct = tools_response(call("s", '{"q":1}', "a"), call("s", '{"q":2}', "b"), call("s", '{"q":3}', "c"))
+    assert isinstance(policy.decide(distinct, AgentLoopState()), TerminateImmediately)
 
 
 def test_duplicate_detection_passes_non_tool_decisions_through() -> None:

@@ -22,6 +22,7 @@ a dict kept on the agent "to inject external dependencies such as a DB connectio
 from __future__ import annotations
 
 import asyncio
+import os
 import typing
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Generic, cast
@@ -63,8 +64,8 @@ class Agent(Generic[OutputT, DepsT]):
             first request (:mod:`kanawa.agents.instructions`; more with :meth:`add_instructions`).
         tools: :class:`~kanawa.tools.base.Tool` objects or plain typed functions (wrapped with ``@tool``).
             Names must be unique.
-        model: a model string (``"openai:gpt-5"``, ``"anthropic:…"``, ``"test"`` …, resolved on first
-            use) or an :class:`~kanawa.llm.base.LLMAdapter`.
+        model: required (or ``KANAWA_MODEL``): a model string (``"openai:gpt-5"``, ``"test"`` …,
+            resolved on first use) or an :class:`~kanawa.llm.base.LLMAdapter`.
         output_type: ``str`` for a text answer, or a type pydantic can validate (a ``BaseModel``, a
             dataclass, ``list[int]`` …) for a structured answer.
         config: loop limits (:class:`~kanawa.loop.config.AgentConfiguration`).
@@ -82,6 +83,10 @@ class Agent(Generic[OutputT, DepsT]):
         memory: a :class:`~kanawa.agents.memory.Memory` applied in :meth:`_preprocess_messages`
             (long-term recall, context budget).
 
+    Without ``model=`` the ``KANAWA_MODEL`` environment variable names the model; with neither, the
+    constructor raises ``ValueError`` naming both ways. An agent never falls back to a test model: the
+    offline test model is used only when asked for (``model="test"``).
+
     Raises ``ValueError`` for an empty name or duplicate tool names and ``TypeError`` for a tool that is
     neither a ``Tool`` nor callable. The model string is checked when first used.
     """
@@ -91,7 +96,7 @@ class Agent(Generic[OutputT, DepsT]):
         name: str,
         instructions: str | InstructionsFunc[DepsT] = "",
         tools: Iterable[Tool | Callable[..., Any]] = (),
-        model: str | LLMAdapter = "test",
+        model: str | LLMAdapter | None = None,
         output_type: type[OutputT] = str,  # type: ignore[assignment]  # default applies when OutputT=str
         config: AgentConfiguration | None = None,
         *,
@@ -116,6 +121,7 @@ class Agent(Generic[OutputT, DepsT]):
         self.deps_type = deps_type
         self._deps_check = _isinstance_target(deps_type)
         self._tools = _normalise_tools(tools)
+        model = _require_model(name, model)
         self._model_spec: str | LLMAdapter = model
         self._adapter: LLMAdapter | None = None if isinstance(model, str) else model
         self.output_type = output_type
@@ -348,6 +354,22 @@ class Agent(Generic[OutputT, DepsT]):
     async def _postprocess_response(self, response: FinalResponse[OutputT]) -> FinalResponse[OutputT]:
         """Override to check or rewrite the final response (output guardrails); raise to reject it."""
         return response
+
+
+MODEL_ENVIRONMENT_VARIABLE = "KANAWA_MODEL"
+"""Names the model of an agent constructed without ``model=``."""
+
+
+def _require_model(agent: str, model: str | LLMAdapter | None) -> str | LLMAdapter:
+    """``model``, else ``$KANAWA_MODEL``; never a silent default (DESIGN "Decisions")."""
+    if model is None:
+        model = os.environ.get(MODEL_ENVIRONMENT_VARIABLE, "").strip() or None
+    if model is None or (isinstance(model, str) and not model.strip()):
+        raise ValueError(
+            f"agent {agent!r} has no model: pass model='openai:gpt-5' (any model string, or 'test' for "
+            f"the offline test model) or an LLMAdapter, or set {MODEL_ENVIRONMENT_VARIABLE}"
+        )
+    return model
 
 
 def _isinstance_target(deps_type: object) -> Any:

@@ -12,6 +12,10 @@ from typing import Literal, TypeAlias
 
 OnMaxSteps: TypeAlias = Literal["error", "finalize"]
 
+DEFAULT_TOOL_TIMEOUT: float = 60.0
+"""Seconds a tool call may take by default. A minute covers real work (an HTTP API, a database query,
+a lint run) while still freeing a run whose tool hangs; ``None`` turns the limit off."""
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AgentConfiguration:
@@ -35,7 +39,14 @@ class AgentConfiguration:
         on_max_steps: ``"error"`` raises :class:`~kanawa.loop.errors.MaxStepsExceeded` when the budget
             is spent; ``"finalize"`` makes the last allowed request offer no tools (and adds the
             ``max_steps_finalize`` instruction) so the model has to answer.
-        tool_timeout: seconds one tool call may take before it becomes a fail-closed error result.
+        tool_timeout: seconds one tool call may take before it becomes a fail-closed error result
+            (default :data:`DEFAULT_TOOL_TIMEOUT`, 60 s; a tool's own ``timeout`` wins; ``None``: no
+            limit). An async tool is cancelled at its timeout. A sync tool runs in a worker thread of
+            the event loop's default executor, and Python cannot stop a thread: after its timeout the
+            run goes on, but the thread keeps running until the function returns and its result is
+            discarded. Each such thread holds one of the executor's ``min(32, cpu_count + 4)``
+            workers; if many hang for good, later sync tools queue behind them. Give blocking code
+            its own timeouts (socket, subprocess, database), or write the tool as ``async``.
         parallel_tool_calls: run the calls of one model turn concurrently (``True``) or one after another
             in call order. Events are emitted in call order either way. This does not change what is
             asked of the provider; use ``ModelSettings.parallel_tool_calls`` for that.
@@ -53,7 +64,7 @@ class AgentConfiguration:
     max_tool_calls_per_tool: int | None = 5
     max_decode_retries: int = 2
     on_max_steps: OnMaxSteps = "error"
-    tool_timeout: float | None = None
+    tool_timeout: float | None = DEFAULT_TOOL_TIMEOUT
     parallel_tool_calls: bool = True
     strict_tools: bool = False
     prompt_language: str = "en"
@@ -85,4 +96,4 @@ def _require_int(name: str, value: object, *, minimum: int) -> None:
         raise ValueError(f"{name} must be >= {minimum}, got {value}")
 
 
-__all__ = ["AgentConfiguration", "OnMaxSteps"]
+__all__ = ["DEFAULT_TOOL_TIMEOUT", "AgentConfiguration", "OnMaxSteps"]

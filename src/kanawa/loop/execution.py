@@ -8,7 +8,8 @@ come back as fail-closed results with ``is_error`` set (seed 000 §6).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
+from dataclasses import replace
 from typing import Any
 
 from kanawa.context import RunContext
@@ -30,19 +31,40 @@ class ToolRound:
         self._invoker = ToolInvoker(tools, timeout=config.tool_timeout, context=context)
         self._parallel = config.parallel_tool_calls
 
-    async def run(self, step: int, calls: Sequence[ToolCall], trace: RunTrace | None) -> list[ToolResult]:
-        """Run ``calls`` and return their results in call order."""
-        started = trace.tool_starts(step, calls) if trace is not None else 0.0
+    async def run(
+        self,
+        step: int,
+        calls: Sequence[ToolCall],
+        trace: RunTrace | None,
+        *,
+        offered: Container[str],
+        groups: tuple[Sequence[ToolCall], Sequence[int]] | None = None,
+    ) -> list[ToolResult]:
+        """Run ``calls`` and return their results in call order.
+
+        ``offered`` names the tools the request offered: a call to any other tool never runs (see
+        :meth:`ToolInvoker.invoke`). ``groups`` is :meth:`AgentLoopState.group_identical` of ``calls``:
+        only the distinct calls run, and each identical copy gets its original's result under its own
+        call id.
+        """
+        run, group_of = groups if groups is not None else (calls, range(len(calls)))
+        started = trace.tool_starts(step, run) if trace is not None else 0.0
         invoker = self._invoker
-        if len(calls) == 1:
-            results = [await invoker.invoke(calls[0])]
+        if len(run) == 1:
+            results = [await invoker.invoke(run[0], offered=offered)]
         elif self._parallel:
-            results = await invoker.invoke_all(calls)
+            results = await invoker.invoke_all(run, offered=offered)
         else:
-            results = [await invoker.invoke(call) for call in calls]
+            results = [await invoker.invoke(call, offered=offered) for call in run]
         if trace is not None:
-            trace.tool_ends(step, calls, results, started=started)
-        return results
+            trace.tool_ends(step, run, results, started=started)
+        if len(run) == len(calls):
+            return results
+        shared: list[ToolResult] = []
+        for call, group in zip(calls, group_of, strict=True):
+            result = results[group]
+            shared.append(result if result.call_id == call.id else replace(result, call_id=call.id))
+        return shared
 
 
 __all__ = ["ToolRound"]

@@ -141,11 +141,13 @@ def _output_or(text: str, reason: TerminationReason) -> TerminationDecision:
 class DuplicateDetectionPolicy:
     """Ends the run when the model repeats a tool call (seed 003 ``DuplicateDetectionPolicy``).
 
-    Counting, precisely: for each call the base policy lets through, ``count`` is the number of calls
-    with the same tool name and the same :func:`~kanawa.loop.state.input_hash` already recorded in this
-    run, plus identical calls earlier in the same response. ``count >= max_duplicates`` ends the run
-    with ``duplicate_tool_call_detected``. So an identical call runs at most ``max_duplicates`` times;
-    the request for one more stops the run (with the default 2: run, run, stop).
+    Counting, precisely: for each distinct call the base policy lets through, ``count`` is the number
+    of calls with the same tool name and the same :func:`~kanawa.loop.state.input_hash` already
+    recorded in this run (earlier responses). ``count >= max_duplicates`` ends the run with
+    ``duplicate_tool_call_detected``. So an identical call runs at most ``max_duplicates`` times; the
+    request for one more stops the run (with the default 2: run, run, stop). Identical calls *inside
+    one response* are one call: the loop runs it once and gives every copy its result, so copies
+    neither trip this guard nor count later.
     """
 
     __slots__ = ("base", "max_duplicates")
@@ -160,20 +162,18 @@ class DuplicateDetectionPolicy:
         decision = self.base.decide(response, state)
         if not isinstance(decision, ContinueWithTools):
             return decision
-        batch: dict[tuple[str, str], int] = {}
-        for call in decision.calls:
+        for call in state.group_identical(decision.calls)[0]:
             key = (call.name, state.hash_input(call.arguments))
-            earlier = batch.get(key, 0)
-            if state.count_duplicate_tool_calls(*key) + earlier >= self.max_duplicates:
+            if state.count_duplicate_tool_calls(*key) >= self.max_duplicates:
                 return TerminateImmediately(TerminationReason.DUPLICATE_TOOL_CALL_DETECTED, tool=call.name)
-            batch[key] = earlier + 1
         return decision
 
 
 class ToolCallLimitPolicy:
     """Ends the run when one tool is requested more than ``max_calls_per_tool`` times in total.
 
-    Counted like :class:`DuplicateDetectionPolicy` but by tool name alone: a tool runs at most
+    Counted like :class:`DuplicateDetectionPolicy` but by tool name alone (identical copies inside one
+    response count once, as they run once; distinct calls of one response all count): a tool runs at most
     ``max_calls_per_tool`` times; the request for one more ends the run with
     ``max_tool_calls_per_tool_exceeded``.
     """
@@ -191,7 +191,7 @@ class ToolCallLimitPolicy:
         if not isinstance(decision, ContinueWithTools):
             return decision
         batch: dict[str, int] = {}
-        for call in decision.calls:
+        for call in state.group_identical(decision.calls)[0]:
             earlier = batch.get(call.name, 0)
             if state.count_tool_calls(call.name) + earlier >= self.max_calls_per_tool:
                 return TerminateImmediately(

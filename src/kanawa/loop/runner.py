@@ -12,7 +12,9 @@ Read :meth:`AgentLoopRunner._run` top to bottom; it is the whole story:
    ``adapter.chat`` otherwise) and the answer is appended to the conversation;
 4. the termination policy decides: run tools (all of one turn concurrently, then
    ``ToolCallStep``/``ToolResultStep`` pairs in call order), think again, decode the output (with the
-   final-output phase and decode retries), or stop.
+   final-output phase and decode retries), or stop. Only tools the request offered ever run: a call
+   the model makes in a request that offered no tools (final output, the ``finalize`` round) is
+   answered as an unknown tool. Identical calls inside one response run once and share the result.
 
 Tools and pre-processing see the run through one :class:`~kanawa.context.RunContext` (``deps``, step,
 usage, messages), made with the runner; it reads the runner's state live, so nothing is updated per step.
@@ -87,6 +89,7 @@ Postprocess = Callable[[FinalResponse[OutputT]], Awaitable[FinalResponse[OutputT
 """Rewrites the final response before it is yielded and recorded (``BaseAgent._postprocess_response``)."""
 
 _NO_TOOLS: tuple[ToolSpec, ...] = ()
+_NONE_OFFERED: frozenset[str] = frozenset()
 
 
 class AgentLoopRunner(Generic[OutputT]):
@@ -132,6 +135,7 @@ class AgentLoopRunner(Generic[OutputT]):
         self._tools = tuple(tools)
         self._tool_round: ToolRound | None = None
         self._specs: tuple[ToolSpec, ...] = tuple(t.spec for t in tools)
+        self._offered_names = frozenset(spec.name for spec in self._specs)
         self._decoder: OutputDecoder[OutputT] = decoder_for(output_type)
         self._streaming = stream
         self._policy = policy if policy is not None else default_policy(self.config)
@@ -233,7 +237,8 @@ class AgentLoopRunner(Generic[OutputT]):
             decision = self._policy.decide(response, state)
             if isinstance(decision, ContinueWithTools):
                 calls = decision.calls
-                for call in calls:
+                groups = state.group_identical(calls)
+                for call in groups[0]:
                     state.record_tool_call(call)
                 if not config.auto_execute_tools:
                     pending = [self._record(ToolCallStep(step, call)) for call in calls]
@@ -244,7 +249,8 @@ class AgentLoopRunner(Generic[OutputT]):
                     return
                 if self._tool_round is None:
                     self._tool_round = ToolRound(self._tools, config=config, context=self.context)
-                results = await self._tool_round.run(step, calls, self._trace)
+                offered = self._offered_names if tools else _NONE_OFFERED
+                results = await self._tool_round.run(step, calls, self._trace, offered=offered, groups=groups)
                 for result in results:
                     messages.append(result.to_message())
                 if config.strict_tools:

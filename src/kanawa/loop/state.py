@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final, Literal, TypeAlias
 
@@ -53,7 +54,8 @@ COMPLETED: Final = CompletedPhase()
 def input_hash(arguments: str) -> str:
     """A stable hash of a tool call's input: canonical JSON of the parsed arguments (sorted keys, no
     whitespace), so ``{"a":1, "b":2}`` and ``{"b": 2, "a": 1}`` are the same call. ``""`` counts as
-    ``{}`` (as the invoker treats it); text that is not JSON is hashed as it is."""
+    ``{}`` (as the invoker treats it); text that is not JSON, or JSON nested too deep to parse, is
+    hashed as it is (model output must never raise here: the invoker reports the parse error)."""
     text = arguments.strip()
     if not text:
         canonical = "{}"
@@ -62,7 +64,7 @@ def input_hash(arguments: str) -> str:
             canonical = json.dumps(
                 json.loads(text), sort_keys=True, separators=(",", ":"), ensure_ascii=False
             )
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past the interpreter's limit
             canonical = arguments
     return hashlib.blake2b(canonical.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
@@ -116,6 +118,24 @@ class AgentLoopState:
     def count_duplicate_tool_calls(self, name: str, input_hash: str) -> int:
         """How many recorded calls had this tool name and input hash."""
         return self._by_call.get((name, input_hash), 0)
+
+    def group_identical(self, calls: Sequence[ToolCall]) -> tuple[list[ToolCall], list[int]]:
+        """Identical calls (same name, same :func:`input_hash`) inside one response are one call.
+
+        Returns the distinct calls (the first of each group, in order) and, for each of ``calls``, the
+        index of its group's first call in that list: the loop runs the distinct calls once and gives
+        every copy its original's result."""
+        index_of: dict[tuple[str, str], int] = {}
+        distinct: list[ToolCall] = []
+        groups: list[int] = []
+        for call in calls:
+            key = (call.name, self.hash_input(call.arguments))
+            position = index_of.get(key)
+            if position is None:
+                position = index_of[key] = len(distinct)
+                distinct.append(call)
+            groups.append(position)
+        return distinct, groups
 
     def count_tool_calls(self, name: str) -> int:
         """How many recorded calls named this tool, whatever their input."""

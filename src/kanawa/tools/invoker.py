@@ -35,7 +35,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
 from time import perf_counter
 from typing import Any
 
@@ -83,7 +83,11 @@ _NO_RUN: RunContext[None] = RunContext(None)
 
 
 def _signature(name: str, args: dict[str, JsonValue]) -> str:
-    return f"{name}\x00{json.dumps(args, sort_keys=True, ensure_ascii=False, separators=(',', ':'))}"
+    try:
+        canonical = json.dumps(args, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    except (ValueError, RecursionError):  # nested past the encoder's limit: the repr still identifies it
+        canonical = repr(args)
+    return f"{name}\x00{canonical}"
 
 
 def _elapsed_ms(started: float) -> float:
@@ -131,18 +135,25 @@ class ToolInvoker:
         """The tools this invoker can run, by name (a live read-only view)."""
         return self._tools
 
-    async def invoke_all(self, calls: Sequence[ToolCall]) -> list[ToolResult]:
+    async def invoke_all(
+        self, calls: Sequence[ToolCall], *, offered: Container[str] | None = None
+    ) -> list[ToolResult]:
         """Run ``calls`` concurrently; results come back in call order. One failure cancels nothing."""
         if len(calls) == 1:
-            return [await self.invoke(calls[0])]
+            return [await self.invoke(calls[0], offered=offered)]
         async with asyncio.TaskGroup() as group:
-            tasks = [group.create_task(self.invoke(call)) for call in calls]
+            tasks = [group.create_task(self.invoke(call, offered=offered)) for call in calls]
         return [task.result() for task in tasks]
 
-    async def invoke(self, call: ToolCall) -> ToolResult:
-        """Run one call fail-closed (see the module table); never raises for bad model output."""
+    async def invoke(self, call: ToolCall, *, offered: Container[str] | None = None) -> ToolResult:
+        """Run one call fail-closed (see the module table); never raises for bad model output.
+
+        ``offered`` names the tools the request that produced ``call`` offered (``None``: all of this
+        invoker's tools). A call to any other tool never runs: it is answered as an unknown tool, which
+        for that request it was (a model asked for a final answer with no tools must not run one).
+        """
         started = perf_counter()
-        tool = self._tools.get(call.name)
+        tool = self._tools.get(call.name) if offered is None or call.name in offered else None
         if tool is None:
             return _failure(call, ToolErrorKind.UNKNOWN_TOOL, unknown_tool_message(call.name), started)
         try:
