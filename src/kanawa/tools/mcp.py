@@ -1,4 +1,4 @@
-"""Tools from MCP servers (Model Context Protocol) as ordinary kanawa :class:`~kanawa.tools.base.Tool` objects.
+"""Tools from MCP servers (Model Context Protocol) as ordinary kanawa :class:`~kanawa.tools.base.Tool`.
 
 The story of one MCP tool call:
 
