@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 import uvicorn
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Image, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError as ServerToolError
+from mcp.types import EmbeddedResource, TextResourceContents
 
 from kanawa import Agent
 from kanawa.llm.testing import ScriptedLLM
@@ -22,7 +23,9 @@ from kanawa.tools import ToolErrorKind, ToolInvoker
 from kanawa.tools.mcp import MCPServerStdio, MCPServerStreamableHTTP
 from kanawa.tools.messages import EXECUTION_ERROR_MESSAGE
 from kanawa.trace import InMemoryTraceSink, Tracer
-from kanawa.types import AssistantMessage, ToolCall, ToolMessage, text_of
+from kanawa.types import AssistantMessage, ImagePart, TextPart, ToolCall, ToolMessage, text_of
+
+PNG = b"\x89PNG\r\n\x1a\n-not-a-real-image"
 
 
 def _time_server(**options: object) -> MCPServerStdio:
@@ -155,6 +158,17 @@ def http_mcp_url() -> Iterator[str]:
             raise ServerToolError("no such item")
         return f"{item}@{warehouse}: 7"
 
+    @app.tool(structured_output=False)
+    def photo(item: str) -> list[object]:
+        """A picture of an item, with its caption and an embedded resource."""
+        return [
+            f"photo of {item}",
+            Image(data=PNG, format="png"),
+            EmbeddedResource(
+                type="resource", resource=TextResourceContents(uri="inv://bolts", text="spec sheet")
+            ),
+        ]
+
     port = _free_port()
     server = uvicorn.Server(
         uvicorn.Config(app.streamable_http_app(), host="127.0.0.1", port=port, log_level="error")
@@ -182,7 +196,7 @@ async def test_streamable_http_tools_run_through_the_invoker_fail_closed(http_mc
                 ToolCall("c3", "stock", '{"item": "unobtainium"}'),
             ]
         )
-    assert [t.name for t in tools] == ["stock"]
+    assert [t.name for t in tools] == ["stock", "photo"]
     assert tools[0].parameters["required"] == ["item"]
     assert text_of(ok.content) == "bolts@3: 7"
     assert bad.error_kind is ToolErrorKind.VALIDATION_ERROR
@@ -204,3 +218,17 @@ async def test_mcp_tool_failures_are_traced_like_any_tool(http_mcp_url: str) -> 
     assert end.data == {"error_kind": "execution_error"}
     assert end.error is not None
     assert "no such item" in end.error
+
+
+async def test_images_and_other_mcp_content_become_content_parts(http_mcp_url: str) -> None:
+    async with MCPServerStreamableHTTP(http_mcp_url, tool_prefix="inv") as server:
+        result = await ToolInvoker(await server.list_tools()).invoke(
+            ToolCall("c1", "inv_photo", '{"item": "bolts"}')
+        )
+    assert not result.is_error
+    caption, image, resource = result.content
+    assert caption == TextPart("photo of bolts")
+    assert image == ImagePart(data=PNG, media_type="image/png")
+    assert isinstance(resource, TextPart)
+    assert '"uri":"inv://bolts"' in resource.text.replace(" ", "")
+    assert "spec sheet" in resource.text

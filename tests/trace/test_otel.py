@@ -220,3 +220,23 @@ def test_a_sink_needs_a_provider_or_an_endpoint() -> None:
         OtelTraceSink(environ={})
     assert traces_url("http://h:4318/") == "http://h:4318/v1/traces"
     assert traces_url("http://h:4318/v1/traces") == "http://h:4318/v1/traces"
+
+
+async def test_a_failed_model_call_marks_the_chat_and_agent_spans_as_errors(
+    receiver: OtlpReceiver, sink: OtelTraceSink
+) -> None:
+    from kanawa.llm.errors import LLMConnectionError
+    from kanawa.loop.errors import AgentError
+
+    llm = ScriptedLLM([LLMConnectionError(f"connection reset (key {SECRET})")], model="m")
+    with pytest.raises(AgentError) as caught:
+        await Agent("fragile", model=llm, tracer=Tracer([sink])).run("hi")
+    await _flush(sink)
+    chat = _one(receiver, "chat m")
+    run = _one(receiver, "invoke_agent fragile")
+    assert chat.status_code == STATUS_ERROR
+    assert chat.attributes["error.type"] == "LLMConnectionError"
+    assert SECRET not in chat.status_message
+    assert run.status_code == STATUS_ERROR
+    assert run.attributes["error.type"] == type(caught.value).__name__
+    assert chat.parent_span_id == run.span_id
