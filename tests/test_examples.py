@@ -114,3 +114,34 @@ def test_mypy_strict_accepts_the_typed_example_and_catches_misused_deps(tmp_path
     )
     assert '"Deps" has no attribute "name"' in bad.stdout
     assert bad.stdout.count("error:") == 3  # the third: returning Any from the unknown attribute
+
+
+def test_mcp_example_uses_the_time_server_over_stdio() -> None:
+    out = _run_example("mcp_tools.py").splitlines()
+    assert out[0] == "tools: get_current_time, convert_time"
+    assert '"datetime": "' in out[1]
+    assert "T21:00:00+09:00" in out[1]
+    assert out[2] == "answer: Noon UTC is 21:00 in Tokyo."
+
+
+def test_otel_example_prints_the_span_tree() -> None:
+    assert _run_example("otel_export.py").splitlines() == [
+        "invoke_agent coordinator",
+        "  chat big-model",
+        "  execute_tool ask_expert",
+        "    invoke_agent expert",
+        "      chat small-model",
+        "  chat big-model",
+    ]
+
+
+def _run_example(name: str) -> str:
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / name)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout

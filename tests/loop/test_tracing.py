@@ -130,3 +130,30 @@ async def test_agent_end_is_emitted_once_even_if_the_consumer_stops_at_the_final
     ends = sink.named("agent_end")
     assert len(ends) == 1
     assert ends[0].error is None
+
+
+async def test_a_run_started_inside_a_tool_call_names_that_call_as_its_parent() -> None:
+    from kanawa import Agent
+    from kanawa.llm.testing import ScriptedLLM
+    from kanawa.trace import InMemoryTraceSink, Tracer
+    from kanawa.types import AssistantMessage, ToolCall
+
+    sink = InMemoryTraceSink()
+    tracer = Tracer([sink])
+    inner = Agent("inner", model=ScriptedLLM(["a", "b"]), tracer=tracer)
+
+    async def delegate(question: str) -> str:
+        """Ask the inner agent."""
+        return (await inner.run(question)).text
+
+    calls = (ToolCall("c1", "delegate", '{"question": "x"}'), ToolCall("c2", "delegate", '{"question": "y"}'))
+    outer = Agent("outer", tools=[delegate], model=ScriptedLLM([AssistantMessage(tool_calls=calls), "done"]))
+    outer.tracer = tracer
+    result = await outer.run("go")
+    starts = {e.run_id: e for e in sink.named("agent_start")}
+    outer_start = starts.pop(result.run_id)
+    assert "parent_run_id" not in outer_start.data
+    parents = sorted(
+        (e.data["parent_run_id"], e.data["parent_step"], e.data["parent_call_id"]) for e in starts.values()
+    )
+    assert parents == [(result.run_id, 1, "c1"), (result.run_id, 1, "c2")]

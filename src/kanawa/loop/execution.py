@@ -4,10 +4,14 @@ The calls of a turn run concurrently through :meth:`ToolInvoker.invoke_all` (a t
 call order) unless ``parallel_tool_calls`` is off; a lone call is awaited directly, without a task
 group. The invoker never raises for bad model output: unknown tools, bad arguments and tool exceptions
 come back as fail-closed results with ``is_error`` set (seed 000 §6).
+
+When the run is traced, each call executes inside :func:`~kanawa.trace.context.tool_call_scope`, in
+its own task when calls run concurrently, so an agent run a tool starts is traced as that call's child.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Container, Sequence
 from dataclasses import replace
 from typing import Any
@@ -17,6 +21,7 @@ from kanawa.loop.config import AgentConfiguration
 from kanawa.loop.tracing import RunTrace
 from kanawa.tools.base import Tool, ToolResult
 from kanawa.tools.invoker import ToolInvoker
+from kanawa.trace.context import tool_call_scope
 from kanawa.types import ToolCall
 
 
@@ -48,23 +53,38 @@ class ToolRound:
         call id.
         """
         run, group_of = groups if groups is not None else (calls, range(len(calls)))
-        started = trace.tool_starts(step, run) if trace is not None else 0.0
-        invoker = self._invoker
-        if len(run) == 1:
-            results = [await invoker.invoke(run[0], offered=offered)]
-        elif self._parallel:
-            results = await invoker.invoke_all(run, offered=offered)
+        if trace is None:
+            results = await self._run(run, offered)
         else:
-            results = [await invoker.invoke(call, offered=offered) for call in run]
-        if trace is not None:
+            started = trace.tool_starts(step, run)
+            if len(run) == 1 or not self._parallel:
+                results = [await self._traced(step, call, trace, offered) for call in run]
+            else:
+                async with asyncio.TaskGroup() as group:
+                    tasks = [group.create_task(self._traced(step, call, trace, offered)) for call in run]
+                results = [task.result() for task in tasks]
             trace.tool_ends(step, run, results, started=started)
         if len(run) == len(calls):
             return results
         shared: list[ToolResult] = []
-        for call, group in zip(calls, group_of, strict=True):
-            result = results[group]
+        for call, group_index in zip(calls, group_of, strict=True):
+            result = results[group_index]
             shared.append(result if result.call_id == call.id else replace(result, call_id=call.id))
         return shared
+
+    async def _run(self, calls: Sequence[ToolCall], offered: Container[str]) -> list[ToolResult]:
+        invoker = self._invoker
+        if len(calls) == 1:
+            return [await invoker.invoke(calls[0], offered=offered)]
+        if self._parallel:
+            return await invoker.invoke_all(calls, offered=offered)
+        return [await invoker.invoke(call, offered=offered) for call in calls]
+
+    async def _traced(
+        self, step: int, call: ToolCall, trace: RunTrace, offered: Container[str]
+    ) -> ToolResult:
+        with tool_call_scope(trace.parent_of(step, call)):
+            return await self._invoker.invoke(call, offered=offered)
 
 
 __all__ = ["ToolRound"]

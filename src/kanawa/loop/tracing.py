@@ -21,8 +21,9 @@ from typing import Final
 from kanawa.llm.errors import LLMError
 from kanawa.llm.tokens import text_counter
 from kanawa.tools.base import ToolResult
+from kanawa.trace.context import TraceParent, current_parent
 from kanawa.trace.events import TraceEvent, Tracer
-from kanawa.types import LLMResponse, ToolCall, Usage, text_of
+from kanawa.types import JsonValue, LLMResponse, ToolCall, Usage, text_of
 
 RESULT_LIMIT: Final = 300
 """Longest tool result text kept in a ``tool_end`` event."""
@@ -48,6 +49,11 @@ class RunTrace:
         self._tracer.emit(event)
 
     def agent_start(self, *, provider: str, tools: int, streamed: bool) -> None:
+        """A run started inside a tool call (see :mod:`kanawa.trace.context`) names that call its parent."""
+        data: dict[str, JsonValue] = {"provider": provider, "tools": tools, "stream": streamed}
+        parent = current_parent()
+        if parent is not None:
+            data.update(parent_run_id=parent.run_id, parent_step=parent.step, parent_call_id=parent.call_id)
         self._event(
             TraceEvent(
                 "agent_start",
@@ -55,7 +61,7 @@ class RunTrace:
                 self._agent,
                 run_id=self._run_id,
                 model=self._model,
-                data={"provider": provider, "tools": tools, "stream": streamed},
+                data=data,
             )
         )
 
@@ -195,6 +201,10 @@ class RunTrace:
                 },
             )
         )
+
+    def parent_of(self, step: int, call: ToolCall) -> TraceParent:
+        """The :class:`TraceParent` a run started inside ``call`` reports."""
+        return TraceParent(self._run_id, step, call.id)
 
 
 __all__ = ["RESULT_LIMIT", "RunTrace"]

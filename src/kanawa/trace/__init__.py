@@ -2,7 +2,8 @@
 
 The loop only knows :class:`Tracer` and :class:`TraceEvent`; where events go is decided by the sinks
 given to the tracer — :class:`JsonlTraceSink` (files), :class:`InMemoryTraceSink` (tests), and any
-object with ``emit``/``aclose`` (the :class:`TraceSink` protocol), such as an OpenTelemetry exporter.
+object with ``emit``/``aclose`` (the :class:`TraceSink` protocol), such as :class:`OtelTraceSink`
+(OpenTelemetry GenAI spans over OTLP, on with ``TRACE_OTLP_ENDPOINT``).
 :func:`tracer_from_env` builds the default one from ``KANAWA_TRACE*`` settings.
 
 Names are loaded on first use, so the loop importing :mod:`kanawa.trace.events` pays for nothing else.
@@ -34,14 +35,20 @@ _EXPORTS: dict[str, str] = {
     "redact_secrets": "kanawa.trace.redaction",
     "event_to_record": "kanawa.trace.serialize",
     "Timeline": "kanawa.trace.timeline",
+    "OtelTraceSink": "kanawa.trace.otel",
+    "TraceParent": "kanawa.trace.context",
+    "current_parent": "kanawa.trace.context",
+    "tool_call_scope": "kanawa.trace.context",
     "build_timeline": "kanawa.trace.timeline",
 }
 
 if TYPE_CHECKING:
     from kanawa.trace.config import TraceSettings, jsonl_path, tracer_from_env
+    from kanawa.trace.context import TraceParent, current_parent, tool_call_scope
     from kanawa.trace.events import EventName, Redactor, TraceEvent, Tracer, TraceSink
     from kanawa.trace.jsonl import JsonlTraceSink
     from kanawa.trace.memory import InMemoryTraceSink
+    from kanawa.trace.otel import OtelTraceSink
     from kanawa.trace.records import TraceFileError, TraceLog, TraceRecord, read_trace
     from kanawa.trace.redaction import chain, drop_payloads, redact_secrets
     from kanawa.trace.serialize import event_to_record
@@ -55,21 +62,25 @@ __all__ = [
     "EventName",
     "InMemoryTraceSink",
     "JsonlTraceSink",
+    "OtelTraceSink",
     "Redactor",
     "Timeline",
     "TraceEvent",
     "TraceFileError",
     "TraceLog",
+    "TraceParent",
     "TraceRecord",
     "TraceSettings",
     "TraceSink",
     "Tracer",
     "build_timeline",
     "chain",
+    "current_parent",
     "drop_payloads",
     "event_to_record",
     "jsonl_path",
     "read_trace",
     "redact_secrets",
+    "tool_call_scope",
     "tracer_from_env",
 ]

@@ -8,6 +8,8 @@ Environment:
   API keys and credentials masked), ``payloads`` (also keep only the allow-listed, content-free fields:
   no tool results, no error text) or ``none``. Provider error messages are masked at their source
   (:mod:`kanawa.secrets`) whatever the mode.
+* ``TRACE_OTLP_ENDPOINT`` (seed 002 §3-6) — also export spans over OTLP/HTTP to this collector
+  (:class:`~kanawa.trace.otel.OtelTraceSink`, needs the ``otel`` extra), whether or not JSONL is on.
 
 Nothing in the loop knows about files: it receives a :class:`~kanawa.trace.events.Tracer` and emits.
 Other exporters (OpenTelemetry) are further :class:`~kanawa.trace.events.TraceSink` objects added here.
@@ -41,6 +43,7 @@ class TraceSettings:
     redact: RedactMode = "secrets"
     batch_size: int = DEFAULT_BATCH_SIZE
     flush_interval: float = DEFAULT_FLUSH_INTERVAL
+    otlp_endpoint: str | None = None
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> TraceSettings:
@@ -61,7 +64,8 @@ class TraceSettings:
             redact = "none"
         else:
             raise ValueError(f"KANAWA_TRACE_REDACT must be secrets, payloads or none (got {mode!r})")
-        return cls(enabled=enabled, directory=directory, redact=redact)
+        otlp = env.get("TRACE_OTLP_ENDPOINT", "").strip() or None
+        return cls(enabled=enabled, directory=directory, redact=redact, otlp_endpoint=otlp)
 
 
 def trace_directory(environ: Mapping[str, str] | None = None) -> Path:
@@ -90,7 +94,8 @@ def tracer_from_env(
     environ: Mapping[str, str] | None = None,
 ) -> Tracer:
     """The default tracer: a :class:`JsonlTraceSink` in the trace directory (file named after the
-    session) plus any extra ``sinks``, behind the configured redactor.
+    session), an :class:`~kanawa.trace.otel.OtelTraceSink` when an OTLP endpoint is configured (its own
+    exporter, shut down by ``tracer.aclose()``), plus any extra ``sinks``, behind the configured redactor.
 
     With tracing disabled the tracer has only the extra ``sinks`` (none: a no-op tracer). Find the
     file via :func:`jsonl_path`.
@@ -106,6 +111,10 @@ def tracer_from_env(
             flush_interval=config.flush_interval,
         )
         all_sinks.insert(0, jsonl)
+    if config.otlp_endpoint is not None:
+        from kanawa.trace.otel import OtelTraceSink
+
+        all_sinks.append(OtelTraceSink(endpoint=config.otlp_endpoint))
     return Tracer(all_sinks, session=session_id, redact=redactor_for(config.redact))
 
 
