@@ -7,10 +7,23 @@ Policy, as the seeds state it:
   refused;
 * files larger than 5 MB (``_MAX_BLOB_FILE_BYTES`` in the seed) are refused, before reading.
 
-Additions: relative paths are taken relative to the root; only regular files are read (no FIFOs,
-devices or directories), opened without following a final symlink and without blocking, and the size
-is checked again on the open descriptor, so a file swapped after the check cannot slip through.
-Error messages name the path only relative to the root and never reveal host paths outside it.
+A path check alone loses a race: between the check and the open, a directory on the path can be
+swapped for a symlink to somewhere else. So the check is only the first half. The file is then
+opened by walking the checked, symlink-free path one component at a time from a descriptor of the
+root, every directory with ``O_NOFOLLOW | O_DIRECTORY`` and the file with ``O_NOFOLLOW``
+(:meth:`FileSandbox.open_checked`): a component that became a symlink after the check fails the open
+(``ELOOP``/``ENOTDIR``) instead of being followed. What is guaranteed, and tested with a thread
+swapping a directory and a symlink by ``renameat2(RENAME_EXCHANGE)`` and by plain renames against
+a reading thread (``tests/tools/test_sandbox_race.py``): on Linux, and on any POSIX system whose
+``os.open`` supports ``dir_fd`` and ``O_NOFOLLOW``, no symlink is followed while opening, so a read
+returns a file that was under the root when it was opened, or is refused. Symlinks inside the root
+that point inside it still work: the check resolves them and the walk takes the real path. Where
+``dir_fd`` is unsupported (Windows) the open falls back to the checked path with the race open.
+
+Then, on the open descriptor: only a regular file is read (no FIFOs, devices or directories; opened
+without blocking), its size is checked, and the read itself stops after ``max_bytes + 1`` bytes, so a
+file that grows after ``fstat`` cannot slip through. Error messages name the path only relative to
+the root and never reveal host paths outside it. The sandbox only reads; it has no write path.
 
 The root comes from the ``root`` keyword, else the ``KANAWA_FILES_ROOT`` environment variable, else
 :data:`DEFAULT_FILES_ROOT`.
@@ -18,20 +31,39 @@ The root comes from the ``root`` keyword, else the ``KANAWA_FILES_ROOT`` environ
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
 
 from kanawa.tools.errors import FileAccessError, SandboxViolation
 
-__all__ = ["DEFAULT_FILES_ROOT", "DEFAULT_MAX_BYTES", "FILES_ROOT_ENV", "FileSandbox"]
+__all__ = ["DEFAULT_FILES_ROOT", "DEFAULT_MAX_BYTES", "FILES_ROOT_ENV", "FileSandbox", "read_capped"]
 
 DEFAULT_FILES_ROOT = "/files"
 FILES_ROOT_ENV = "KANAWA_FILES_ROOT"
 DEFAULT_MAX_BYTES = 5 * 1024 * 1024
 """The seed's ``_MAX_BLOB_FILE_BYTES``: 5 MB."""
 
-_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_OPEN_FLAGS = os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | _CLOEXEC
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NOFOLLOW | _CLOEXEC
+_WALKS = os.open in os.supports_dir_fd and _NOFOLLOW != 0
+_SWAPPED = (errno.ELOOP, errno.ENOTDIR, getattr(errno, "EMLINK", errno.ELOOP))
+"""What ``open`` says when a component that was a directory at check time is now a symlink."""
+
+
+def read_capped(handle: BinaryIO, limit: int, shown: str) -> bytes:
+    """Read at most ``limit + 1`` bytes; more than ``limit`` is refused. ``fstat`` can understate a
+    file that grows after the check (or a pseudo-file that reports size 0), so the cap is on the read
+    itself, not only on the size the file reported."""
+    data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise SandboxViolation(f"access denied: {shown} is larger than the {limit}-byte limit")
+    return data
 
 
 def _resolve_fully(path: str) -> str | None:
@@ -115,23 +147,49 @@ class FileSandbox:
         """The bytes of a regular file under the root, at most ``max_bytes`` long."""
         real = self.resolve(path)
         shown = self._relative(real)
+        fd = self.open_checked(real)
         try:
-            before = os.stat(real)
+            self._check(os.fstat(fd), shown)
+        except BaseException:
+            os.close(fd)
+            raise
+        with os.fdopen(fd, "rb") as handle:
+            return read_capped(handle, self._max_bytes, shown)
+
+    def open_checked(self, real: Path) -> int:
+        """Open ``real`` (a path :meth:`resolve` returned) for reading without following any symlink:
+        walk it from the root one component at a time (see the module docstring). Returns the file
+        descriptor; a component swapped for a symlink since the check is a :class:`SandboxViolation`.
+        """
+        shown = self._relative(real)
+        relative = os.path.relpath(real, self._root)
+        if not _WALKS:
+            return self._open(lambda: os.open(real, _OPEN_FLAGS), shown)
+        parts = relative.split(os.sep)
+        if relative == "." or ".." in parts:  # resolve() never returns these; refuse, do not guess
+            raise SandboxViolation(f"access denied: {shown} is not a regular file")
+        directory = self._open(lambda: os.open(self._root, _DIR_FLAGS), shown)
+        try:
+            for name in parts[:-1]:
+                parent = directory
+                directory = self._open(lambda: os.open(name, _DIR_FLAGS, dir_fd=parent), shown)  # noqa: B023
+                os.close(parent)
+            return self._open(lambda: os.open(parts[-1], _OPEN_FLAGS, dir_fd=directory), shown)
+        finally:
+            os.close(directory)
+
+    @staticmethod
+    def _open(opener: Callable[[], int], shown: str) -> int:
+        try:
+            return opener()
         except FileNotFoundError:
             raise FileAccessError(f"file not found: {shown}") from None
         except OSError as exc:
+            if exc.errno in _SWAPPED:
+                raise SandboxViolation(
+                    f"access denied: the path to {shown} changed while it was opened (a symlink now)"
+                ) from None
             raise FileAccessError(f"cannot read {shown}: {exc.strerror or 'access error'}") from None
-        self._check(before, shown)
-        try:
-            fd = os.open(real, _OPEN_FLAGS)
-        except OSError as exc:
-            raise FileAccessError(f"cannot read {shown}: {exc.strerror or 'access error'}") from None
-        with os.fdopen(fd, "rb") as handle:
-            self._check(os.fstat(handle.fileno()), shown)
-            data = handle.read(self._max_bytes + 1)
-        if len(data) > self._max_bytes:
-            raise self._too_large(shown)
-        return data
 
     def read_text(self, path: str | os.PathLike[str], *, encoding: str = "utf-8") -> str:
         """The text of a file under the root (see :meth:`read_bytes`); undecodable files are refused."""
@@ -142,13 +200,11 @@ class FileSandbox:
             raise FileAccessError(f"{self._relative(self.resolve(path))} is not {encoding} text") from None
 
     def _check(self, info: os.stat_result, shown: str) -> None:
+        """The check on the *open* descriptor: a regular file within the size limit."""
         if not stat.S_ISREG(info.st_mode):
             raise SandboxViolation(f"access denied: {shown} is not a regular file")
         if info.st_size > self._max_bytes:
-            raise self._too_large(shown)
-
-    def _too_large(self, shown: str) -> SandboxViolation:
-        return SandboxViolation(f"access denied: {shown} is larger than the {self._max_bytes}-byte limit")
+            raise SandboxViolation(f"access denied: {shown} is larger than the {self._max_bytes}-byte limit")
 
     def _relative(self, real: Path) -> str:
         relative = os.path.relpath(real, self._root)
