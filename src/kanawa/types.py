@@ -103,6 +103,11 @@ class ToolCall:
     name: str
     arguments: str
     provider_details: ProviderDetails | None = None
+    invalid_arguments: str | None = None
+    """Why the provider's arguments are unusable before any parsing, e.g. a server that sent them as a
+    JSON object instead of a string (seed 000 §6.1: a non-string is a parse error). ``arguments`` then
+    holds that value as JSON text for the history; the invoker answers with its parse error and never
+    calls the tool."""
 
 
 @dataclass(frozen=True, slots=True)

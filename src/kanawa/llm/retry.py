@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from kanawa._logging import get_logger
 from kanawa.llm.base import LLMAdapter, ToolLike
 from kanawa.llm.errors import LLMError, LLMStreamInterruptedError
+from kanawa.llm.lifecycle import ClosableAdapter, close_adapter
 from kanawa.llm.settings import ModelSettings
 from kanawa.types import LLMResponse, Message, OutputSchema, StreamEvent
 
@@ -62,7 +63,7 @@ class RetryPolicy:
 NO_RETRY = RetryPolicy(max_attempts=1)
 
 
-class RetryingLLM:
+class RetryingLLM(ClosableAdapter):
     """An :class:`LLMAdapter` that retries its primary model, then falls back (seed 002 §7)."""
 
     def __init__(
@@ -91,6 +92,11 @@ class RetryingLLM:
 
     def normalize_model_name(self, name: str | None = None) -> str:
         return self.primary.normalize_model_name(name)
+
+    async def aclose(self) -> None:
+        """Close the primary and every fallback (each closes only what it owns)."""
+        for adapter in self._candidates():
+            await close_adapter(adapter)
 
     def _candidates(self) -> tuple[LLMAdapter, ...]:
         return (self.primary, *self.fallbacks)

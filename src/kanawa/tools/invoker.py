@@ -157,6 +157,8 @@ class ToolInvoker:
         if tool is None:
             return _failure(call, ToolErrorKind.UNKNOWN_TOOL, unknown_tool_message(call.name), started)
         try:
+            if call.invalid_arguments is not None:
+                raise ToolArgumentsError(call.invalid_arguments)
             args = parse_tool_arguments(call.arguments)
         except ToolArgumentsError as exc:
             return _failure(

@@ -47,6 +47,7 @@ from kanawa.llm.errors import (
     seal_errors,
     seal_stream_errors,
 )
+from kanawa.llm.lifecycle import ClosableAdapter
 from kanawa.llm.settings import ModelSettings
 from kanawa.llm.tokens import count_message_tokens
 from kanawa.secrets import guard_credentials
@@ -94,7 +95,7 @@ _SDK_ERRORS: tuple[type[BaseException], ...] = (
 _NAME_PREFIXES = ("anthropic:", "anthropic/")
 
 
-class AnthropicAdapter:
+class AnthropicAdapter(ClosableAdapter):
     """An Anthropic model (``anthropic:<model>``) as an :class:`~kanawa.llm.LLMAdapter`.
 
     ``default_max_tokens`` overrides the per-model ``max_tokens`` default; ``thinking_mode`` forces
@@ -126,6 +127,7 @@ class AnthropicAdapter:
         self._thinking_mode: ThinkingMode = thinking_mode or (
             "adaptive" if normalized.startswith(_ADAPTIVE_THINKING_MODELS) else "budget"
         )
+        self._owns_client = client is None
         if client is not None:
             self._client = client
             guard_credentials(client.api_key, client.auth_token)
@@ -144,6 +146,11 @@ class AnthropicAdapter:
             open_telemetry=False,
         )
         guard_credentials(key, headers=default_headers)
+
+    async def aclose(self) -> None:
+        """Close the HTTP connections of a client this adapter built (a given ``client=`` is left open)."""
+        if self._owns_client:
+            await self._client.close()
 
     @property
     def model(self) -> str:
@@ -208,7 +215,8 @@ class AnthropicAdapter:
                 message = await self._send(body, stream=False, request_timeout=timeout)
         except _SDK_ERRORS as exc:
             raise self._map_error(exc) from None
-        return parse_message(message.to_dict(mode="json"))
+        # The SDK hands back what it could not build a Message from (a list, a string) as it came.
+        return parse_message(message.to_dict(mode="json") if hasattr(message, "to_dict") else message)
 
     @seal_stream_errors
     async def stream(

@@ -95,8 +95,13 @@ def arguments_text(tool_input: object) -> str:
     return json.dumps(tool_input if tool_input is not None else {}, ensure_ascii=False, separators=(",", ":"))
 
 
-def parse_message(data: Mapping[str, Any]) -> LLMResponse:
-    """A Messages API ``message`` object (as JSON) → :class:`LLMResponse`."""
+def parse_message(data: object) -> LLMResponse:
+    """A Messages API ``message`` object (as JSON) → :class:`LLMResponse`; anything without that shape
+    (an object whose ``content`` is a list of objects) is :func:`malformed`, never an empty answer."""
+    if not isinstance(data, Mapping):
+        raise malformed(f"the message is a JSON {type(data).__name__}, not an object")
+    if not isinstance(data.get("content"), list) or not all(isinstance(b, Mapping) for b in data["content"]):
+        raise malformed("`content` is not a list of content blocks")
     texts: list[str] = []
     calls: list[ToolCall] = []
     reasoning: list[ReasoningPart] = []

@@ -33,6 +33,7 @@ from kanawa.llm.gemini.config import ModelProfile, build_config
 from kanawa.llm.gemini.errors import SDK_ERRORS, map_error
 from kanawa.llm.gemini.payload import PROVIDER, build_contents
 from kanawa.llm.gemini.response import ResponseAssembler
+from kanawa.llm.lifecycle import ClosableAdapter
 from kanawa.llm.settings import ModelSettings
 from kanawa.llm.tokens import count_message_tokens
 from kanawa.secrets import guard_credentials
@@ -83,7 +84,7 @@ class _Request:
 # ----------------------------------------------------------------------------------------- adapter
 
 
-class GeminiAdapter:
+class GeminiAdapter(ClosableAdapter):
     """A Gemini model behind :class:`~kanawa.llm.LLMAdapter`.
 
     ``api_key`` falls back to ``GEMINI_API_KEY``, then ``GOOGLE_API_KEY``; with none of them the

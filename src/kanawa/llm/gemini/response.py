@@ -107,6 +107,7 @@ class ResponseAssembler:
         self._response_id: str | None = None
         self._model_version: str | None = None
         self._fallback_prefix = uuid.uuid4().hex[:12]
+        self._candidates_seen = False
 
     def feed(self, chunk: types.GenerateContentResponse) -> list[StreamEvent]:
         """Take one chunk; return the stream events it carries, in part order."""
@@ -118,6 +119,9 @@ class ResponseAssembler:
         if not chunk.candidates:
             return []
         candidate = chunk.candidates[0]
+        # The SDK builds an empty Candidate() out of anything (``"candidates": "x"``): only one with
+        # content or a finish reason is a candidate Gemini sent.
+        self._candidates_seen |= candidate.content is not None or candidate.finish_reason is not None
         self._finish_reason = _enum_text(candidate.finish_reason) or self._finish_reason
         events: list[StreamEvent] = []
         for part in (candidate.content.parts if candidate.content else None) or ():
@@ -176,6 +180,14 @@ class ResponseAssembler:
         if streamed and self._finish_reason is None and self._block_reason is None:
             raise LLMConnectionError(
                 "the stream ended before Gemini sent a finish reason", provider=PROVIDER, model=self._model
+            )
+        if not self._candidates_seen and self._block_reason is None:
+            # Gemini answers with candidates or with a blocked prompt's feedback; a body with neither
+            # (``{}``, ``{"candidates": "x"}``, a JSON list) is not a response, whatever the SDK made of it.
+            raise LLMConnectionError(
+                "malformed Gemini response: no candidates and no prompt feedback",
+                provider=PROVIDER,
+                model=self._model,
             )
         reasoning: list[ReasoningPart] = []
         if self._thoughts:

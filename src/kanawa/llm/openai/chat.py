@@ -37,6 +37,7 @@ from openai._types import RequestOptions
 
 from kanawa.llm.base import ToolLike, canonical_model_name, tool_specs
 from kanawa.llm.errors import LLMConnectionError, LLMError, seal_errors, seal_stream_errors
+from kanawa.llm.lifecycle import ClosableAdapter
 from kanawa.llm.openai.chat_payload import MaxTokensField, SystemRole, build_request
 from kanawa.llm.openai.chat_response import PROVIDER, ChunkAssembler, parse_completion
 from kanawa.llm.openai.common import KEYLESS_PLACEHOLDER, MAPPED_EXCEPTIONS, build_client, map_openai_error
@@ -58,7 +59,7 @@ def chat_api_key(base_url: str | None) -> str | None:
     return None
 
 
-class OpenAIChatAdapter:
+class OpenAIChatAdapter(ClosableAdapter):
     """A model behind an OpenAI-compatible ``/chat/completions`` endpoint, as an ``LLMAdapter``."""
 
     provider = PROVIDER
@@ -83,6 +84,7 @@ class OpenAIChatAdapter:
         self._system_role: SystemRole = system_role
         self._max_tokens_field: MaxTokensField = max_tokens_field
         self._include_usage = include_usage
+        self._owns_client = client is None
         self._client = client or build_client(
             api_key=api_key or chat_api_key(base_url),
             base_url=base_url,
@@ -92,6 +94,11 @@ class OpenAIChatAdapter:
         )
         key = self._client.api_key
         guard_credentials(key if key != KEYLESS_PLACEHOLDER else None, headers=default_headers)
+
+    async def aclose(self) -> None:
+        """Close the HTTP connections of a client this adapter built (a given ``client=`` is left open)."""
+        if self._owns_client:
+            await self._client.close()
 
     @property
     def model(self) -> str:

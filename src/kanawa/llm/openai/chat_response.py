@@ -31,10 +31,12 @@ Decisions (seed 003 stop-reason table):
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kanawa.llm.errors import LLMConnectionError
 from kanawa.types import (
     AssistantMessage,
     JsonValue,
@@ -97,12 +99,37 @@ def reasoning_text(message: Mapping[str, Any]) -> str:
     return ""
 
 
+def malformed(detail: str) -> LLMConnectionError:
+    """A 200 answer without the chat-completion shape: an error naming the provider, never an empty
+    success (retryable: the next attempt may be clean)."""
+    return LLMConnectionError(f"malformed chat completion: {detail}", provider=PROVIDER)
+
+
+def tool_call(call_id: str, name: str, arguments: object) -> ToolCall:
+    """A :class:`ToolCall` from the wire. Arguments must be a string (seed 000 §6.1); servers that send
+    an object, a number or ``null`` instead get a call the invoker refuses with its parse error (the
+    value is kept as JSON text for the history), never a silent ``{}``."""
+    if isinstance(arguments, str):
+        return ToolCall(call_id, name, arguments)
+    kind = "null" if arguments is None else type(arguments).__name__
+    try:
+        text = json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError, RecursionError):
+        text = ""
+    return ToolCall(
+        call_id, name, text, invalid_arguments=f"tool arguments must be a JSON object string, not {kind}"
+    )
+
+
 def parse_completion(data: Mapping[str, Any]) -> LLMResponse:
     """A ``chat.completion`` object (as JSON) → :class:`LLMResponse`."""
     choices = data.get("choices")
-    choice = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], Mapping) else {}
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
+        raise malformed("`choices` is not a non-empty list of objects")
+    choice = choices[0]
     message = choice.get("message")
-    message = message if isinstance(message, Mapping) else {}
+    if not isinstance(message, Mapping):
+        raise malformed("the first choice has no `message` object")
     calls: list[ToolCall] = []
     raw_calls = message.get("tool_calls")
     for position, raw in enumerate(raw_calls if isinstance(raw_calls, list) else []):
@@ -111,7 +138,7 @@ def parse_completion(data: Mapping[str, Any]) -> LLMResponse:
         function = raw.get("function")
         function = function if isinstance(function, Mapping) else {}
         call_id = _text(raw.get("id")) or f"call_{position}"
-        calls.append(ToolCall(call_id, _text(function.get("name")), _text(function.get("arguments"))))
+        calls.append(tool_call(call_id, _text(function.get("name")), function.get("arguments", "")))
     content, refusal = _text(message.get("content")), _text(message.get("refusal"))
     thought = reasoning_text(message)
     raw_finish = choice.get("finish_reason")
@@ -150,6 +177,7 @@ class _Call:
     name: str = ""
     arguments: list[str] = field(default_factory=list)
     started: bool = False
+    non_string: object = None  # arguments a server sent as an object/number instead of text
 
 
 @dataclass
@@ -166,6 +194,7 @@ class ChunkAssembler:
     by_id: dict[str, _Call] = field(default_factory=dict)
     finish_reason: str | None = None
     usage: Mapping[str, Any] | None = None
+    deltas: int = 0  # chunks that carried a choice with a delta
 
     def feed(self, chunk: Mapping[str, Any]) -> list[StreamEvent]:
         for key in ("id", "model"):
@@ -182,6 +211,7 @@ class ChunkAssembler:
         delta = choice.get("delta")
         if not isinstance(delta, Mapping):
             return []
+        self.deltas += 1
         events: list[StreamEvent] = []
         thought = reasoning_text(delta)
         if thought:
@@ -220,6 +250,9 @@ class ChunkAssembler:
         function = function if isinstance(function, Mapping) else {}
         name, arguments = _text(function.get("name")), _text(function.get("arguments"))
         slot = self._slot(fragment, name)
+        raw_arguments = function.get("arguments")
+        if raw_arguments is not None and not isinstance(raw_arguments, str):
+            slot.non_string = raw_arguments
         call_id = _text(fragment.get("id"))
         if call_id and not slot.id:
             slot.id = call_id
@@ -241,7 +274,10 @@ class ChunkAssembler:
         return events
 
     def finish(self) -> LLMResponse:
-        """The completion this stream amounts to, parsed like a non-streamed one."""
+        """The completion this stream amounts to, parsed like a non-streamed one. A stream in which no
+        chunk had the chunk shape (a choice with a ``delta``) is malformed, not an empty answer."""
+        if not self.deltas and self.finish_reason is None:
+            raise malformed("the stream had no chunk with a choice and a delta")
         message: dict[str, Any] = {"role": "assistant", "content": "".join(self.text) or None}
         if self.reasoning:
             message["reasoning_content"] = "".join(self.reasoning)
@@ -252,7 +288,12 @@ class ChunkAssembler:
                 {
                     "id": call.id or f"call_{call.position}",
                     "type": "function",
-                    "function": {"name": call.name, "arguments": "".join(call.arguments)},
+                    "function": {
+                        "name": call.name,
+                        "arguments": call.non_string
+                        if call.non_string is not None
+                        else "".join(call.arguments),
+                    },
                 }
                 for call in self.calls
             ]

@@ -37,11 +37,12 @@ from openai import AsyncStream
 
 from kanawa.llm.base import ToolLike, canonical_model_name
 from kanawa.llm.errors import LLMConnectionError, LLMError, seal_errors, seal_stream_errors
+from kanawa.llm.lifecycle import ClosableAdapter
 from kanawa.llm.openai.audit import AuditContext, audit_error, audit_request, audit_success
 from kanawa.llm.openai.catalogue import check_settings
 from kanawa.llm.openai.common import DEFAULT_TIMEOUT, MAPPED_EXCEPTIONS, build_client, map_openai_error
 from kanawa.llm.openai.credentials import base_url_host, normalize_base_url
-from kanawa.llm.openai.responses_output import ResponsesStreamAssembler, parse_response
+from kanawa.llm.openai.responses_output import ResponsesStreamAssembler, check_response_shape, parse_response
 from kanawa.llm.openai.responses_payload import build_responses_payload, response_format_of
 from kanawa.llm.settings import ModelSettings
 from kanawa.llm.tokens import count_message_tokens
@@ -69,7 +70,7 @@ def _param_of(exc: BaseException) -> str | None:
     return exc.param if isinstance(exc, openai.APIError) else None
 
 
-class OpenAIResponsesAdapter:
+class OpenAIResponsesAdapter(ClosableAdapter):
     """GPT-5 family models over ``POST /v1/responses`` (module docstring has the contract)."""
 
     def __init__(
@@ -86,6 +87,7 @@ class OpenAIResponsesAdapter:
         self._model = self.normalize_model_name(model)
         self._settings = settings or ModelSettings()
         self._timeout = timeout
+        self._owns_client = client is None
         self._client = client or build_client(
             api_key=api_key,
             base_url=normalize_base_url(base_url),
@@ -96,6 +98,12 @@ class OpenAIResponsesAdapter:
         guard_credentials(self._client.api_key)
 
     # ---------------------------------------------------------------- identity
+
+    async def aclose(self) -> None:
+        """Close the HTTP connections of a client this adapter built (a given ``client=`` is left open)."""
+        if self._owns_client:
+            await self._client.close()
+
     @property
     def provider(self) -> str:
         return PROVIDER
@@ -205,13 +213,15 @@ class OpenAIResponsesAdapter:
         except MAPPED_EXCEPTIONS as exc:
             raise self._failed(exc, context) from None
         request_id = raw.headers.get("x-request-id")
-        if not isinstance(data, dict):
+        try:
+            shaped = check_response_shape(data)
+        except LLMConnectionError as exc:
             error = LLMConnectionError(
-                "malformed response body", provider=PROVIDER, model=self._model, request_id=request_id
+                exc.message, provider=PROVIDER, model=self._model, request_id=request_id
             )
             self._audit_failure(error, context)
-            raise error
-        response = parse_response(data, stop=settings.stop)
+            raise error from None
+        response = parse_response(shaped, stop=settings.stop)
         audit_success(context, response_model=response.model or None, request_id=request_id)
         return response
 

@@ -27,8 +27,10 @@ usage and reasoning items) but yields nothing more.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from kanawa.llm.errors import LLMConnectionError, LLMError
+from kanawa.llm.openai.chat_response import tool_call
 from kanawa.llm.openai.common import error_for_code
 from kanawa.types import (
     AssistantMessage,
@@ -119,12 +121,29 @@ def _message_text(item: Mapping[str, JsonValue]) -> str:
 def _tool_call(item: Mapping[str, JsonValue]) -> ToolCall:
     item_id = item.get("id")
     details: JsonObject | None = {"item_id": item_id} if isinstance(item_id, str) else None
-    return ToolCall(
-        id=_str(item.get("call_id")) or _str(item_id),
-        name=_str(item.get("name")),
-        arguments=_str(item.get("arguments")),
-        provider_details=details,
+    call = tool_call(
+        _str(item.get("call_id")) or _str(item_id), _str(item.get("name")), item.get("arguments", "")
     )
+    return replace(call, provider_details=details)
+
+
+def malformed(detail: str) -> LLMConnectionError:
+    """A 200 answer without the Responses API shape: an error naming the provider, never an empty
+    success (retryable: the next attempt may be clean)."""
+    return LLMConnectionError(f"malformed Responses API body: {detail}", provider=PROVIDER)
+
+
+def check_response_shape(data: object, *, output_required: bool = True) -> Mapping[str, JsonValue]:
+    """``data`` if it has the response-object shape: an object whose ``output`` is a list of objects
+    (it may be absent from a stream's completion event, whose items came as events)."""
+    if not isinstance(data, Mapping):
+        raise malformed(f"the response is a JSON {type(data).__name__}, not an object")
+    output = data.get("output")
+    if output is None and not output_required:
+        return data
+    if not isinstance(output, list) or not all(isinstance(item, Mapping) for item in output):
+        raise malformed("`output` is not a list of objects")
+    return data
 
 
 def _stop_reason(data: Mapping[str, JsonValue], *, has_calls: bool, stopped: bool) -> StopReason | None:
@@ -329,7 +348,7 @@ class ResponsesStreamAssembler:
             started = self._call_started(index, item)
             return started + (self._args(index, _str(item.get("arguments"))) if started else [])
         if kind in ("response.completed", "response.incomplete"):
-            return self._complete(_obj(event.get("response")))
+            return self._complete(check_response_shape(event.get("response"), output_required=False))
         if kind == "response.failed":
             error = _obj(_obj(event.get("response")).get("error"))
             raise self._fail(error.get("code"), error.get("message") or "the response failed")

@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 from typing import TypeAlias
 
 from kanawa.llm.base import ToolLike, tool_specs
+from kanawa.llm.lifecycle import ClosableAdapter
 from kanawa.llm.settings import ModelSettings
 from kanawa.llm.tokens import (
     REPLY_PRIMING_TOKENS,
@@ -184,7 +185,7 @@ def _check_stream_script(events: StreamScript) -> None:
     raise ValueError("a scripted stream must end with ResponseCompleted (or raise an exception)")
 
 
-class _TestModelBase(ABC):
+class _TestModelBase(ClosableAdapter, ABC):
     """Shared adapter plumbing: request recording, usage estimates, chat/stream symmetry."""
 
     provider = "test"
