@@ -14,11 +14,13 @@ checks in their ``@settings``, never ``max_examples``, so the profile decides ho
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
 
+from kanawa.llm.lifecycle import ClosableAdapter
 from tests.wire.server import WireServer
 
 settings.register_profile("dev", max_examples=200, deadline=None)
@@ -32,6 +34,31 @@ settings.register_profile(
 )
 settings.register_profile("fuzz", max_examples=5000, deadline=None, print_blob=True)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
+
+
+@pytest.fixture(autouse=True)
+async def close_adapters(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[None]:
+    """Every provider adapter (and OpenAI embedder) a test builds is closed when the test ends, so its
+    SDK's HTTP sockets are released (the suite runs with ``error::ResourceWarning``: an unclosed socket
+    fails it)."""
+    from kanawa.agents.memory.embeddings.openai import OpenAIEmbedder
+    from kanawa.llm.anthropic.adapter import AnthropicAdapter
+    from kanawa.llm.gemini.adapter import GeminiAdapter
+    from kanawa.llm.openai.chat import OpenAIChatAdapter
+    from kanawa.llm.openai.responses import OpenAIResponsesAdapter
+
+    built: list[ClosableAdapter | OpenAIEmbedder] = []
+    for cls in (OpenAIResponsesAdapter, OpenAIChatAdapter, AnthropicAdapter, GeminiAdapter, OpenAIEmbedder):
+        original = cls.__init__
+
+        def tracking_init(self: Any, *args: Any, __original: Any = original, **kwargs: Any) -> None:
+            __original(self, *args, **kwargs)
+            built.append(self)
+
+        monkeypatch.setattr(cls, "__init__", tracking_init)
+    yield
+    for adapter in built:
+        await adapter.aclose()
 
 
 @pytest.fixture

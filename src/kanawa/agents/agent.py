@@ -25,11 +25,12 @@ import asyncio
 import os
 import typing
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, Generic, cast
+from typing import TYPE_CHECKING, Any, Generic, Self, cast
 
 from kanawa.agents.instructions import InstructionsFunc, render_instructions
 from kanawa.context import DepsT, RunContext
 from kanawa.llm.base import LLMAdapter
+from kanawa.llm.lifecycle import close_adapter
 from kanawa.llm.models import resolve_model
 from kanawa.llm.settings import ModelSettings
 from kanawa.loop.config import AgentConfiguration
@@ -181,6 +182,19 @@ class Agent(Generic[OutputT, DepsT]):
     def model(self, value: str | LLMAdapter) -> None:
         self._model_spec = value
         self._adapter = None if isinstance(value, str) else value
+
+    async def aclose(self) -> None:
+        """Close the adapter this agent resolved from a model string (it owns that one and its HTTP
+        connections); an adapter passed in as an object belongs to the caller and is left open."""
+        if isinstance(self._model_spec, str) and self._adapter is not None:
+            adapter, self._adapter = self._adapter, None
+            await close_adapter(adapter)
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
 
     def __repr__(self) -> str:
         spec = (

@@ -18,6 +18,7 @@ from kanawa.agents.agent import Agent
 from kanawa.cli.errors import setup_hint
 from kanawa.cli.render import StreamPrinter, render_output, render_usage
 from kanawa.llm.errors import LLMError
+from kanawa.llm.lifecycle import close_adapter
 from kanawa.loop.errors import AgentError
 from kanawa.loop.result import RunResult
 from kanawa.trace.config import TraceSettings, jsonl_path, tracer_from_env
@@ -61,7 +62,8 @@ async def execute(
 ) -> int:
     """Run ``agent`` on ``question``, printing as it goes; returns the process exit code.
 
-    The agent's tracer (if any) is closed here and its file path printed.
+    The agent's tracer (if any) and its adapter (the commands resolve and own it) are closed here,
+    and the trace file's path printed.
     """
     printer = StreamPrinter(console, show_deltas=stream)
     code = EXIT_OK
@@ -81,6 +83,7 @@ async def execute(
             )
         console.print(render_usage(result.usage))
     finally:
+        await close_adapter(agent.model)
         if agent.tracer is not None:
             await agent.tracer.aclose()
     print_trace_path(console, agent.tracer)

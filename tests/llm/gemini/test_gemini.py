@@ -94,7 +94,13 @@ async def test_a_ready_sdk_client_is_used_as_given(wire_server: WireServer) -> N
     )
     adapter = GeminiAdapter("gemini-2.5-flash", client=client)
     wire_server.enqueue(json_reply(body([text("ok")])))
-    assert (await adapter.chat([UserMessage("q")])).message.text == "ok"
+    try:
+        assert (await adapter.chat([UserMessage("q")])).message.text == "ok"
+        await adapter.aclose()  # the caller's client stays open: one more request goes through
+        wire_server.enqueue(json_reply(body([text("again")])))
+        assert (await adapter.chat([UserMessage("q")])).message.text == "again"
+    finally:
+        await client.aio.aclose()
     request = wire_server.requests[0]
     assert request.path == "/v1alpha/models/gemini-2.5-flash:generateContent"
     assert request.headers["x-goog-api-key"] == "client-own-key"

@@ -68,6 +68,12 @@ class OpenAIEmbedder:
     def dim(self) -> int:
         return self._dim
 
+    async def aclose(self) -> None:
+        """Close the HTTP connections of the client this embedder built."""
+        if self._client is not None:
+            client, self._client = self._client, None
+            await client.close()
+
     def _get_client(self) -> openai.AsyncOpenAI:
         if self._client is None:
             from kanawa.llm.openai.chat import chat_api_key
