@@ -70,6 +70,10 @@ def _int(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
+MESSAGE_ITEMS_KEY = "openai_message_items"
+"""``AssistantMessage.provider_details`` key: the response's message items as ``{"text", "phase"}``."""
+
+
 def find_stop(text: str, stop: Sequence[str]) -> int:
     """Where ``text`` is cut for ``stop``: the start of the stop sequence that *completes* first, or -1.
 
@@ -165,6 +169,7 @@ def parse_response(data: Mapping[str, JsonValue], *, stop: Sequence[str] = ()) -
     calls: list[ToolCall] = []
     reasoning: list[ReasoningPart] = []
     stopped = False
+    messages: list[JsonObject] = []
     for raw in _list(data.get("output")):
         item = _obj(raw)
         kind = item.get("type")
@@ -173,7 +178,10 @@ def parse_response(data: Mapping[str, JsonValue], *, stop: Sequence[str] = ()) -
         elif kind == "function_call":
             calls.append(_tool_call(item))
         elif kind == "message":
-            text += _message_text(item)
+            piece = _message_text(item)
+            text += piece
+            phase = item.get("phase")
+            messages.append({"text": piece, "phase": phase if isinstance(phase, str) else None})
             if stop and (cut := find_stop(text, stop)) >= 0:
                 text, stopped = text[:cut], True
                 break
@@ -181,7 +189,14 @@ def parse_response(data: Mapping[str, JsonValue], *, stop: Sequence[str] = ()) -
         text = _str(data.get("output_text"))
         if stop and (cut := find_stop(text, stop)) >= 0:
             text, stopped = text[:cut], True
-    message = AssistantMessage(text=text, tool_calls=tuple(calls), reasoning=tuple(reasoning))
+    details: JsonObject | None = None
+    if any(m["phase"] is not None for m in messages):
+        # GPT-5.x labels each message item (``commentary`` / ``final_answer``); OpenAI asks clients to
+        # send the label back unchanged, so the items are kept as they came (text and phase).
+        details = {MESSAGE_ITEMS_KEY: list(messages)}
+    message = AssistantMessage(
+        text=text, tool_calls=tuple(calls), reasoning=tuple(reasoning), provider_details=details
+    )
     return LLMResponse(
         message=message,
         stop_reason=_stop_reason(data, has_calls=bool(calls), stopped=stopped),

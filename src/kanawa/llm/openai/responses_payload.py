@@ -38,6 +38,7 @@ from kanawa.llm.base import ToolLike, tool_specs
 from kanawa.llm.errors import LLMBadRequestError
 from kanawa.llm.openai.catalogue import is_reasoning_model
 from kanawa.llm.openai.credentials import validate_json_schema
+from kanawa.llm.openai.responses_output import MESSAGE_ITEMS_KEY
 from kanawa.llm.settings import ModelSettings
 from kanawa.types import (
     AssistantMessage,
@@ -111,13 +112,36 @@ def _tool_output(message: ToolMessage) -> JsonValue:
     return [_content_part(p) for p in message.parts]
 
 
+def _assistant_message_items(message: AssistantMessage) -> list[JsonObject]:
+    """The assistant's text as message items, each with the ``phase`` the response gave it (GPT-5.x),
+    sent back unchanged. If the text was changed since (a stop sequence cut it, a caller edited it), it
+    goes as one item carrying the last phase seen."""
+    details = message.provider_details or {}
+    kept = details.get(MESSAGE_ITEMS_KEY)
+    entries = [e for e in kept if isinstance(e, dict)] if isinstance(kept, list) else []
+    if entries and "".join(str(e.get("text", "")) for e in entries) == message.text:
+        return [
+            _assistant_text_item(str(e.get("text", "")), e.get("phase")) for e in entries if e.get("text")
+        ]
+    if not message.text:
+        return []
+    phases = [e.get("phase") for e in entries if e.get("phase") is not None]
+    return [_assistant_text_item(message.text, phases[-1] if phases else None)]
+
+
+def _assistant_text_item(text: str, phase: object) -> JsonObject:
+    item: JsonObject = {"role": "assistant", "content": text}
+    if isinstance(phase, str):
+        item["phase"] = phase
+    return item
+
+
 def _assistant_items(message: AssistantMessage) -> list[JsonObject]:
     items: list[JsonObject] = []
     for part in message.reasoning:
         if part.provider == OPENAI_PROVIDER and part.payload is not None:
             items.append(dict(part.payload))
-    if message.text:
-        items.append({"role": "assistant", "content": message.text})
+    items.extend(_assistant_message_items(message))
     for call in message.tool_calls:
         items.append(
             {"type": "function_call", "call_id": call.id, "name": call.name, "arguments": call.arguments}
