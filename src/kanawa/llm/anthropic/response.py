@@ -87,8 +87,9 @@ def parse_usage(usage: Mapping[str, Any]) -> Usage:
 def arguments_text(tool_input: object) -> str:
     """A ``tool_use`` input → the argument text kanawa stores (compact JSON, non-ASCII kept).
 
-    A string is raw streamed JSON that did not parse; it is kept as is so the tool invoker reports the
-    parse error to the model instead of the adapter guessing.
+    A string is the raw streamed JSON (the joined ``partial_json``); it is kept as is — the streamed
+    deltas add up to exactly it, and if it does not parse, the tool invoker reports the parse error to
+    the model instead of the adapter guessing.
     """
     if isinstance(tool_input, str):
         return tool_input
@@ -197,6 +198,8 @@ class StreamAssembler:
             return self._start(data)
         if name == "content_block_delta":
             return self._delta(data)
+        if name == "content_block_stop":
+            return self._stop(data)
         if name == "message_delta":
             delta = data.get("delta")
             if isinstance(delta, Mapping):
@@ -269,6 +272,16 @@ class StreamAssembler:
             state.signature.append(str(delta.get("signature") or ""))
         return []
 
+    def _stop(self, data: Mapping[str, Any]) -> list[StreamEvent]:
+        """A tool call that streamed no arguments gets ``{}`` as one last delta, so the deltas still add
+        up to the final arguments."""
+        index = data.get("index")
+        state = self.blocks.get(index) if isinstance(index, int) else None
+        if state is None or state.kind != "tool_use" or "".join(state.text).strip():
+            return []
+        state.text[:] = ["{}"]
+        return [ToolCallArgsDelta(state.tool_index, str(state.data.get("id", "")), "{}")]
+
     def finish(self) -> LLMResponse:
         """The assembled response; raises when the stream ended before ``message_stop``."""
         if not self.stopped:
@@ -283,10 +296,8 @@ class StreamAssembler:
         if state.kind == "thinking":
             return {**state.data, "thinking": "".join(state.text), "signature": "".join(state.signature)}
         if state.kind == "tool_use":
-            raw = "".join(state.text)
-            try:
-                parsed = json.loads(raw) if raw.strip() else {}
-            except json.JSONDecodeError:
-                parsed = raw
-            return {**state.data, "input": parsed}
+            # The joined ``partial_json`` is kept as it came (a string ``input`` is stored verbatim by
+            # :func:`arguments_text`), so the streamed ``ToolCallArgsDelta`` texts always add up to the
+            # final ``ToolCall.arguments``; parsing and re-dumping would change spacing and escapes.
+            return {**state.data, "input": "".join(state.text)}
         return state.data
