@@ -72,7 +72,20 @@ def test_unknown_redaction_mode_is_refused() -> None:
         TraceSettings.from_env({"KANAWA_TRACE_REDACT": "some"})
 
 
-def test_settings_object_overrides_the_environment(tmp_path: Path) -> None:
+async def test_settings_object_overrides_the_environment(tmp_path: Path) -> None:
+    """The environment says: tracing off, another directory, payloads redacted. The settings object
+    says: on, ``tmp_path``, nothing redacted — and wins on all three."""
+    environ = {
+        "KANAWA_TRACE": "0",
+        "KANAWA_TRACE_DIR": str(tmp_path / "from-env"),
+        "KANAWA_TRACE_REDACT": "payloads",
+    }
     settings = TraceSettings(directory=tmp_path, redact="none")
-    tracer = tracer_from_env("s", settings=settings, environ={"KANAWA_TRACE": "0"})
-    assert jsonl_path(tracer) is not None
+    tracer = tracer_from_env("s", settings=settings, environ=environ)
+    path = jsonl_path(tracer)
+    assert path is not None
+    assert path.parent == tmp_path
+    tracer.emit(TraceEvent("tool_end", "s", "a", result={"private": "essay text"}))
+    await tracer.aclose()
+    assert "essay text" in path.read_text(encoding="utf-8")
+    assert not (tmp_path / "from-env").exists()
