@@ -81,5 +81,5 @@ async def test_a_scripted_run_writes_the_golden_trace(tmp_path: Path) -> None:
     if os.environ.get("KANAWA_REGENERATE_GOLDEN"):
         GOLDEN.write_text(rendered, encoding="utf-8")
     assert rendered == GOLDEN.read_text(encoding="utf-8")
-    assert [line["event"] for line in lines][0] == "agent_start"
-    assert [line["event"] for line in lines][-1] == "agent_end"
+    assert lines[0]["event"] == "agent_start"
+    assert lines[-1]["event"] == "agent_end"
