@@ -1,9 +1,10 @@
 """Same-model retries with backoff, then fallback models (seed 002 §7).
 
 ``RetryingLLM`` wraps any :class:`LLMAdapter`. A retryable :class:`LLMError` (408, 409, 429, 5xx,
-connection faults, timeouts) is retried on the same model up to ``RetryPolicy.max_attempts`` times in
-all, sleeping with exponential backoff and full jitter — or exactly what the server's ``Retry-After``
-asked for, when it said. When the attempts are used up, each fallback model is tried the same way.
+connection faults, timeouts) is tried on the same model up to ``RetryPolicy.max_attempts`` times in
+all (the first try included: 3 means two retries), sleeping with exponential backoff and full jitter
+— or exactly what the server's ``Retry-After`` asked for, when it said. When the attempts are used
+up, each fallback model is tried the same way.
 Non-retryable errors (bad request, auth) are raised at once: a fallback would fail the same way or
 hide a configuration mistake.
 
