@@ -17,14 +17,22 @@ updated per step; ``messages`` is a read-only view of the run's one message list
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Generic, Protocol, overload
+from typing import TYPE_CHECKING, Generic, Protocol, overload
 
 from typing_extensions import TypeVar
 
 from kanawa.types import Message, Usage
 
-__all__ = ["DepsT", "MessagesView", "RunContext", "RunProgress"]
+if TYPE_CHECKING:
+    from kanawa.trace.events import Tracer
+
+__all__ = ["CURRENT_TOOL_CALL_ID", "DepsT", "MessagesView", "RunContext", "RunProgress"]
+
+CURRENT_TOOL_CALL_ID: ContextVar[str | None] = ContextVar("kanawa_tool_call_id", default=None)
+"""The id of the tool call a context-taking tool is running for; set by the invoker around the call
+(each concurrent call runs in its own task, so each sees its own id)."""
 
 DepsT = TypeVar("DepsT", default=None)
 """The type of a run's dependencies; ``None`` when an agent declares no ``deps_type``."""
@@ -48,6 +56,10 @@ class RunProgress(Protocol):
         """The conversation so far."""
         ...
 
+    def emit(self, event: object) -> None:
+        """Put an event into the run's stream while a tool runs (a handed-off agent's events)."""
+        ...
+
 
 class _NotRunning:
     """The progress of a context made by hand (tests, a tool called in plain code): nothing yet."""
@@ -65,6 +77,9 @@ class _NotRunning:
     @property
     def messages(self) -> Sequence[Message]:
         return ()
+
+    def emit(self, event: object) -> None:
+        """Nothing is listening: the event is dropped."""
 
 
 _NOT_RUNNING = _NotRunning()
@@ -114,6 +129,13 @@ class RunContext(Generic[DepsT]):
 
     The context itself is immutable; ``deps`` is the caller's object and is shared as it is (runs that
     share a ``deps`` object share its state).
+
+    Multi-agent fields (seed 002 §3-1 "ハンドオフ"): ``handoff_path`` names the agents that handed
+    off, from the run a caller started down to this run's parent, so :attr:`handoff_depth` (its
+    length) is how many handoffs deep this run is (0 for a run a caller started); :attr:`tool_call_id`
+    is the id of the call the reading tool runs for (``None`` outside one); ``streaming`` says whether
+    the run streams the model's deltas; ``tracer`` is the run's tracer, which a nested run inherits
+    when its agent has none.
     """
 
     deps: DepsT
@@ -121,6 +143,9 @@ class RunContext(Generic[DepsT]):
     run_id: str = ""
     model_name: str = ""
     progress: RunProgress = field(default=_NOT_RUNNING, repr=False, compare=False)
+    handoff_path: tuple[str, ...] = field(default=(), repr=False)
+    streaming: bool = field(default=False, repr=False)
+    tracer: Tracer | None = field(default=None, repr=False, compare=False)
     _messages: MessagesView = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -140,3 +165,18 @@ class RunContext(Generic[DepsT]):
     def messages(self) -> Sequence[Message]:
         """The conversation so far, as a read-only live view (no copy is made)."""
         return self._messages
+
+    def emit(self, event: object) -> None:
+        """Yield ``event`` from the run's stream while the current tool runs (how a handed-off agent's
+        events reach the caller, :mod:`kanawa.agents.handoffs`); dropped for a context made by hand."""
+        self.progress.emit(event)
+
+    @property
+    def handoff_depth(self) -> int:
+        """How many handoffs deep this run is: 0 for a run a caller started, 1 for its handoff target …"""
+        return len(self.handoff_path)
+
+    @property
+    def tool_call_id(self) -> str | None:
+        """The id of the tool call being executed when a tool reads it (``None`` outside one)."""
+        return CURRENT_TOOL_CALL_ID.get()

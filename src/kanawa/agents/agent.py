@@ -27,13 +27,16 @@ import typing
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Generic, Self, cast
 
+from kanawa.agents.handoffs import MAX_HANDOFF_DEPTH, Handoff, handoff_tools
 from kanawa.agents.instructions import InstructionsFunc, render_instructions
 from kanawa.context import DepsT, RunContext
 from kanawa.llm.base import LLMAdapter
 from kanawa.llm.lifecycle import close_adapter
 from kanawa.llm.models import resolve_model
 from kanawa.llm.settings import ModelSettings
+from kanawa.loop.approval import ApprovalPolicy, Approvals
 from kanawa.loop.config import AgentConfiguration
+from kanawa.loop.hooks import RunHooks, combine_hooks
 from kanawa.loop.policies import TerminationPolicy, default_policy
 from kanawa.loop.result import RunResult
 from kanawa.loop.runner import AgentLoopRunner
@@ -47,8 +50,10 @@ from kanawa.types import Message, SystemMessage, UserMessage
 if TYPE_CHECKING:
     from kanawa.agents.memory.hook import Memory
 
-UserInput = str | Sequence[Message]
-"""A user turn as text, or messages to append to the conversation as they are."""
+UserInput = str | Sequence[Message] | Approvals
+"""A user turn as text, messages to append to the conversation as they are, or a person's decisions on
+the calls a run stopped for (:class:`~kanawa.loop.approval.Approvals`, with ``history=`` that run's
+messages)."""
 
 
 class Agent(Generic[OutputT, DepsT]):
@@ -83,6 +88,17 @@ class Agent(Generic[OutputT, DepsT]):
             nothing is checked and ``deps`` defaults to ``None``.
         memory: a :class:`~kanawa.agents.memory.Memory` applied in :meth:`_preprocess_messages`
             (long-term recall, context budget).
+        handoffs: agents (or :class:`~kanawa.agents.handoffs.Handoff` options) this agent may hand the
+            conversation to; each is offered to the model as a ``transfer_to_<agent>`` tool
+            (:mod:`kanawa.agents.handoffs`, seed 002 §3-1).
+        max_handoff_depth: how deep handoffs may nest from a run this agent starts (seed 002: 3); the
+            next one raises :class:`~kanawa.loop.errors.HandoffDepthExceeded`.
+        guardrails: :class:`~kanawa.agents.guardrails.Guardrail` and
+            :class:`~kanawa.agents.budget.TokenGuard` objects (anything implementing
+            :class:`~kanawa.loop.hooks.RunHooks`), checked in order at every boundary of the run.
+        approval_policy: ``(call, context) -> bool``: calls for which it returns ``True`` wait for a
+            person's decision, like tools marked ``@tool(requires_approval=True)``
+            (:mod:`kanawa.loop.approval`).
 
     Without ``model=`` the ``KANAWA_MODEL`` environment variable names the model; with neither, the
     constructor raises ``ValueError`` naming both ways. An agent never falls back to a test model: the
@@ -109,6 +125,10 @@ class Agent(Generic[OutputT, DepsT]):
         prompt_policy_overrides: str | None = None,
         deps_type: type[DepsT] | None = None,
         memory: Memory | None = None,
+        handoffs: Iterable[Agent[Any, Any] | Handoff] = (),
+        max_handoff_depth: int = MAX_HANDOFF_DEPTH,
+        guardrails: Sequence[RunHooks] = (),
+        approval_policy: ApprovalPolicy | None = None,
     ) -> None:
         if not isinstance(name, str) or not name.strip():
             raise ValueError("an agent needs a non-empty name")
@@ -121,7 +141,18 @@ class Agent(Generic[OutputT, DepsT]):
         self._prompt_policies = prompt_policies
         self.deps_type = deps_type
         self._deps_check = _isinstance_target(deps_type)
-        self._tools = _normalise_tools(tools)
+        if (
+            isinstance(max_handoff_depth, bool)
+            or not isinstance(max_handoff_depth, int)
+            or max_handoff_depth < 0
+        ):
+            raise ValueError(f"max_handoff_depth must be an int >= 0, not {max_handoff_depth!r}")
+        self.max_handoff_depth = max_handoff_depth
+        self._handoffs = tuple(handoffs)
+        self._tools = _normalise_tools([*tools, *handoff_tools(self, self._handoffs)])
+        self.guardrails = tuple(guardrails)
+        self._hooks = combine_hooks(self.guardrails)
+        self.approval_policy = approval_policy
         model = _require_model(name, model)
         self._model_spec: str | LLMAdapter = model
         self._adapter: LLMAdapter | None = None if isinstance(model, str) else model
@@ -169,7 +200,12 @@ class Agent(Generic[OutputT, DepsT]):
 
     @property
     def tools(self) -> tuple[Tool, ...]:
+        """The tools offered to the model, the ``transfer_to_…`` handoff tools last."""
         return self._tools
+
+    @property
+    def handoffs(self) -> tuple[Agent[Any, Any] | Handoff, ...]:
+        return self._handoffs
 
     @property
     def model(self) -> LLMAdapter:
@@ -275,8 +311,11 @@ class Agent(Generic[OutputT, DepsT]):
         settings: ModelSettings | None,
         run_id: str | None,
         deps: DepsT | None = None,
+        handoff_path: tuple[str, ...] = (),
+        tracer: Tracer | None = None,
     ) -> AgentLoopRunner[OutputT]:
         self._check_deps(deps)
+        approvals = user_input if isinstance(user_input, Approvals) else None
         merged = self.settings.merged(settings) if self.settings is not None else settings
         cls = type(self)
         prepares = (
@@ -292,7 +331,7 @@ class Agent(Generic[OutputT, DepsT]):
             config=self.config,
             settings=merged,
             stream=stream,
-            tracer=self.tracer,
+            tracer=self.tracer if self.tracer is not None else tracer,
             policy=self._policy,
             prompts=self.prompts,
             agent_name=self._name,
@@ -304,7 +343,40 @@ class Agent(Generic[OutputT, DepsT]):
                 else None
             ),
             deps=deps,
+            hooks=self._hooks,
+            approval_policy=self.approval_policy,
+            approvals=approvals,
+            handoff_path=handoff_path,
         )
+
+    def _start_handoff(
+        self, messages: Sequence[Message], *, context: RunContext[Any], source: str
+    ) -> AgentLoopRunner[OutputT]:
+        """Start this agent as the target of ``source``'s handoff (:mod:`kanawa.agents.handoffs`): on
+        the handed-over ``messages``, with the source run's deps, streaming mode and (when this agent
+        has none) tracer, one level deeper."""
+        return self._start(
+            messages,
+            history=(),
+            stream=context.streaming,
+            settings=None,
+            run_id=None,
+            deps=context.deps,
+            handoff_path=(*context.handoff_path, source),
+            tracer=context.tracer,
+        )
+
+    async def on_handoff_return(
+        self, target: Agent[Any, Any], result: RunResult[Any], context: RunContext[DepsT]
+    ) -> str:
+        """Seed 002 §3-1 ``on_handoff_return()``: what this agent's model is told when ``target``
+        hands back. Override to merge the result differently; the default is the target's answer
+        (its text, or its structured output as JSON)."""
+        if result.output is None or isinstance(result.output, str):
+            return result.text
+        from pydantic import TypeAdapter
+
+        return TypeAdapter(type(result.output)).dump_json(result.output).decode()
 
     def _check_deps(self, deps: object) -> None:
         if self._deps_check is not None and not isinstance(deps, self._deps_check):
@@ -345,7 +417,7 @@ class Agent(Generic[OutputT, DepsT]):
         supplied: list[Message] = list(history)
         if isinstance(user_input, str):
             supplied.append(UserMessage(user_input))
-        else:
+        elif not isinstance(user_input, Approvals):
             supplied.extend(user_input)
         if not supplied:
             raise ValueError("nothing to send: give a user input or messages")

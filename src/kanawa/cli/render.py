@@ -18,7 +18,18 @@ from rich.pretty import Pretty
 from rich.table import Table
 from rich.text import Text
 
-from kanawa.loop.steps import FinalResponse, RunEvent, Thinking, ToolCallStep, ToolResultStep
+from kanawa.loop.steps import (
+    ApprovalRequired,
+    FinalResponse,
+    GuardrailTripped,
+    HandoffEnded,
+    HandoffStarted,
+    NestedEvent,
+    RunEvent,
+    Thinking,
+    ToolCallStep,
+    ToolResultStep,
+)
 from kanawa.tools.base import ToolResult
 from kanawa.types import (
     ReasoningDelta,
@@ -116,6 +127,29 @@ class StreamPrinter:
         elif isinstance(event, FinalResponse):
             self._end_inline()
             self.final = event
+        elif isinstance(event, GuardrailTripped):
+            self._end_inline()
+            style = "bold red" if event.action == "block" else "yellow"
+            reasons = "; ".join(event.reasons)
+            self._console.print(
+                Text(f"⚠ {event.guardrail} ({event.stage}, {event.action}): {reasons}", style=style)
+            )
+        elif isinstance(event, HandoffStarted):
+            self._end_inline()
+            self._console.print(Text(f"⇢ {event.source} hands off to {event.target}", style="magenta"))
+        elif isinstance(event, HandoffEnded):
+            self._end_inline()
+            self._console.print(Text(f"⇠ {event.target} hands back to {event.source}", style="magenta"))
+        elif isinstance(event, ApprovalRequired):
+            self._end_inline()
+            names = ", ".join(call.name for call in event.calls)
+            self._console.print(Text(f"⏸ waiting for approval: {names}", style="bold yellow"))
+        elif isinstance(event, NestedEvent):
+            inner = event.event
+            if isinstance(
+                inner, ToolCallStep | ToolResultStep | GuardrailTripped | HandoffStarted | HandoffEnded
+            ):
+                self(inner)
         else:
             assert_never(event)
 

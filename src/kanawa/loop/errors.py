@@ -18,9 +18,11 @@ from typing import TYPE_CHECKING, Any
 
 from kanawa.llm.errors import LLMError
 from kanawa.tools.base import ToolErrorKind, ToolResult
+from kanawa.tools.errors import StopRun
 
 if TYPE_CHECKING:
     from kanawa.loop.result import RunResult
+    from kanawa.loop.steps import GuardrailTripped
 
 
 class AgentError(Exception):
@@ -95,6 +97,42 @@ class InvalidLoopState(AgentError):  # noqa: N818 (seed 003 names)
     """The loop was asked to do something its phase does not allow (e.g. a request after completion)."""
 
 
+class GuardrailViolation(AgentError, StopRun):  # noqa: N818 (seed 002 §7 names)
+    """A guardrail with ``action="block"`` stopped the run (seed 002 §3-4, §7) before the model call or
+    tool it guarded ran. ``event`` is the :class:`~kanawa.loop.steps.GuardrailTripped` the stream
+    yielded just before; its ``reasons`` never quote the checked text."""
+
+    def __init__(self, event: GuardrailTripped) -> None:
+        reasons = "; ".join(event.reasons) or "no reason given"
+        super().__init__(
+            f"guardrail {event.guardrail!r} blocked the {event.stage.replace('_', ' ')}: {reasons}"
+        )
+        self.event = event
+        self.stage = event.stage
+        self.guardrail = event.guardrail
+        self.reasons = event.reasons
+
+
+class BudgetExceeded(GuardrailViolation):
+    """A :class:`~kanawa.agents.budget.TokenGuard` budget (tokens, requests or money) is spent; the
+    model request it guarded was not sent."""
+
+
+class HandoffDepthExceeded(AgentError, StopRun):  # noqa: N818 (seed 002 §7 names)
+    """A handoff would go deeper than the limit (seed 002 §3-1: ``MAX=3``): the whole run is aborted
+    (seed 002 §7 "Coordinator abort"), however deep it was raised. ``chain`` names the agents from the
+    outermost run to the one that tried to hand off, then the target."""
+
+    def __init__(self, *, depth: int, limit: int, chain: tuple[str, ...]) -> None:
+        super().__init__(
+            f"handoff depth {depth} exceeds the limit of {limit} ({' -> '.join(chain)}); "
+            "check the agents' handoffs for a routing loop"
+        )
+        self.depth = depth
+        self.limit = limit
+        self.chain = chain
+
+
 def raise_for_tool_result(result: ToolResult) -> None:
     """Raise :class:`ToolNotFound` / :class:`ToolExecutionFailed` for a failed result of that kind.
 
@@ -111,6 +149,9 @@ def raise_for_tool_result(result: ToolResult) -> None:
 
 __all__ = [
     "AgentError",
+    "BudgetExceeded",
+    "GuardrailViolation",
+    "HandoffDepthExceeded",
     "InvalidLoopState",
     "LLMCallFailed",
     "MaxStepsExceeded",

@@ -20,6 +20,7 @@ from kanawa.context import RunContext
 from kanawa.loop.config import AgentConfiguration
 from kanawa.loop.tracing import RunTrace
 from kanawa.tools.base import Tool, ToolResult
+from kanawa.tools.errors import reraise_stop_run
 from kanawa.tools.invoker import ToolInvoker
 from kanawa.trace.context import tool_call_scope
 from kanawa.types import ToolCall
@@ -60,8 +61,12 @@ class ToolRound:
             if len(run) == 1 or not self._parallel:
                 results = [await self._traced(step, call, trace, offered) for call in run]
             else:
-                async with asyncio.TaskGroup() as group:
-                    tasks = [group.create_task(self._traced(step, call, trace, offered)) for call in run]
+                try:
+                    async with asyncio.TaskGroup() as group:
+                        tasks = [group.create_task(self._traced(step, call, trace, offered)) for call in run]
+                except BaseExceptionGroup as failed:
+                    reraise_stop_run(failed)
+                    raise
                 results = [task.result() for task in tasks]
             trace.tool_ends(step, run, results, started=started)
         if len(run) == len(calls):

@@ -13,6 +13,7 @@ from collections.abc import AsyncGenerator, Sequence
 
 from kanawa.llm.base import LLMAdapter
 from kanawa.llm.errors import LLMConnectionError, LLMError
+from kanawa.llm.pricing import cost_of
 from kanawa.llm.settings import ModelSettings
 from kanawa.loop.errors import LLMCallFailed
 from kanawa.loop.steps import StreamDelta
@@ -23,7 +24,7 @@ from kanawa.types import LLMResponse, Message, OutputSchema, ResponseCompleted, 
 class ModelCaller:
     """Sends the requests of one run and keeps their usage."""
 
-    __slots__ = ("_model", "_requests", "_settings", "_trace", "_usage")
+    __slots__ = ("_cost", "_model", "_requests", "_settings", "_trace", "_usage")
 
     def __init__(self, model: LLMAdapter, *, settings: ModelSettings | None, trace: RunTrace | None) -> None:
         self._model = model
@@ -31,6 +32,13 @@ class ModelCaller:
         self._trace = trace
         self._usage = Usage()
         self._requests = 0
+        self._cost: float | None = 0.0
+
+    @property
+    def cost(self) -> float | None:
+        """USD spent so far, priced per response by its model (:mod:`kanawa.llm.pricing`); ``None``
+        once any response came from a model without a price (a partial sum would understate it)."""
+        return self._cost
 
     @property
     def usage(self) -> Usage:
@@ -89,6 +97,9 @@ class ModelCaller:
     def _account(self, step: int, response: LLMResponse, started: float) -> None:
         self._usage = self._usage + response.usage
         self._requests += response.usage.requests or 1
+        if self._cost is not None:
+            spent = cost_of(response.model or self._model.model, response.usage)
+            self._cost = None if spent is None else self._cost + spent
         if self._trace is not None:
             self._trace.llm_end(step, response, duration_ms=(time.perf_counter() - started) * 1000.0)
 

@@ -37,6 +37,8 @@ class TerminationReason(enum.StrEnum):
     """``auto_execute_tools=False`` and the model asked for tools; the caller runs them."""
     MAX_STEPS_FINALIZED = "max_steps_finalized"
     """``on_max_steps="finalize"``: the answer came from the last, tool-less request of the budget."""
+    APPROVAL_REQUIRED = "approval_required"
+    """The model asked for a tool that needs a person's approval; see ``RunResult.pending_approvals``."""
 
 
 # ----------------------------------------------------------------------------------------- decisions

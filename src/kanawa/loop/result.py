@@ -30,6 +30,10 @@ class RunResult(Generic[OutputT]):
         run_id: the id this run's trace events carry.
         pending_tool_calls: with ``termination_reason == "tools_pending"``, the calls the caller must
             run; append a ``ToolMessage`` per call to ``messages`` and continue.
+        cost: USD spent on the run's model requests, each priced by the model that answered
+            (:mod:`kanawa.llm.pricing`); ``None`` when a model has no known price.
+        pending_approvals: with ``termination_reason == "approval_required"``, the calls waiting for a
+            person's decision; continue with ``agent.run(Approvals(...), history=messages)``.
     """
 
     output: OutputT | None
@@ -40,6 +44,8 @@ class RunResult(Generic[OutputT]):
     termination_reason: TerminationReason | str
     run_id: str
     pending_tool_calls: tuple[ToolCall, ...] = ()
+    pending_approvals: tuple[ToolCall, ...] = ()
+    cost: float | None = None
 
     @property
     def completed(self) -> bool:

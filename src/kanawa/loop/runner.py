@@ -26,25 +26,30 @@ has no sinks, and a single tool call is awaited directly (no task group).
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
+from collections import deque
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
-from contextlib import aclosing
+from contextlib import aclosing, suppress
 from typing import Any, Generic, assert_never
 
 from kanawa.context import RunContext
 from kanawa.llm.base import LLMAdapter
 from kanawa.llm.settings import ModelSettings
+from kanawa.loop.approval import ApprovalPolicy, Approvals, plan_resume, rejected_result
 from kanawa.loop.config import AgentConfiguration
 from kanawa.loop.decoding import DecodeError, OutputDecoder, decoder_for
 from kanawa.loop.errors import (
     AgentError,
+    GuardrailViolation,
     InvalidLoopState,
     MaxStepsExceeded,
     OutputDecodingFailed,
     raise_for_tool_result,
 )
 from kanawa.loop.execution import ToolRound
+from kanawa.loop.hooks import RunHooks, Warnings
 from kanawa.loop.model_call import ModelCaller
 from kanawa.loop.policies import (
     ContinueWithThinking,
@@ -59,7 +64,11 @@ from kanawa.loop.result import RunResult
 from kanawa.loop.state import AgentLoopState, CompletedPhase, FinalOutputPhase, ToolUsePhase
 from kanawa.loop.steps import (
     AgentStep,
+    ApprovalRequired,
     FinalResponse,
+    GuardrailTripped,
+    HandoffEnded,
+    HandoffStarted,
     OutputT,
     RunEvent,
     Thinking,
@@ -122,12 +131,23 @@ class AgentLoopRunner(Generic[OutputT]):
         preprocess: Preprocess | None = None,
         postprocess: Postprocess[OutputT] | None = None,
         deps: Any = None,
+        hooks: RunHooks | None = None,
+        approval_policy: ApprovalPolicy | None = None,
+        approvals: Approvals | None = None,
+        handoff_path: tuple[str, ...] = (),
     ) -> None:
         self.config = config if config is not None else AgentConfiguration()
         self.run_id = run_id or uuid.uuid4().hex
         self.agent_name = agent_name
         self.context: RunContext[Any] = RunContext(
-            deps, agent_name=agent_name, run_id=self.run_id, model_name=model.model, progress=self
+            deps,
+            agent_name=agent_name,
+            run_id=self.run_id,
+            model_name=model.model,
+            progress=self,
+            handoff_path=handoff_path,
+            streaming=stream,
+            tracer=tracer,
         )
         self.state = AgentLoopState()
         self._model = model
@@ -142,6 +162,15 @@ class AgentLoopRunner(Generic[OutputT]):
         self._prompts = prompts if prompts is not None else DEFAULT_PROMPTS
         self._preprocess = preprocess
         self._postprocess = postprocess
+        self._hooks = hooks
+        self._approval_policy = approval_policy
+        self._approval_names = frozenset(t.name for t in tools if t.requires_approval)
+        self._asks_approval = approval_policy is not None or bool(self._approval_names)
+        self._approvals = approvals
+        self._pending_approvals: tuple[ToolCall, ...] = ()
+        self._side: deque[RunEvent[OutputT]] = deque()
+        self._side_ready: asyncio.Event | None = None
+        self._tools_emit = any(t.takes_context for t in tools)
         self._trace = (
             RunTrace(tracer, agent=agent_name, run_id=self.run_id, model=model.model)
             if tracer is not None and tracer.enabled
@@ -188,9 +217,21 @@ class AgentLoopRunner(Generic[OutputT]):
         return self._total_usage()
 
     @property
+    def cost(self) -> float | None:
+        """USD spent so far (``None`` when a model has no known price; see ``RunResult.cost``)."""
+        return self._caller.cost
+
+    @property
     def step(self) -> int:
         """The current step (``state.current_step``): 0 before the first request."""
         return self.state.current_step
+
+    def emit(self, event: object) -> None:
+        """Queue ``event`` to be yielded from this run's stream (``RunContext.emit``): while a tool
+        round runs, queued events are yielded as they come; otherwise after the round."""
+        self._side.append(event)  # type: ignore[arg-type]  # events of nested runs, typed by the emitter
+        if self._side_ready is not None:
+            self._side_ready.set()
 
     # ------------------------------------------------------------------------------------ the loop
 
@@ -203,6 +244,13 @@ class AgentLoopRunner(Generic[OutputT]):
         try:
             if self._preprocess is not None:
                 self._messages = await self._preprocess(self._messages, self.context)
+            if self._hooks is not None:
+                async for warning in self._checked(self._hooks.check_input(self._messages, self.context)):
+                    yield warning
+            if self._approvals is not None:
+                async with aclosing(self._resume_approved(self._approvals)) as resumed:
+                    async for event in resumed:
+                        yield event
             async with aclosing(self._loop()) as events:
                 async for event in events:
                     yield event
@@ -220,6 +268,10 @@ class AgentLoopRunner(Generic[OutputT]):
                 raise MaxStepsExceeded(config.max_steps)
             step = state.increment_step()
             tools, schema = self._shape_request(step)
+            hooks = self._hooks
+            if hooks is not None:
+                async for warning in self._checked(hooks.before_request(step, self.context)):
+                    yield warning
 
             if self._streaming:
                 response: LLMResponse | None = None
@@ -233,6 +285,9 @@ class AgentLoopRunner(Generic[OutputT]):
             else:
                 response = await self._caller.chat(step, messages, tools, schema)
             messages.append(response.message)
+            if hooks is not None:
+                async for warning in self._checked(hooks.after_response(step, response, self.context)):
+                    yield warning
 
             decision = self._policy.decide(response, state)
             if isinstance(decision, ContinueWithTools):
@@ -240,6 +295,13 @@ class AgentLoopRunner(Generic[OutputT]):
                 groups = state.group_identical(calls)
                 for call in groups[0]:
                     state.record_tool_call(call)
+                if self._asks_approval and tools:
+                    waiting = tuple(call for call in calls if self._needs_approval(call))
+                    if waiting:
+                        self._pending_approvals = waiting
+                        self._finish(TerminationReason.APPROVAL_REQUIRED)
+                        yield self._record(ApprovalRequired(step, waiting))
+                        return
                 if not config.auto_execute_tools:
                     pending = [self._record(ToolCallStep(step, call)) for call in calls]
                     self._pending = calls
@@ -247,18 +309,10 @@ class AgentLoopRunner(Generic[OutputT]):
                     for step_event in pending:
                         yield step_event
                     return
-                if self._tool_round is None:
-                    self._tool_round = ToolRound(self._tools, config=config, context=self.context)
                 offered = self._offered_names if tools else _NONE_OFFERED
-                results = await self._tool_round.run(step, calls, self._trace, offered=offered, groups=groups)
-                for result in results:
-                    messages.append(result.to_message())
-                if config.strict_tools:
-                    for result in results:
-                        raise_for_tool_result(result)
-                for call, result in zip(calls, results, strict=True):
-                    yield self._record(ToolCallStep(step, call))
-                    yield self._record(ToolResultStep(step, result))
+                async with aclosing(self._tool_turn(step, calls, offered, groups)) as turn:
+                    async for event in turn:
+                        yield event
             elif isinstance(decision, ContinueWithThinking):
                 yield self._record(Thinking(step, "policy", response.message.text))
             elif isinstance(decision, TerminateWithOutput):
@@ -268,6 +322,9 @@ class AgentLoopRunner(Generic[OutputT]):
                     continue
                 if self._postprocess is not None:
                     outcome = await self._postprocess(outcome)
+                if hooks is not None:
+                    async for warning in self._checked(hooks.check_output(outcome, self.context)):
+                        yield warning
                 self._final = outcome
                 self._record(outcome)
                 self._finish(
@@ -283,6 +340,118 @@ class AgentLoopRunner(Generic[OutputT]):
                 return
             else:
                 assert_never(decision)
+
+    # --------------------------------------------------------------------------------------- tools
+
+    async def _tool_turn(
+        self,
+        step: int,
+        calls: Sequence[ToolCall],
+        offered: frozenset[str],
+        groups: tuple[Sequence[ToolCall], Sequence[int]] | None,
+    ) -> AsyncGenerator[RunEvent[OutputT], None]:
+        """Run one turn's calls: guardrails before, the tools (yielding what they emit meanwhile, e.g. a
+        handed-off agent's events), guardrails after, then the results join the conversation and the
+        ``ToolCallStep``/``ToolResultStep`` pairs are yielded in call order."""
+        hooks = self._hooks
+        if hooks is not None:
+            async for warning in self._checked(hooks.before_tools(step, calls, self.context), calls):
+                yield warning
+        if self._tool_round is None:
+            self._tool_round = ToolRound(self._tools, config=self.config, context=self.context)
+        running = self._tool_round.run(step, calls, self._trace, offered=offered, groups=groups)
+        if self._tools_emit:
+            task = asyncio.ensure_future(running)
+            async with aclosing(self._while_running(task)) as emitted:
+                async for event in emitted:
+                    yield event
+            results = task.result()
+        else:
+            results = await running
+        while self._side:
+            yield self._side_event(self._side.popleft())
+        if hooks is not None:
+            async for warning in self._checked(hooks.after_tools(step, results, self.context), calls):
+                yield warning
+        for result in results:
+            self._messages.append(result.to_message())
+        if self.config.strict_tools:
+            for result in results:
+                raise_for_tool_result(result)
+        for call, result in zip(calls, results, strict=True):
+            yield self._record(ToolCallStep(step, call))
+            yield self._record(ToolResultStep(step, result))
+
+    async def _while_running(self, task: asyncio.Future[Any]) -> AsyncGenerator[RunEvent[OutputT], None]:
+        """Yield events tools emit while ``task`` runs; cancel the task if the consumer stops early."""
+        ready = self._side_ready = asyncio.Event()
+        queue = self._side
+        try:
+            while not task.done():
+                if queue:
+                    yield self._side_event(queue.popleft())
+                    continue
+                ready.clear()
+                waiter = asyncio.ensure_future(ready.wait())
+                try:
+                    await asyncio.wait((task, waiter), return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    waiter.cancel()
+        finally:
+            self._side_ready = None
+            if not task.done():
+                task.cancel()
+                with suppress(asyncio.CancelledError):
+                    await task
+
+    def _side_event(self, event: RunEvent[OutputT]) -> RunEvent[OutputT]:
+        """Handoff and guardrail events emitted by tools are steps of this run; others pass through."""
+        if isinstance(event, HandoffStarted | HandoffEnded | GuardrailTripped):
+            self._record(event)
+        return event
+
+    def _needs_approval(self, call: ToolCall) -> bool:
+        if call.name in self._approval_names:
+            return True
+        policy = self._approval_policy
+        return policy is not None and call.name in self._offered_names and policy(call, self.context)
+
+    async def _resume_approved(self, approvals: Approvals) -> AsyncGenerator[RunEvent[OutputT], None]:
+        """Continue a run that stopped for approval (:mod:`kanawa.loop.approval`): run what may run,
+        answer what was rejected, in call order, before the next model request."""
+        to_run, rejected = plan_resume(self._messages, approvals, self._needs_approval)
+        if to_run:
+            async with aclosing(self._tool_turn(0, to_run, self._offered_names, None)) as turn:
+                async for event in turn:
+                    yield event
+        for call in rejected:
+            result = rejected_result(call, approvals.rejected[call.id])
+            self._messages.append(result.to_message())
+            yield self._record(ToolCallStep(0, call))
+            yield self._record(ToolResultStep(0, result))
+
+    # ---------------------------------------------------------------------------------- guardrails
+
+    async def _checked(
+        self, check: Awaitable[Warnings], unanswered: Sequence[ToolCall] = ()
+    ) -> AsyncGenerator[GuardrailTripped, None]:
+        """Yield a hook's warnings; on a block, yield its event, answer ``unanswered`` calls (so the
+        history stays valid) and raise the :class:`GuardrailViolation`."""
+        try:
+            warnings = await check
+        except GuardrailViolation as blocked:
+            for call in unanswered:
+                self._messages.append(
+                    ToolMessage(
+                        call.id, f"blocked by guardrail {blocked.guardrail!r}", is_error=True, name=call.name
+                    )
+                )
+            self._record(blocked.event)
+            yield blocked.event
+            raise
+        for warning in warnings:
+            self._record(warning)
+            yield warning
 
     # ------------------------------------------------------------------------------------ requests
 
@@ -423,6 +592,8 @@ class AgentLoopRunner(Generic[OutputT]):
             termination_reason=self._reason if self._reason is not None else "error",
             run_id=self.run_id,
             pending_tool_calls=self._pending,
+            pending_approvals=self._pending_approvals,
+            cost=self._caller.cost,
         )
 
 

@@ -22,6 +22,8 @@ class Tool:
     run in a worker thread. ``timeout`` (seconds) overrides the invoker's default for this tool.
     ``takes_context`` means ``function``'s first parameter is the run's
     :class:`~kanawa.context.RunContext`: the invoker passes it first, before the validated arguments.
+    ``requires_approval`` stops a run before the tool runs, until a person approves or rejects the
+    call (:mod:`kanawa.loop.approval`).
 
     Build one with :func:`kanawa.tools.tool` or :func:`kanawa.tools.make_tool`. Calling the tool object
     calls ``function`` directly (no validation), so a decorated function stays usable in plain code;
@@ -38,6 +40,7 @@ class Tool:
     strict: bool = False
     timeout: float | None = None
     takes_context: bool = False
+    requires_approval: bool = False
 
     @property
     def spec(self) -> ToolSpec:
@@ -55,6 +58,8 @@ class ToolErrorKind(enum.StrEnum):
     VALIDATION_ERROR = "validation_error"
     EXECUTION_ERROR = "execution_error"
     DUPLICATE_FAILURE = "duplicate_failure"
+    REJECTED = "rejected"
+    """A person rejected the call (human approval, :mod:`kanawa.loop.approval`); it never ran."""
 
 
 @dataclass(frozen=True, slots=True)

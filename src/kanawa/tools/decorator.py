@@ -28,12 +28,14 @@ def make_tool(
     description: str | None = None,
     strict: bool = False,
     timeout: float | None = None,
+    requires_approval: bool = False,
 ) -> Tool:
     """Build a :class:`Tool` from ``fn`` (a function, bound method, ``functools.partial`` or callable).
 
     ``name`` defaults to the function's ``__name__`` and must match ``[A-Za-z0-9_-]{1,64}`` (accepted
     by every provider); ``description`` defaults to the docstring's short and long description.
-    Passing an existing :class:`Tool` returns it with the given options applied.
+    Passing an existing :class:`Tool` returns it with the given options applied. ``requires_approval``
+    makes a run stop before the tool runs and wait for a person's decision (:mod:`kanawa.loop.approval`).
 
     Raises :class:`TypeError` for unsupported signatures and :class:`ValueError` for a bad name or
     timeout.
@@ -41,7 +43,14 @@ def make_tool(
     if timeout is not None and not timeout > 0:
         raise ValueError("tool timeout must be a positive number of seconds")
     if isinstance(fn, Tool):
-        return _reconfigure(fn, name=name, description=description, strict=strict, timeout=timeout)
+        return _reconfigure(
+            fn,
+            name=name,
+            description=description,
+            strict=strict,
+            timeout=timeout,
+            requires_approval=requires_approval,
+        )
     if not callable(fn):
         raise TypeError(f"a tool needs a callable, not {type(fn).__name__}")
     tool_name = name if name is not None else getattr(fn, "__name__", None)
@@ -59,6 +68,7 @@ def make_tool(
         strict=strict,
         timeout=timeout,
         takes_context=described.takes_context,
+        requires_approval=requires_approval,
     )
 
 
@@ -70,7 +80,13 @@ def _check_name(name: str) -> None:
 
 
 def _reconfigure(
-    existing: Tool, *, name: str | None, description: str | None, strict: bool, timeout: float | None
+    existing: Tool,
+    *,
+    name: str | None,
+    description: str | None,
+    strict: bool,
+    timeout: float | None,
+    requires_approval: bool,
 ) -> Tool:
     changes: dict[str, Any] = {}
     if name is not None and name != existing.name:
@@ -83,6 +99,8 @@ def _reconfigure(
         changes["parameters"] = make_strict(existing.parameters)
     if timeout is not None:
         changes["timeout"] = timeout
+    if requires_approval and not existing.requires_approval:
+        changes["requires_approval"] = True
     return dataclasses.replace(existing, **changes) if changes else existing
 
 
@@ -97,6 +115,7 @@ def tool(
     description: str | None = None,
     strict: bool = False,
     timeout: float | None = None,
+    requires_approval: bool = False,
 ) -> Callable[[ToolFunction], Tool]: ...
 
 
@@ -108,6 +127,7 @@ def tool(
     description: str | None = None,
     strict: bool = False,
     timeout: float | None = None,
+    requires_approval: bool = False,
 ) -> Tool | Callable[[ToolFunction], Tool]:
     """Decorate a typed function to make it a :class:`Tool`.
 
@@ -129,14 +149,24 @@ def tool(
         @tool
         async def my_orders(ctx: RunContext[Deps], limit: int = 5) -> list[str]: ...
 
+        @tool(requires_approval=True)      # the run stops and waits for a person's decision
+        def refund(order_id: str) -> str: ...
+
     A first parameter annotated ``RunContext[...]`` receives the run's context (:mod:`kanawa.context`)
     and is not part of the schema. The result is a frozen :class:`Tool`; calling it calls the function
     unchanged.
     """
+    options: dict[str, Any] = {
+        "name": name,
+        "description": description,
+        "strict": strict,
+        "timeout": timeout,
+        "requires_approval": requires_approval,
+    }
     if fn is not None:
-        return make_tool(fn, name=name, description=description, strict=strict, timeout=timeout)
+        return make_tool(fn, **options)
 
     def decorate(function: ToolFunction) -> Tool:
-        return make_tool(function, name=name, description=description, strict=strict, timeout=timeout)
+        return make_tool(function, **options)
 
     return decorate

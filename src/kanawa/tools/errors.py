@@ -12,10 +12,12 @@ from __future__ import annotations
 __all__ = [
     "FileAccessError",
     "SandboxViolation",
+    "StopRun",
     "ToolArgumentsError",
     "ToolError",
     "ToolNotFoundError",
     "ToolValidationError",
+    "reraise_stop_run",
 ]
 
 
@@ -47,3 +49,26 @@ class FileAccessError(ToolError):
 class SandboxViolation(FileAccessError):  # noqa: N818 - the name the seeds and DESIGN use
     """A path or file breaks the sandbox policy (seed 000 §7 / 001 §4.8): it resolves outside the root,
     is not a regular file, or is larger than the size limit."""
+
+
+class StopRun(Exception):  # noqa: N818 - a signal, not an error of the tool layer
+    """Raised inside a tool to end the whole run instead of answering the model.
+
+    Every other exception a tool raises becomes a fail-closed result the model sees (seed 000 §6); this
+    one passes through the :class:`~kanawa.tools.invoker.ToolInvoker` and the loop to the caller. The
+    loop's run-ending errors inherit it where a tool may raise them: a handoff past the depth limit
+    (``HandoffDepthExceeded``, seed 002 §7 "Coordinator abort") and a blocking guardrail
+    (``GuardrailViolation``) in a nested run.
+    """
+
+
+def reraise_stop_run(group: BaseExceptionGroup[BaseException]) -> None:
+    """Re-raise the first :class:`StopRun` in a task group's exception group as itself (so callers see
+    ``HandoffDepthExceeded``, not an ``ExceptionGroup``); return when the group holds none."""
+    matched, _ = group.split(StopRun)
+    if matched is None:
+        return
+    first: BaseException = matched
+    while isinstance(first, BaseExceptionGroup):
+        first = first.exceptions[0]
+    raise first

@@ -1,6 +1,7 @@
 """``ToolInvoker``: run the model's tool calls, fail-closed (seed 000 §6, seed 001 §4.7, DESIGN "Tools").
 
-``invoke`` never raises for anything the model sent. Each call ends as a :class:`ToolResult`:
+``invoke`` never raises for anything the model sent. Each call ends as a :class:`ToolResult` (a tool
+may still end the whole run on purpose by raising :class:`~kanawa.tools.errors.StopRun`):
 
 ==================================  =====================  =============================================
 situation                           ``error_kind``         content the model sees
@@ -41,11 +42,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from kanawa.context import RunContext
+from kanawa.context import CURRENT_TOOL_CALL_ID, RunContext
 from kanawa.tools.arguments import parse_tool_arguments
 from kanawa.tools.base import Tool, ToolErrorKind, ToolResult
 from kanawa.tools.content import to_content
-from kanawa.tools.errors import ToolArgumentsError
+from kanawa.tools.errors import StopRun, ToolArgumentsError, reraise_stop_run
 from kanawa.tools.messages import (
     DUPLICATE_FAILURE_MESSAGE,
     EXECUTION_ERROR_MESSAGE,
@@ -141,8 +142,12 @@ class ToolInvoker:
         """Run ``calls`` concurrently; results come back in call order. One failure cancels nothing."""
         if len(calls) == 1:
             return [await self.invoke(calls[0], offered=offered)]
-        async with asyncio.TaskGroup() as group:
-            tasks = [group.create_task(self.invoke(call, offered=offered)) for call in calls]
+        try:
+            async with asyncio.TaskGroup() as group:
+                tasks = [group.create_task(self.invoke(call, offered=offered)) for call in calls]
+        except BaseExceptionGroup as failed:
+            reraise_stop_run(failed)
+            raise
         return [task.result() for task in tasks]
 
     async def invoke(self, call: ToolCall, *, offered: Container[str] | None = None) -> ToolResult:
@@ -195,8 +200,10 @@ class ToolInvoker:
         if problems:
             message = validation_message(None, option_problems=problems)
             return _failure(call, ToolErrorKind.VALIDATION_ERROR, message, started)
+        token = None
         if tool.takes_context:
             positional = (self._context, *positional)
+            token = CURRENT_TOOL_CALL_ID.set(call.id)
         timeout = tool.timeout if tool.timeout is not None else self._timeout
         scope: asyncio.Timeout | None = None
         try:
@@ -215,10 +222,15 @@ class ToolInvoker:
             return _failure(
                 call, ToolErrorKind.EXECUTION_ERROR, EXECUTION_ERROR_MESSAGE, started, describe_exception(exc)
             )
+        except StopRun:
+            raise
         except Exception as exc:
             return _failure(
                 call, ToolErrorKind.EXECUTION_ERROR, EXECUTION_ERROR_MESSAGE, started, describe_exception(exc)
             )
+        finally:
+            if token is not None:
+                CURRENT_TOOL_CALL_ID.reset(token)
         return ToolResult(call.id, call.name, content, duration_ms=_elapsed_ms(started), output=output)
 
     @staticmethod
