@@ -108,6 +108,8 @@ class GuardrailViolation(AgentError, StopRun):  # noqa: N818 (seed 002 §7 names
             f"guardrail {event.guardrail!r} blocked the {event.stage.replace('_', ' ')}: {reasons}"
         )
         self.event = event
+        self.preceding: tuple[GuardrailTripped, ...] = ()
+        """Warnings of guardrails checked before the blocking one at the same boundary."""
         self.stage = event.stage
         self.guardrail = event.guardrail
         self.reasons = event.reasons

@@ -15,10 +15,11 @@ A run without hooks pays one ``is None`` check per point.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
 from kanawa.context import RunContext
+from kanawa.loop.errors import GuardrailViolation
 from kanawa.loop.steps import FinalResponse, GuardrailTripped
 from kanawa.tools.base import ToolResult
 from kanawa.types import LLMResponse, Message, ToolCall
@@ -69,25 +70,36 @@ class HookChain:
     def hooks(self) -> tuple[RunHooks, ...]:
         return self._hooks
 
+    async def _collect(self, check: Callable[[RunHooks], Awaitable[Warnings]]) -> Warnings:
+        """Run ``check`` on every hook in order; a block keeps the warnings of the hooks before it."""
+        warnings: list[GuardrailTripped] = []
+        for hook in self._hooks:
+            try:
+                warnings.extend(await check(hook))
+            except GuardrailViolation as blocked:
+                blocked.preceding = (*warnings, *blocked.preceding)
+                raise
+        return warnings
+
     async def check_input(self, messages: Sequence[Message], context: RunContext[Any]) -> Warnings:
-        return [w for hook in self._hooks for w in await hook.check_input(messages, context)]
+        return await self._collect(lambda hook: hook.check_input(messages, context))
 
     async def before_request(self, step: int, context: RunContext[Any]) -> Warnings:
-        return [w for hook in self._hooks for w in await hook.before_request(step, context)]
+        return await self._collect(lambda hook: hook.before_request(step, context))
 
     async def after_response(self, step: int, response: LLMResponse, context: RunContext[Any]) -> Warnings:
-        return [w for hook in self._hooks for w in await hook.after_response(step, response, context)]
+        return await self._collect(lambda hook: hook.after_response(step, response, context))
 
     async def before_tools(self, step: int, calls: Sequence[ToolCall], context: RunContext[Any]) -> Warnings:
-        return [w for hook in self._hooks for w in await hook.before_tools(step, calls, context)]
+        return await self._collect(lambda hook: hook.before_tools(step, calls, context))
 
     async def after_tools(
         self, step: int, results: Sequence[ToolResult], context: RunContext[Any]
     ) -> Warnings:
-        return [w for hook in self._hooks for w in await hook.after_tools(step, results, context)]
+        return await self._collect(lambda hook: hook.after_tools(step, results, context))
 
     async def check_output(self, final: FinalResponse[Any], context: RunContext[Any]) -> Warnings:
-        return [w for hook in self._hooks for w in await hook.check_output(final, context)]
+        return await self._collect(lambda hook: hook.check_output(final, context))
 
 
 def combine_hooks(hooks: Sequence[RunHooks]) -> RunHooks | None:

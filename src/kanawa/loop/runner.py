@@ -446,8 +446,9 @@ class AgentLoopRunner(Generic[OutputT]):
                         call.id, f"blocked by guardrail {blocked.guardrail!r}", is_error=True, name=call.name
                     )
                 )
-            self._record(blocked.event)
-            yield blocked.event
+            for event in (*blocked.preceding, blocked.event):
+                self._record(event)
+                yield event
             raise
         for warning in warnings:
             self._record(warning)
