@@ -14,6 +14,18 @@ __version__ = "0.1.0"
 
 _EXPORTS: dict[str, str] = {
     "Agent": "kanawa.agents.agent",
+    "BaseAgent": "kanawa.agents.agent",
+    "Approvals": "kanawa.loop.approval",
+    "Coordinator": "kanawa.agents.coordinator",
+    "Guardrail": "kanawa.agents.guardrails",
+    "Handoff": "kanawa.agents.handoffs",
+    "LLMRouter": "kanawa.agents.routing",
+    "RuleRouter": "kanawa.agents.routing",
+    "AgentError": "kanawa.loop.errors",
+    "BudgetExceeded": "kanawa.loop.errors",
+    "GuardrailViolation": "kanawa.loop.errors",
+    "HandoffDepthExceeded": "kanawa.loop.errors",
+    "ToolValidationError": "kanawa.tools.errors",
     "RunResult": "kanawa.agents.agent",
     "RunContext": "kanawa.context",
     "AgentConfiguration": "kanawa.loop.config",
@@ -30,14 +42,21 @@ _EXPORTS: dict[str, str] = {
 }
 
 if TYPE_CHECKING:
-    from kanawa.agents.agent import Agent, RunResult
+    from kanawa.agents.agent import Agent, BaseAgent, RunResult
+    from kanawa.agents.coordinator import Coordinator
+    from kanawa.agents.guardrails import Guardrail
+    from kanawa.agents.handoffs import Handoff
+    from kanawa.agents.routing import LLMRouter, RuleRouter
     from kanawa.context import RunContext
     from kanawa.llm.models import resolve_model
     from kanawa.llm.settings import ModelSettings
     from kanawa.llm.testing import FunctionLLM, ScriptedLLM, TestLLM
+    from kanawa.loop.approval import Approvals
     from kanawa.loop.config import AgentConfiguration
+    from kanawa.loop.errors import AgentError, BudgetExceeded, GuardrailViolation, HandoffDepthExceeded
     from kanawa.tools.base import Tool, ToolResult
     from kanawa.tools.decorator import tool
+    from kanawa.tools.errors import ToolValidationError
     from kanawa.tools.invoker import ToolInvoker
     from kanawa.tools.registry import ToolRegistry
 
@@ -48,8 +67,19 @@ __getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)
 __all__ = [
     "Agent",
     "AgentConfiguration",
+    "AgentError",
+    "Approvals",
+    "BaseAgent",
+    "BudgetExceeded",
+    "Coordinator",
     "FunctionLLM",
+    "Guardrail",
+    "GuardrailViolation",
+    "Handoff",
+    "HandoffDepthExceeded",
+    "LLMRouter",
     "ModelSettings",
+    "RuleRouter",
     "RunContext",
     "RunResult",
     "ScriptedLLM",
@@ -58,6 +88,7 @@ __all__ = [
     "ToolInvoker",
     "ToolRegistry",
     "ToolResult",
+    "ToolValidationError",
     "resolve_model",
     "tool",
 ]

@@ -1,6 +1,56 @@
-"""Agents (seed 002 §3-1): :class:`Agent`, the :class:`RunResult` of its runs and dynamic instructions."""
+"""Agents (seed 002 §3): :class:`Agent` (alias ``BaseAgent``) and what builds on it — handoffs,
+guardrails, routers and the :class:`Coordinator`, human approval, memory.
 
-from kanawa.agents.agent import Agent, RunResult, UserInput
-from kanawa.agents.instructions import InstructionsFunc
+Nothing is imported until used: ``from kanawa.agents import Guardrail`` loads only the guardrails.
+"""
 
-__all__ = ["Agent", "InstructionsFunc", "RunResult", "UserInput"]
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kanawa._lazy import lazy_exports
+
+_EXPORTS: dict[str, str] = {
+    "Agent": "kanawa.agents.agent",
+    "BaseAgent": "kanawa.agents.agent",
+    "RunResult": "kanawa.agents.agent",
+    "UserInput": "kanawa.agents.agent",
+    "InstructionsFunc": "kanawa.agents.instructions",
+    "Handoff": "kanawa.agents.handoffs",
+    "Guardrail": "kanawa.agents.guardrails",
+    "RuleRouter": "kanawa.agents.routing",
+    "LLMRouter": "kanawa.agents.routing",
+    "RouteDecision": "kanawa.agents.routing",
+    "NoRoute": "kanawa.agents.routing",
+    "Coordinator": "kanawa.agents.coordinator",
+    "CoordinatorResult": "kanawa.agents.coordinator",
+    "Approvals": "kanawa.loop.approval",
+}
+
+if TYPE_CHECKING:
+    from kanawa.agents.agent import Agent, BaseAgent, RunResult, UserInput
+    from kanawa.agents.coordinator import Coordinator, CoordinatorResult
+    from kanawa.agents.guardrails import Guardrail
+    from kanawa.agents.handoffs import Handoff
+    from kanawa.agents.instructions import InstructionsFunc
+    from kanawa.agents.routing import LLMRouter, NoRoute, RouteDecision, RuleRouter
+    from kanawa.loop.approval import Approvals
+
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)
+
+__all__ = [
+    "Agent",
+    "Approvals",
+    "BaseAgent",
+    "Coordinator",
+    "CoordinatorResult",
+    "Guardrail",
+    "Handoff",
+    "InstructionsFunc",
+    "LLMRouter",
+    "NoRoute",
+    "RouteDecision",
+    "RuleRouter",
+    "RunResult",
+    "UserInput",
+]

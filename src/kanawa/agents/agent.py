@@ -355,15 +355,34 @@ class Agent(Generic[OutputT, DepsT]):
         """Start this agent as the target of ``source``'s handoff (:mod:`kanawa.agents.handoffs`): on
         the handed-over ``messages``, with the source run's deps, streaming mode and (when this agent
         has none) tracer, one level deeper."""
+        return self._start_nested(
+            messages,
+            deps=context.deps,
+            stream=context.streaming,
+            tracer=context.tracer,
+            handoff_path=(*context.handoff_path, source),
+        )
+
+    def _start_nested(
+        self,
+        messages: Sequence[Message],
+        *,
+        deps: Any,
+        stream: bool,
+        tracer: Tracer | None,
+        handoff_path: tuple[str, ...],
+    ) -> AgentLoopRunner[OutputT]:
+        """Start a run inside another agent's work (a handoff, a coordinator's route): ``handoff_path``
+        names the agents above it, so its own handoffs count their depth from there."""
         return self._start(
             messages,
             history=(),
-            stream=context.streaming,
+            stream=stream,
             settings=None,
             run_id=None,
-            deps=context.deps,
-            handoff_path=(*context.handoff_path, source),
-            tracer=context.tracer,
+            deps=deps,
+            handoff_path=handoff_path,
+            tracer=tracer,
         )
 
     async def on_handoff_return(
@@ -442,6 +461,9 @@ class Agent(Generic[OutputT, DepsT]):
         return response
 
 
+BaseAgent = Agent
+"""Seed 002 §3-1's name for :class:`Agent` (subclass either; they are the same class)."""
+
 MODEL_ENVIRONMENT_VARIABLE = "KANAWA_MODEL"
 """Names the model of an agent constructed without ``model=``."""
 
@@ -487,4 +509,4 @@ def _normalise_tools(tools: Iterable[Tool | Callable[..., Any]]) -> tuple[Tool, 
     return tuple(out)
 
 
-__all__ = ["Agent", "RunResult", "UserInput"]
+__all__ = ["Agent", "BaseAgent", "RunResult", "UserInput"]

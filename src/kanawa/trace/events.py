@@ -26,6 +26,7 @@ EventName: TypeAlias = Literal[
     "llm_start",
     "llm_end",
     "llm_error",
+    "route",
 ]
 
 

@@ -1,0 +1,235 @@
+"""``Coordinator`` (seed 002 §2, §4): route a request, run the chosen agents, merge their outputs.
+
+The story of one request:
+
+1. The router (:class:`~kanawa.agents.routing.RuleRouter` or :class:`~kanawa.agents.routing.LLMRouter`)
+   decides which agents answer; the stream yields that :class:`~kanawa.agents.routing.RouteDecision`
+   (kind ``route``) first.
+2. The chosen agents run on the same input — one after another (``mode="sequential"``) or all at once
+   (``mode="parallel"``) — each one handoff level below the coordinator, with the request's ``deps``.
+   Their events reach the stream as :class:`~kanawa.loop.steps.NestedEvent` carrying each agent's name
+   (in parallel mode, interleaved as they happen).
+3. ``merge(results)`` — the user's function of ``{agent name: RunResult}`` in routing order, sync or
+   async — makes the output; without one, a single agent's output is the output and several agents'
+   answers are joined under their names. The stream ends with a ``FinalResponse`` of it, and
+   :attr:`CoordinatorRun.result` holds the :class:`CoordinatorResult` (every agent's result, usage
+   and cost summed).
+
+Errors end the whole request (seed 002 §7): a guardrail that blocks, a handoff past the depth limit,
+a provider failure after retries and fallback. In parallel mode the other agents are cancelled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
+from contextlib import aclosing
+from dataclasses import dataclass
+from typing import Any, Generic, Literal, TypeVar
+
+from kanawa.agents.agent import Agent
+from kanawa.agents.routing import LLMRouter, RouteDecision, RuleRouter
+from kanawa.loop.errors import InvalidLoopState
+from kanawa.loop.result import RunResult
+from kanawa.loop.runner import AgentLoopRunner
+from kanawa.loop.steps import FinalResponse, NestedEvent
+from kanawa.types import Usage, UserMessage
+
+MergeT = TypeVar("MergeT")
+Merge = Callable[[Mapping[str, RunResult[Any]]], "MergeT | Awaitable[MergeT]"]
+
+
+@dataclass(frozen=True, slots=True)
+class CoordinatorResult(Generic[MergeT]):
+    """The merged ``output``, the route taken, each agent's :class:`RunResult` (routing order), the
+    summed usage and cost (``None`` when any agent's model has no known price)."""
+
+    output: MergeT
+    route: RouteDecision
+    results: Mapping[str, RunResult[Any]]
+    usage: Usage
+    cost: float | None
+
+
+CoordinatorEvent = RouteDecision | NestedEvent | FinalResponse[Any]
+
+
+class Coordinator:
+    """Routes requests to specialist agents and merges their answers (seed 002 ``CoordinatorAgent``).
+
+    Args:
+        name: the coordinator's name (the depth of its agents' handoffs counts from it).
+        router: a :class:`RuleRouter` or :class:`LLMRouter`.
+        agents: the agents it may run; their names are what the router returns.
+        mode: ``"sequential"`` or ``"parallel"``.
+        merge: ``merge({name: RunResult}) -> output`` (sync or async).
+
+    Raises ``ValueError`` when two agents share a name or a rule names an agent it does not have.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        router: RuleRouter | LLMRouter,
+        agents: Sequence[Agent[Any, Any]],
+        mode: Literal["sequential", "parallel"] = "sequential",
+        merge: Merge[Any] | None = None,
+    ) -> None:
+        if mode not in ("sequential", "parallel"):
+            raise ValueError(f"mode must be 'sequential' or 'parallel', not {mode!r}")
+        by_name: dict[str, Agent[Any, Any]] = {}
+        for agent in agents:
+            if agent.name in by_name:
+                raise ValueError(f"two agents are named {agent.name!r}")
+            by_name[agent.name] = agent
+        rules = router if isinstance(router, RuleRouter) else router.fallback
+        missing = sorted(rules.agent_names - set(by_name))
+        if missing:
+            raise ValueError(f"the router names agents the coordinator does not have: {missing}")
+        self.name = name
+        self.router = router
+        self.agents: Mapping[str, Agent[Any, Any]] = by_name
+        self.mode = mode
+        self.merge = merge
+
+    def stream(
+        self, user_input: str, *, deps: Any = None, context: Any = None, stream: bool = True
+    ) -> CoordinatorRun:
+        """Start a request: iterate for the route, the agents' nested events (with the models' deltas
+        unless ``stream=False``) and the final response; ``.result`` afterwards. ``context`` is what
+        rule conditions get (default: ``deps``)."""
+        return CoordinatorRun(
+            self, user_input, deps=deps, context=deps if context is None else context, stream=stream
+        )
+
+    async def run(self, user_input: str, *, deps: Any = None, context: Any = None) -> CoordinatorResult[Any]:
+        """Run to the end and return the :class:`CoordinatorResult`."""
+        running = self.stream(user_input, deps=deps, context=context, stream=False)
+        async for _ in running:
+            pass
+        return running.result
+
+    def run_sync(self, user_input: str, *, deps: Any = None, context: Any = None) -> CoordinatorResult[Any]:
+        """:meth:`run` for scripts (its own event loop)."""
+        return asyncio.run(self.run(user_input, deps=deps, context=context))
+
+
+class CoordinatorRun:
+    """One request through a :class:`Coordinator`; an async iterator of :data:`CoordinatorEvent`."""
+
+    def __init__(
+        self, coordinator: Coordinator, user_input: str, *, deps: Any, context: Any, stream: bool
+    ) -> None:
+        self._coordinator = coordinator
+        self._stream = stream
+        self._input = user_input
+        self._deps = deps
+        self._context = context
+        self._result: CoordinatorResult[Any] | None = None
+        self._gen = self._run()
+
+    def __aiter__(self) -> CoordinatorRun:
+        return self
+
+    def __anext__(self) -> Awaitable[CoordinatorEvent]:
+        return self._gen.__anext__()
+
+    async def aclose(self) -> None:
+        await self._gen.aclose()
+
+    @property
+    def result(self) -> CoordinatorResult[Any]:
+        if self._result is None:
+            raise InvalidLoopState("the request has not finished: iterate it to the end first")
+        return self._result
+
+    async def _run(self) -> AsyncGenerator[CoordinatorEvent, None]:
+        coordinator = self._coordinator
+        router = coordinator.router
+        if isinstance(router, RuleRouter):
+            decision = router.route(self._input, self._context)
+        else:
+            decision = await router.route(self._input, self._context)
+        yield decision
+        results: dict[str, RunResult[Any]] = {}
+        if coordinator.mode == "parallel" and len(decision.agents) > 1:
+            events = self._parallel(decision.agents, results)
+        else:
+            events = self._sequential(decision.agents, results)
+        async with aclosing(events) as nested:
+            async for event in nested:
+                yield event
+        ordered = {name: results[name] for name in decision.agents}
+        output = await _merge(coordinator.merge, ordered)
+        usage = sum((r.usage for r in ordered.values()), Usage())
+        costs = [r.cost for r in ordered.values()]
+        cost = None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
+        self._result = CoordinatorResult(output, decision, ordered, usage, cost)
+        yield FinalResponse(0, output, output if isinstance(output, str) else str(output), usage)
+
+    def _start(self, name: str) -> AgentLoopRunner[Any]:
+        """Agent ``name`` on the request, one handoff level below the coordinator."""
+        return self._coordinator.agents[name]._start_nested(
+            [UserMessage(self._input)],
+            deps=self._deps,
+            stream=self._stream,
+            tracer=None,
+            handoff_path=(self._coordinator.name,),
+        )
+
+    async def _sequential(
+        self, names: Sequence[str], results: dict[str, RunResult[Any]]
+    ) -> AsyncGenerator[CoordinatorEvent, None]:
+        for name in names:
+            runner = self._start(name)
+            async with aclosing(runner) as events:
+                async for event in events:
+                    yield event if isinstance(event, NestedEvent) else NestedEvent(name, 1, event)
+            results[name] = runner.result
+
+    async def _parallel(
+        self, names: Sequence[str], results: dict[str, RunResult[Any]]
+    ) -> AsyncGenerator[CoordinatorEvent, None]:
+        queue: asyncio.Queue[CoordinatorEvent | None] = asyncio.Queue()
+
+        async def drive(name: str) -> None:
+            runner = self._start(name)
+            try:
+                async for event in runner:
+                    queue.put_nowait(event if isinstance(event, NestedEvent) else NestedEvent(name, 1, event))
+                results[name] = runner.result
+            finally:
+                queue.put_nowait(None)
+
+        tasks = [asyncio.ensure_future(drive(name)) for name in names]
+        try:
+            running = len(tasks)
+            while running:
+                item = await queue.get()
+                if item is None:
+                    running -= 1
+                    failed = next((t for t in tasks if t.done() and t.exception() is not None), None)
+                    if failed is not None:
+                        raise failed.exception()  # type: ignore[misc]  # checked not None just above
+                    continue
+                yield item
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def _merge(merge: Merge[Any] | None, results: Mapping[str, RunResult[Any]]) -> Any:
+    if merge is None:
+        if len(results) == 1:
+            return next(iter(results.values())).output
+        return "\n\n".join(f"## {name}\n{result.text}" for name, result in results.items())
+    merged = merge(results)
+    if inspect.isawaitable(merged):
+        merged = await merged
+    return merged
+
+
+__all__ = ["Coordinator", "CoordinatorEvent", "CoordinatorResult", "CoordinatorRun", "Merge"]
