@@ -150,6 +150,26 @@ async def test_parallel_tools_are_siblings_and_a_nested_agent_run_is_a_child_of_
     assert {s.trace_id for s in receiver.spans} == {outer.trace_id}
 
 
+async def test_a_handoff_target_is_traced_under_its_transfer_tool_span_and_inherits_the_tracer(
+    receiver: OtlpReceiver, sink: OtelTraceSink
+) -> None:
+    """The target agent has no tracer of its own: it inherits the source run's, and its
+    ``invoke_agent`` span is a child of the ``execute_tool transfer_to_…`` span (seed 002 §3-6)."""
+    evaluator = Agent("evaluator", model=ScriptedLLM([_answer("8/10")], model="small"))
+    llm = ScriptedLLM([_calls(ToolCall("h1", "transfer_to_evaluator", "{}")), _answer("done")], model="big")
+    coordinator = Agent("coordinator", model=llm, handoffs=[evaluator], tracer=Tracer([sink]))
+    await coordinator.run("grade it")
+    await _flush(sink)
+
+    outer = _one(receiver, "invoke_agent coordinator")
+    transfer = _one(receiver, "execute_tool transfer_to_evaluator")
+    inner = _one(receiver, "invoke_agent evaluator")
+    assert transfer.parent_span_id == outer.span_id
+    assert inner.parent_span_id == transfer.span_id
+    assert _one(receiver, "chat small").parent_span_id == inner.span_id
+    assert {s.trace_id for s in receiver.spans} == {outer.trace_id}
+
+
 async def test_a_collector_that_hangs_does_not_hold_up_runs(receiver: OtlpReceiver) -> None:
     sink = OtelTraceSink(endpoint=receiver.endpoint)  # the sink's own provider and background exporter
     agent = Agent("a", model=ScriptedLLM([_answer("one"), _answer("two")]), tracer=Tracer([sink]))
