@@ -77,7 +77,7 @@ from kanawa.loop.steps import (
 )
 from kanawa.loop.tracing import RunTrace
 from kanawa.prompts.library import DEFAULT_PROMPTS, PromptLibrary
-from kanawa.tools.base import Tool
+from kanawa.tools.base import Tool, ToolResult
 from kanawa.trace.events import Tracer
 from kanawa.types import (
     LLMResponse,
@@ -310,9 +310,18 @@ class AgentLoopRunner(Generic[OutputT]):
                         yield step_event
                     return
                 offered = self._offered_names if tools else _NONE_OFFERED
-                async with aclosing(self._tool_turn(step, calls, offered, groups)) as turn:
-                    async for event in turn:
+                if hooks is None and not self._tools_emit:  # the plain path: no extra generator
+                    if self._tool_round is None:
+                        self._tool_round = ToolRound(self._tools, config=config, context=self.context)
+                    results = await self._tool_round.run(
+                        step, calls, self._trace, offered=offered, groups=groups
+                    )
+                    for event in self._join_results(step, calls, results):
                         yield event
+                else:
+                    async with aclosing(self._tool_turn(step, calls, offered, groups)) as turn:
+                        async for event in turn:
+                            yield event
             elif isinstance(decision, ContinueWithThinking):
                 yield self._record(Thinking(step, "policy", response.message.text))
             elif isinstance(decision, TerminateWithOutput):
@@ -373,14 +382,25 @@ class AgentLoopRunner(Generic[OutputT]):
         if hooks is not None:
             async for warning in self._checked(hooks.after_tools(step, results, self.context), calls):
                 yield warning
+        for event in self._join_results(step, calls, results):
+            yield event
+
+    def _join_results(
+        self, step: int, calls: Sequence[ToolCall], results: Sequence[ToolResult]
+    ) -> list[AgentStep[OutputT]]:
+        """Add a turn's results to the conversation and return its ``ToolCallStep``/``ToolResultStep``
+        pairs in call order (raising first under ``strict_tools``)."""
+        messages = self._messages
         for result in results:
-            self._messages.append(result.to_message())
+            messages.append(result.to_message())
         if self.config.strict_tools:
             for result in results:
                 raise_for_tool_result(result)
+        steps: list[AgentStep[OutputT]] = []
         for call, result in zip(calls, results, strict=True):
-            yield self._record(ToolCallStep(step, call))
-            yield self._record(ToolResultStep(step, result))
+            steps.append(self._record(ToolCallStep(step, call)))
+            steps.append(self._record(ToolResultStep(step, result)))
+        return steps
 
     async def _while_running(self, task: asyncio.Future[Any]) -> AsyncGenerator[RunEvent[OutputT], None]:
         """Yield events tools emit while ``task`` runs; cancel the task if the consumer stops early."""
