@@ -316,8 +316,8 @@ class AgentLoopRunner(Generic[OutputT]):
                     results = await self._tool_round.run(
                         step, calls, self._trace, offered=offered, groups=groups
                     )
-                    for event in self._join_results(step, calls, results):
-                        yield event
+                    for tool_step in self._join_results(step, calls, results):
+                        yield tool_step
                 else:
                     async with aclosing(self._tool_turn(step, calls, offered, groups)) as turn:
                         async for event in turn:
