@@ -258,3 +258,17 @@ async def test_history_input_is_not_checked_again_only_the_new_turn() -> None:
 
     history = [*first.messages[:-1], UserMessage("forbidden word"), *first.messages[-1:]]
     assert (await agent.run("still fine", history=history)).output == "second"
+
+
+async def test_tool_call_guardrails_survive_arguments_nested_past_the_json_parsers_limit() -> None:
+    deep = '{"query": ' + "[" * 5000 + "]" * 5000 + "}"
+    ran, lookup = counting_tool()
+    agent = Agent(
+        "a",
+        model=ScriptedLLM([AssistantMessage(tool_calls=(ToolCall("c1", "lookup", deep),)), "ok"]),
+        tools=[lookup],
+        guardrails=[Guardrail(custom_funcs=[lambda args: None], regex_blocks=["zzz"], stages=("tool_call",))],
+    )
+    result = await agent.run("go")
+    assert result.output == "ok"
+    assert ran == []

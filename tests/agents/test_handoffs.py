@@ -4,6 +4,7 @@ target's name, depth counted across nested handoffs (MAX=3 → ``HandoffDepthExc
 
 from __future__ import annotations
 
+import asyncio
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -296,3 +297,40 @@ def test_transfer_tool_names_are_valid_tool_names() -> None:
     assert len(transfer_tool_name("x" * 100)) == 64
     with pytest.raises(ValueError, match="two tools are named"):
         Agent("a", model=FunctionLLM(lambda r: "x"), handoffs=[specialist("b", "1"), specialist("B", "2")])
+
+
+async def test_stopping_the_stream_during_a_handoff_closes_the_target_run() -> None:
+    started = asyncio.Event()
+    finished: list[str] = []
+
+    async def slow(request: ModelRequest) -> str:
+        started.set()
+        try:
+            await asyncio.sleep(30)
+        finally:
+            finished.append("target model call ended")
+        return "never"
+
+    target = Agent("Slow", model=FunctionLLM(slow))
+    source = Agent("Coordinator", model=ScriptedLLM([transfer("Slow"), "never"]), handoffs=[target])
+    runner = source.stream("go")
+    async for event in runner:
+        if isinstance(event, HandoffStarted):
+            await asyncio.wait_for(started.wait(), 5)
+            break
+    await asyncio.wait_for(runner.aclose(), 5)
+    assert finished == ["target model call ended"]
+
+
+async def test_a_blocking_guardrail_of_the_target_aborts_the_whole_run() -> None:
+    from kanawa.agents.guardrails import Guardrail
+    from kanawa.loop.errors import GuardrailViolation
+
+    target = Agent(
+        "Ref", model=FunctionLLM(lambda r: "secret: 1234"), guardrails=[Guardrail(regex_blocks=["secret"])]
+    )
+    source = Agent("Coordinator", model=ScriptedLLM([transfer("Ref"), "never"]), handoffs=[target])
+    with pytest.raises(GuardrailViolation) as caught:
+        await source.run("go")
+    assert caught.value.stage == "output"
+    assert caught.value.partial_result is not None

@@ -34,7 +34,9 @@ from kanawa.context import RunContext
 from kanawa.loop.errors import GuardrailViolation
 from kanawa.loop.hooks import Warnings
 from kanawa.loop.steps import FinalResponse, GuardrailStage, GuardrailTripped
+from kanawa.tools.arguments import parse_tool_arguments
 from kanawa.tools.base import ToolResult
+from kanawa.tools.errors import ToolArgumentsError
 from kanawa.types import AssistantMessage, LLMResponse, Message, ToolCall, UserMessage, text_of
 
 GuardrailAction: TypeAlias = Literal["warn", "block"]
@@ -177,11 +179,11 @@ class _ToolArguments(dict[str, Any]):
     patterns see). Unparsable arguments give an empty dict: the invoker rejects them anyway."""
 
     def __init__(self, call: ToolCall) -> None:
-        try:
-            parsed = json.loads(call.arguments) if call.arguments.strip() else {}
-        except ValueError:
+        try:  # the invoker's own parser: the same rules, and deep nesting is an error, not a crash
+            parsed: dict[str, Any] = {} if call.invalid_arguments else parse_tool_arguments(call.arguments)
+        except ToolArgumentsError:
             parsed = {}
-        super().__init__(parsed if isinstance(parsed, dict) else {})
+        super().__init__(parsed)
         self.raw = call.arguments
 
 
