@@ -198,3 +198,13 @@ def test_readme_python_blocks_run_in_order_with_the_test_model(
                 exec(code, namespace)
         except Exception as exc:
             raise AssertionError(f"the README block at line {line} failed: {exc!r}") from exc
+
+
+def test_multi_agent_example_routes_hands_off_and_waits_for_approval() -> None:
+    out = _run_example("multi_agent.py")
+    assert "Draft hands off to Eval" in out
+    assert "route: ('Draft', 'Style')" in out
+    assert "Draft: 深掘り案" in out
+    assert "評価: 7/10" in out
+    assert "mailer: approval_required ['send_to_teacher']" in out
+    assert "mailer: Done: sent essay 42" in out
