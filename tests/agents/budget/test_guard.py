@@ -1,0 +1,352 @@
+"""TokenGuard through the public API (seed 002 §3-1 トークン計算, §3-4 TokenGuard warn/block, §7):
+every test runs on the in-memory and the Redis store (``make_guard``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from kanawa import Agent, FunctionLLM
+from kanawa.agents.budget import BudgetExceeded, TokenGuard
+from kanawa.llm.pricing import ModelPrice, PriceTable
+from kanawa.llm.testing import ModelRequest
+from kanawa.llm.tokens import count_message_tokens, message_tokens, text_counter
+from kanawa.loop.errors import GuardrailViolation
+from kanawa.loop.steps import GuardrailTripped
+from kanawa.types import AssistantMessage, LLMResponse, StopReason, ToolMessage, Usage
+from tests.agents.budget._support import Counted, text_response
+from tests.agents.budget.conftest import GuardFactory
+
+# gpt-5: $1.25 per million input, $10 per million output → 100 in + 10 out = $0.000225
+COST_NANO = 225_000
+
+
+def warnings_of(events: Any) -> list[GuardrailTripped]:
+    return [e for e in events if isinstance(e, GuardrailTripped) and e.action == "warn"]
+
+
+async def run_blocked(agent: Agent[str], prompt: str = "add") -> BudgetExceeded:
+    with pytest.raises(BudgetExceeded) as caught:
+        await agent.run(prompt)
+    return caught.value
+
+
+# ------------------------------------------------------------------------------------------- block
+
+
+async def test_block_request_budget_stops_before_the_model_call_and_never_overshoots(
+    make_guard: GuardFactory,
+) -> None:
+    guard = make_guard(max_requests=2)
+    counted = Counted(tool_turns=3)
+    blocked = await run_blocked(counted.agent(guard))
+    assert counted.requests == 2  # the third request was never sent
+    assert counted.tool_runs == 2
+    assert blocked.stage == "model_call"
+    assert blocked.guardrail == "token_guard"
+    assert "request budget is spent (2 of 2 model requests)" in str(blocked)
+    assert isinstance(blocked, GuardrailViolation)
+    assert blocked.partial_result is not None
+    assert blocked.partial_result.usage.requests == 2
+    assert (await guard.totals()).requests == 2
+
+
+async def test_block_token_budget_stops_the_tools_of_the_response_that_spent_it(
+    make_guard: GuardFactory,
+) -> None:
+    guard = make_guard(max_tokens=200)
+    counted = Counted(tool_turns=3)
+    blocked = await run_blocked(counted.agent(guard))
+    # request 1: 110 tokens, tools run; request 2 admitted (110 < 200) → 220: its tools do not run
+    assert counted.requests == 2
+    assert counted.tool_runs == 1
+    assert blocked.stage == "tool_call"
+    assert "token budget is spent (220 of 200 tokens)" in str(blocked)
+    totals = await guard.totals()
+    assert (totals.tokens, totals.requests) == (220, 2)
+    # the unrun call got an error answer: the history stays valid for a later run
+    assert blocked.partial_result is not None
+    last = blocked.partial_result.messages[-1]
+    assert isinstance(last, ToolMessage)
+    assert last.is_error
+
+
+async def test_block_money_budget_by_the_price_table(make_guard: GuardFactory) -> None:
+    guard = make_guard(max_cost_usd=0.0005)
+    counted = Counted(tool_turns=5)
+    blocked = await run_blocked(counted.agent(guard))
+    # 225k, 450k nano-dollars < 500k: a third request is admitted and spends it; its tools do not run
+    assert counted.requests == 3
+    assert counted.tool_runs == 2
+    assert blocked.stage == "tool_call"
+    totals = await guard.totals()
+    assert totals.cost_nano_usd == 3 * COST_NANO
+    assert totals.cost_usd == pytest.approx(0.000675)
+    assert "money budget is spent ($0.000675 of $0.000500)" in str(blocked)
+
+
+async def test_a_spent_budget_blocks_the_next_run_before_any_request(make_guard: GuardFactory) -> None:
+    guard = make_guard(max_tokens=100)
+    first = Counted(tool_turns=0)
+    await first.agent(guard).run("add")  # 110 tokens: the answer completes the run
+    second = Counted(tool_turns=0)
+    blocked = await run_blocked(second.agent(guard))
+    assert second.requests == 0
+    assert blocked.stage == "model_call"
+    assert blocked.event.step == 1
+
+
+async def test_stream_yields_the_block_event_first_and_nothing_after_it(make_guard: GuardFactory) -> None:
+    guard = make_guard(max_requests=1)
+    counted = Counted(tool_turns=2)
+    events: list[Any] = []
+
+    async def consume() -> None:
+        async for event in counted.agent(guard).stream("add"):
+            events.append(event)
+
+    with pytest.raises(BudgetExceeded) as caught:
+        await consume()
+    assert events[-1] is caught.value.event
+    assert events[-1].action == "block"
+    assert events[-1].stage == "model_call"
+    assert counted.requests == 1
+    assert counted.tool_runs == 1
+
+
+# -------------------------------------------------------------------------------------------- warn
+
+
+async def test_warn_request_budget_lets_the_run_finish_and_yields_a_chat_bubble(
+    make_guard: GuardFactory,
+) -> None:
+    guard = make_guard(max_requests=2, action="warn", warn_at=None)
+    counted = Counted(tool_turns=3)
+    result = await counted.agent(guard).run("add")
+    assert result.completed
+    assert counted.requests == 4
+    warnings = warnings_of(result.steps)
+    assert len(warnings) == 1
+    assert warnings[0].stage == "model_call"
+    assert warnings[0].step == 2
+    assert warnings[0].reasons == (
+        "the session has reached its request budget (2 of 2 model requests); the run goes on",
+    )
+    assert (await guard.totals()).requests == 4
+
+
+async def test_warn_token_budget_warns_at_warn_at_then_at_the_limit(make_guard: GuardFactory) -> None:
+    guard = make_guard(max_tokens=300, action="warn", warn_at=0.5)
+    counted = Counted(tool_turns=3)
+    events = [event async for event in counted.agent(guard).stream("add")]
+    warnings = warnings_of(events)
+    assert [w.step for w in warnings] == [2, 3]  # 220 ≥ 150, then 330 ≥ 300
+    assert warnings[0].reasons == ("the session has used 73% of its token budget (220 of 300 tokens)",)
+    assert "reached its token budget (330 of 300 tokens)" in warnings[1].reasons[0]
+    assert counted.requests == 4
+    assert counted.tool_runs == 3
+
+
+async def test_warn_money_budget(make_guard: GuardFactory) -> None:
+    guard = make_guard(max_cost_usd=0.0004, action="warn", warn_at=None)
+    counted = Counted(tool_turns=2)
+    result = await counted.agent(guard).run("add")
+    assert result.completed
+    warnings = warnings_of(result.steps)
+    assert [w.step for w in warnings] == [2]
+    assert "reached its money budget ($0.000450 of $0.000400)" in warnings[0].reasons[0]
+
+
+async def test_block_mode_warns_early_at_warn_at(make_guard: GuardFactory) -> None:
+    guard = make_guard(max_requests=5, warn_at=0.6)
+    counted = Counted(tool_turns=3)
+    result = await counted.agent(guard).run("add")
+    warnings = warnings_of(result.steps)
+    assert [w.step for w in warnings] == [3]
+    assert warnings[0].reasons == ("the session has used 60% of its request budget (3 of 5 model requests)",)
+
+
+async def test_a_later_run_is_warned_at_its_first_request_while_the_session_is_past_warn_at(
+    make_guard: GuardFactory,
+) -> None:
+    guard = make_guard(max_tokens=1000, warn_at=0.2)
+    await Counted(tool_turns=1).agent(guard).run("add")  # 220 tokens ≥ 200
+    result = await Counted(tool_turns=0).agent(guard).run("add")
+    warnings = warnings_of(result.steps)
+    assert [(w.step, w.reasons) for w in warnings] == [
+        (1, ("the session has used 22% of its token budget (220 of 1,000 tokens)",))
+    ]
+
+
+async def test_block_mode_warns_when_a_response_reaches_the_limit(make_guard: GuardFactory) -> None:
+    guard = make_guard(max_tokens=110, warn_at=None)
+    result = await Counted(tool_turns=0).agent(guard).run("add")
+    assert result.completed
+    assert warnings_of(result.steps)[0].reasons == (
+        "the session has reached its token budget (110 of 110 tokens); "
+        "further model requests will be blocked",
+    )
+
+
+# ------------------------------------------------------------------------------------- sessions
+
+
+@dataclass
+class User:
+    name: str
+
+
+async def test_sessions_named_from_deps_have_separate_budgets(make_guard: GuardFactory) -> None:
+    guard = make_guard(max_requests=2, session=lambda ctx: f"user:{ctx.deps.name}")
+    alice = Counted(tool_turns=2)
+    with pytest.raises(BudgetExceeded):
+        await alice.agent(guard).run("add", deps=User("alice"))
+    bob = Counted(tool_turns=1)
+    result = await bob.agent(guard).run("add", deps=User("bob"))
+    assert result.completed
+    assert (await guard.totals("user:alice")).requests == 2
+    assert (await guard.totals("user:bob")).requests == 2
+    with pytest.raises(ValueError, match="pass the session's name"):
+        await guard.totals()
+
+
+async def test_guards_sharing_a_store_share_the_budget_across_agents(make_guard: GuardFactory) -> None:
+    one = make_guard(max_requests=3)
+    other = make_guard(max_requests=3)
+    await Counted(tool_turns=1).agent(one).run("add")  # 2 requests
+    counted = Counted(tool_turns=1)
+    with pytest.raises(BudgetExceeded):
+        await counted.agent(other, name="second").run("add")
+    assert counted.requests == 1
+
+
+async def test_reset_starts_the_session_afresh(make_guard: GuardFactory) -> None:
+    guard = make_guard(max_requests=1)
+    await Counted(tool_turns=0).agent(guard).run("add")
+    await run_blocked(Counted(tool_turns=0).agent(guard))
+    await guard.reset()
+    assert (await guard.totals()).requests == 0
+    assert (await Counted(tool_turns=0).agent(guard).run("add")).completed
+
+
+# ----------------------------------------------------------------------------------- accounting
+
+
+async def test_provider_usage_is_counted_as_reported(make_guard: GuardFactory) -> None:
+    guard = make_guard()
+    usage = Usage(input_tokens=1234, output_tokens=56, reasoning_tokens=20, cached_tokens=1000, requests=1)
+    counted = Counted(tool_turns=0, usage=usage)
+    result = await counted.agent(guard).run("add")
+    totals = await guard.totals()
+    assert (totals.input_tokens, totals.output_tokens, totals.requests) == (1234, 56, 1)
+    # 234 uncached × 1.25 + 1000 cached × 0.125 + 56 output × 10, per million
+    assert totals.cost_nano_usd == round((234 * 1.25 + 1000 * 0.125 + 56 * 10) * 1000)
+    assert result.cost == pytest.approx(totals.cost_usd)
+
+
+async def test_a_response_without_usage_is_estimated_from_system_messages_and_tool_io(
+    make_guard: GuardFactory,
+) -> None:
+    guard = make_guard()
+    counted = Counted(tool_turns=1, usage=Usage())
+    result = await counted.agent(guard).run("add")
+    model = result.messages  # the prompts were system + user, then + the tool call and its result
+    counter = text_counter("gpt-5")
+    expected_in = count_message_tokens(model[:2], model="gpt-5") + count_message_tokens(
+        model[:4], model="gpt-5"
+    )
+    expected_out = message_tokens(model[2], counter) + message_tokens(model[4], counter)
+    totals = await guard.totals()
+    assert totals.input_tokens == expected_in
+    assert totals.output_tokens == expected_out
+    assert isinstance(model[3], ToolMessage)  # tool I/O is in the second prompt
+    assert totals.input_tokens > 2 * count_message_tokens(model[:2], model="gpt-5")
+
+
+async def test_an_unpriced_model_is_blocked_while_a_money_budget_is_set(make_guard: GuardFactory) -> None:
+    guard = make_guard(max_cost_usd=1.0)
+    counted = Counted(tool_turns=0, model="my-local-model")
+    blocked = await run_blocked(counted.agent(guard))
+    assert counted.requests == 0
+    assert blocked.reasons == ("model 'my-local-model' has no price, so the money budget cannot be kept",)
+
+
+async def test_prices_can_be_overridden_per_guard(make_guard: GuardFactory) -> None:
+    table = PriceTable("2026-01-01", {"my-local-model": ModelPrice(input=1.0, output=2.0)})
+    guard = make_guard(max_cost_usd=1.0, prices=table)
+    result = await Counted(tool_turns=0, model="my-local-model").agent(guard).run("add")
+    assert result.completed
+    assert (await guard.totals()).cost_nano_usd == 100 * 1000 + 10 * 2000
+
+
+async def test_a_response_from_an_unpriced_model_makes_the_cost_unknown_and_blocks(
+    make_guard: GuardFactory,
+) -> None:
+    guard = make_guard(max_cost_usd=1.0)
+
+    def answer(request: ModelRequest) -> LLMResponse:
+        message = AssistantMessage(text="hi")
+        return LLMResponse(message, StopReason.END_TURN, Usage(10, 1, requests=1), "mystery-model")
+
+    result = await Agent("a", "", model=FunctionLLM(answer, model="gpt-5"), guardrails=[guard]).run("hi")
+    assert warnings_of(result.steps)[0].reasons == (
+        "model 'mystery-model' has no price: the session's cost is unknown",
+    )
+    totals = await guard.totals()
+    assert (totals.unpriced_responses, totals.cost_known) == (1, False)
+    blocked = await run_blocked(Agent("a", "", model=FunctionLLM(answer, model="gpt-5"), guardrails=[guard]))
+    assert "cost is unknown" in str(blocked)
+
+
+async def test_without_limits_the_guard_only_counts(make_guard: GuardFactory) -> None:
+    guard = make_guard()
+    result = await Counted(tool_turns=4).agent(guard).run("add")
+    assert result.completed
+    assert not warnings_of(result.steps)
+    totals = await guard.totals()
+    assert (totals.requests, totals.tokens) == (5, 550)
+    assert totals.cost_nano_usd == 5 * COST_NANO
+
+
+# ----------------------------------------------------------------------------------- validation
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"max_tokens": 0}, "max_tokens must be a positive int"),
+        ({"max_requests": -1}, "max_requests must be a positive int"),
+        ({"max_requests": True}, "max_requests must be a positive int"),
+        ({"max_cost_usd": 0}, "max_cost_usd must be a positive number"),
+        ({"max_cost_usd": float("nan")}, "max_cost_usd must be a positive number"),
+        ({"action": "stop"}, "action must be 'warn' or 'block'"),
+        ({"warn_at": 1.5}, "warn_at must be a fraction"),
+        ({"ttl": 0}, "ttl must be a positive number"),
+        ({"session": ""}, "session must be a non-empty string"),
+    ],
+)
+def test_bad_settings_are_clear_errors(kwargs: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        TokenGuard(**kwargs)
+
+
+async def test_a_session_function_returning_no_name_is_a_clear_error() -> None:
+    guard = TokenGuard(max_requests=1, session=lambda ctx: None)  # type: ignore[arg-type,return-value]
+    with pytest.raises(TypeError, match="the session function must return a non-empty string"):
+        await Counted(tool_turns=0).agent(guard).run("add")
+
+
+async def test_memory_totals_expire_after_ttl_of_inactivity() -> None:
+    import asyncio
+
+    guard = TokenGuard(max_requests=5, ttl=0.05)
+    await Counted(tool_turns=0).agent(guard).run("add")
+    assert (await guard.totals()).requests == 1
+    await asyncio.sleep(0.1)
+    assert (await guard.totals()).requests == 0
+
+
+def test_text_response_helper_reports_its_usage() -> None:
+    assert text_response().usage.total_tokens == 110
