@@ -6,7 +6,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from kanawa import Agent, AgentConfiguration, FunctionLLM, tool
-from kanawa.agents.budget import TokenGuard
+from kanawa.agents.budget import BudgetExceeded, TokenGuard
 from kanawa.llm.testing import ModelRequest
 from kanawa.tools.base import Tool
 from kanawa.types import AssistantMessage, LLMResponse, StopReason, ToolCall, Usage
@@ -73,3 +73,14 @@ class Counted:
             config=AgentConfiguration(max_steps=100, max_tool_calls_per_tool=100),
             guardrails=guards,
         )
+
+
+async def run_to_end(agent: Agent[str], prompt: str = "add") -> tuple[Usage, bool]:
+    """Run ``agent``; its usage (of the partial result when a budget stopped it) and whether it was."""
+    try:
+        result = await agent.run(prompt)
+    except BudgetExceeded as exc:
+        if exc.partial_result is None:
+            raise
+        return exc.partial_result.usage, True
+    return result.usage, False

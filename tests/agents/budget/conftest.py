@@ -37,6 +37,32 @@ def _free_port() -> int:
         return port
 
 
+def start_redis_server(binary: str, port: int, workdir: Path) -> subprocess.Popen[bytes]:
+    """A private ``redis-server`` on ``port`` (no persistence), answering when this returns."""
+    process = subprocess.Popen(
+        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+        cwd=workdir,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    for _ in range(100):
+        if _answers_ping("127.0.0.1", port):
+            return process
+        time.sleep(0.05)
+    process.kill()
+    process.wait()
+    pytest.fail("redis-server did not start")
+
+
+def stop_redis_server(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=5)
+    if process.poll() is None:
+        process.kill()
+        process.wait()
+
+
 @pytest.fixture(scope="session")
 def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``redis://`` URL of a running Redis: the machine's at 127.0.0.1:6379 when it answers, else one
@@ -48,28 +74,11 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     if binary is None:
         pytest.fail("no Redis answers at 127.0.0.1:6379 and redis-server is not installed")
     port = _free_port()
-    workdir: Path = tmp_path_factory.mktemp("redis")
-    process = subprocess.Popen(
-        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-        cwd=workdir,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    process = start_redis_server(binary, port, tmp_path_factory.mktemp("redis"))
     try:
-        for _ in range(100):
-            if _answers_ping("127.0.0.1", port):
-                break
-            time.sleep(0.05)
-        else:
-            pytest.fail("redis-server did not start")
         yield f"redis://127.0.0.1:{port}/0"
     finally:
-        process.terminate()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            process.wait(timeout=5)
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+        stop_redis_server(process)
 
 
 @pytest.fixture
