@@ -124,3 +124,10 @@ async def make_guard(request: pytest.FixtureRequest, key_prefix: str) -> AsyncIt
     await store.aclose()
     if backend == "redis":
         await delete_keys(url, key_prefix)
+
+
+@pytest.fixture(autouse=True)
+def no_redis_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Guards built without ``store=``/``redis_url=`` keep their totals in memory here, even on a
+    machine that sets ``KANAWA_REDIS_URL`` (the tests that want Redis say so)."""
+    monkeypatch.delenv("KANAWA_REDIS_URL", raising=False)
