@@ -350,3 +350,19 @@ async def test_memory_totals_expire_after_ttl_of_inactivity() -> None:
 
 def test_text_response_helper_reports_its_usage() -> None:
     assert text_response().usage.total_tokens == 110
+
+
+async def test_the_memory_store_forgets_expired_sessions_it_is_never_asked_about_again() -> None:
+    import asyncio
+
+    from kanawa.agents.budget import Charge, MemoryBudgetStore
+
+    store = MemoryBudgetStore()
+    charge = Charge(1, 1, 0, unpriced=False)
+    for i in range(100):
+        await store.add(f"old-{i}", charge, ttl=0.01)
+    await asyncio.sleep(0.05)
+    for _ in range(MemoryBudgetStore._SWEEP_EVERY):
+        await store.add("live", charge, ttl=60)
+    assert len(store) == 1
+    assert (await store.totals("live")).tokens == 2 * MemoryBudgetStore._SWEEP_EVERY

@@ -81,9 +81,14 @@ class MemoryBudgetStore:
     """Session totals in this process. Each guard without Redis gets its own; share one between
     guards (``TokenGuard(store=shared)``) to give several agents one budget."""
 
+    _SWEEP_EVERY = 1024
+    """Expired sessions are dropped on access, and all of them every this many writes, so a
+    long-running process with many short sessions does not keep them forever."""
+
     def __init__(self) -> None:
         self._entries: dict[str, _Entry] = {}
         self._lock = threading.Lock()
+        self._writes = 0
 
     def _current(self, key: str, now: float) -> BudgetTotals:
         entry = self._entries.get(key)
@@ -96,6 +101,17 @@ class MemoryBudgetStore:
 
     def _store(self, key: str, totals: BudgetTotals, ttl: float | None, now: float) -> None:
         self._entries[key] = _Entry(totals, None if ttl is None else now + ttl)
+        self._writes += 1
+        if self._writes % self._SWEEP_EVERY == 0:
+            expired = [
+                k for k, e in self._entries.items() if e.expires_at is not None and e.expires_at <= now
+            ]
+            for k in expired:
+                del self._entries[k]
+
+    def __len__(self) -> int:
+        """Sessions held (expired ones not yet swept included)."""
+        return len(self._entries)
 
     async def reserve(self, key: str, limits: BudgetLimits, *, ttl: float | None) -> Reservation:
         with self._lock:
@@ -136,7 +152,7 @@ class MemoryBudgetStore:
         """Nothing to release."""
 
     def __repr__(self) -> str:
-        return f"MemoryBudgetStore({len(self._entries)} sessions)"
+        return f"MemoryBudgetStore({len(self)} sessions)"
 
 
 __all__ = ["BudgetStore", "BudgetStoreError", "MemoryBudgetStore", "verdict_for"]
