@@ -15,6 +15,7 @@ import pytest
 
 from kanawa.agents.budget import BudgetStoreError, RedisBudgetStore, TokenGuard, safe_url
 from kanawa.loop.errors import BudgetExceeded
+from kanawa.types import ToolMessage
 from tests.agents.budget._support import Counted
 from tests.agents.budget.conftest import _free_port, delete_keys, start_redis_server, stop_redis_server
 
@@ -98,7 +99,7 @@ async def test_unreachable_redis_blocks_before_the_model_call_and_hides_the_pass
 
 async def test_a_redis_failure_while_counting_a_response_stops_the_run(tmp_path: Path) -> None:
     """Redis goes away while a request is in flight: the response cannot be counted, so the run stops
-    (fail closed) and the tools it asked for do not run."""
+    (fail closed) before the tools it asked for run, and its history stays valid."""
     binary = shutil.which("redis-server")
     assert binary is not None
     port = _free_port()
@@ -111,10 +112,39 @@ async def test_a_redis_failure_while_counting_a_response_stops_the_run(tmp_path:
             stop_redis_server(server)
 
         counted.pause = server_goes_away
-        with pytest.raises(BudgetExceeded, match="the budget cannot be checked"):
+        with pytest.raises(BudgetExceeded, match="the budget cannot be checked") as caught:
             await counted.agent(guard).run("add")
         assert counted.requests == 1
         assert counted.tool_runs == 0
+        assert caught.value.stage == "tool_call"
+        assert caught.value.partial_result is not None
+        last = caught.value.partial_result.messages[-1]
+        assert isinstance(last, ToolMessage)
+        assert last.is_error
+        assert not guard._uncounted
+        await guard.aclose()
+    finally:
+        stop_redis_server(server)
+
+
+async def test_a_redis_failure_while_counting_a_final_answer_stops_the_run(tmp_path: Path) -> None:
+    binary = shutil.which("redis-server")
+    assert binary is not None
+    port = _free_port()
+    server = start_redis_server(binary, port, tmp_path)
+    try:
+        guard = TokenGuard(max_tokens=1000, redis_url=f"redis://127.0.0.1:{port}/0")
+        counted = Counted(tool_turns=0)
+
+        async def server_goes_away() -> None:
+            stop_redis_server(server)
+
+        counted.pause = server_goes_away
+        with pytest.raises(BudgetExceeded, match="the budget cannot be checked") as caught:
+            await counted.agent(guard).run("add")
+        assert caught.value.stage == "model_call"
+        assert caught.value.partial_result is not None
+        assert caught.value.partial_result.output is None
         await guard.aclose()
     finally:
         stop_redis_server(server)

@@ -119,6 +119,7 @@ class TokenGuard:
         self.name = name
         self._session = session
         self._prices = prices
+        self._uncounted: dict[str, BudgetStoreError] = {}
         if store is None:
             url = redis_url if redis_url is not None else os.environ.get(REDIS_URL_ENVIRONMENT_VARIABLE, "")
             store = RedisBudgetStore(url, key_prefix=key_prefix) if url.strip() else MemoryBudgetStore()
@@ -177,11 +178,13 @@ class TokenGuard:
         blocking = self.action == "block"
         money = self.limits.max_cost_usd is not None
         warnings: list[GuardrailTripped] = []
+        self._raise_uncounted(step, "model_call", context)
         if money and self.prices.price_of(context.model_name) is None:
             reason = f"model {context.model_name!r} has no price, so the money budget cannot be kept"
             if blocking:
                 raise self._blocked(step, "model_call", reason)
-            warnings.append(self._event(step, "model_call", "warn", reason))
+            if step <= 1:
+                warnings.append(self._event(step, "model_call", "warn", reason))
         try:
             reservation = await self.store.reserve(key, self.limits if blocking else NO_LIMITS, ttl=self.ttl)
         except BudgetStoreError as exc:
@@ -196,12 +199,19 @@ class TokenGuard:
         return warnings
 
     async def after_response(self, step: int, response: LLMResponse, context: RunContext[Any]) -> Warnings:
-        """Charge the response's tokens and cost to the session."""
+        """Charge the response's tokens and cost to the session.
+
+        A response the store could not count stops the run (fail closed): at once when it is a final
+        answer; when it asks for tools, at ``before_tools``, where the loop answers the unrun calls,
+        so the run's history stays valid to continue from."""
         charge = charge_for(response, context, self.prices)
         try:
             after = await self.store.add(self.session_of(context), charge, ttl=self.ttl)
         except BudgetStoreError as exc:
-            raise self._unreachable(step, "model_call", exc) from exc
+            if not response.message.tool_calls:
+                raise self._unreachable(step, "model_call", exc) from exc
+            self._defer_uncounted(context.run_id, exc)
+            return ()
         before = BudgetTotals(
             after.requests,
             after.input_tokens - charge.input_tokens,
@@ -222,6 +232,7 @@ class TokenGuard:
     async def before_tools(self, step: int, calls: Sequence[ToolCall], context: RunContext[Any]) -> Warnings:
         """Tools do not run once the session's token or money budget is spent (seed 002 §3-1: the
         TokenGuard check in ``_execute_tool``; §3-4: ``block`` returns before the tool runs)."""
+        self._raise_uncounted(step, "tool_call", context)
         limits = self.limits
         if self.action != "block" or (limits.max_tokens is None and limits.max_cost_usd is None):
             return ()
@@ -240,9 +251,26 @@ class TokenGuard:
         return ()
 
     async def check_output(self, final: FinalResponse[Any], context: RunContext[Any]) -> Warnings:
+        self._raise_uncounted(final.step, "output", context)
         return ()
 
     # ------------------------------------------------------------------------------------ helpers
+
+    _UNCOUNTED_LIMIT = 1024
+    """Runs whose uncounted response is remembered; a run that ended without another check (tools
+    left pending, a termination policy) leaves its entry behind, so the oldest are dropped."""
+
+    def _defer_uncounted(self, run_id: str, exc: BudgetStoreError) -> None:
+        uncounted = self._uncounted
+        uncounted[run_id] = exc
+        while len(uncounted) > self._UNCOUNTED_LIMIT:
+            del uncounted[next(iter(uncounted))]
+
+    def _raise_uncounted(self, step: int, stage: GuardrailStage, context: RunContext[Any]) -> None:
+        if self._uncounted:
+            failed = self._uncounted.pop(context.run_id, None)
+            if failed is not None:
+                raise self._unreachable(step, stage, failed) from failed
 
     def _named(self, session: str | None) -> str:
         if session is not None:
