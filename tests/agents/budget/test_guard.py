@@ -366,3 +366,24 @@ async def test_the_memory_store_forgets_expired_sessions_it_is_never_asked_about
         await store.add("live", charge, ttl=60)
     assert len(store) == 1
     assert (await store.totals("live")).tokens == 2 * MemoryBudgetStore._SWEEP_EVERY
+
+
+async def test_a_per_user_budget_and_a_global_budget_together(make_guard: GuardFactory) -> None:
+    """Two guards on one agent: each user's own budget, and one for everybody. A request reserved by
+    the first guard and then refused by the second still counts for the first (budgets stop early,
+    never late)."""
+    per_user = make_guard(max_requests=10, session=lambda ctx: f"user:{ctx.deps.name}")
+    everybody = make_guard(max_requests=3, session="everybody")
+    alice, bob = Counted(tool_turns=1), Counted(tool_turns=5)
+    assert (await alice.agent(per_user, everybody).run("add", deps=User("alice"))).completed
+    blocked = await run_blocked_with(bob.agent(per_user, everybody), deps=User("bob"))
+    assert blocked.reasons == ("the session's request budget is spent (3 of 3 model requests)",)
+    assert (alice.requests, bob.requests) == (2, 1)
+    assert (await everybody.totals()).requests == 3
+    assert (await per_user.totals("user:bob")).requests == 2  # the refused one included
+
+
+async def run_blocked_with(agent: Agent[str], *, deps: object) -> BudgetExceeded:
+    with pytest.raises(BudgetExceeded) as caught:
+        await agent.run("add", deps=deps)
+    return caught.value
