@@ -13,6 +13,10 @@ Both refresh the key's TTL (``PEXPIRE``; a sliding window). Money is an integer 
 :mod:`kanawa.agents.budget.limits`), never ``HINCRBYFLOAT``, so totals do not depend on the order of
 additions. Scripts are sent by SHA (``EVALSHA``) and loaded on first use.
 
+redis-py's default retries stay on (a connection dropped while idle is reconnected instead of
+stopping runs); the price is that a script whose reply was lost in a timeout may be applied twice —
+a request or charge counted twice, never lost, so totals can only err towards stopping early.
+
 Failures (server down, wrong password, timeout) raise :class:`BudgetStoreError` whose message shows
 the URL with its password replaced by ``***``; the guard turns it into a block (fail closed).
 
