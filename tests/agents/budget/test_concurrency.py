@@ -105,9 +105,10 @@ def scripted(steps: list[Step]) -> FunctionLLM:
     runs=st.lists(conversations, min_size=1, max_size=6),
     kind=st.sampled_from(["none", "tokens", "requests", "money"]),
     limit=st.integers(1, 2500),
+    action=st.sampled_from(["block", "warn"]),
 )
 async def test_for_any_interleaving_the_recorded_total_equals_the_sum_of_the_runs_usage(
-    make_guard: GuardFactory, runs: list[list[Step]], kind: str, limit: int
+    make_guard: GuardFactory, runs: list[list[Step]], kind: str, limit: int, action: str
 ) -> None:
     limits = {
         "none": {},
@@ -115,7 +116,7 @@ async def test_for_any_interleaving_the_recorded_total_equals_the_sum_of_the_run
         "requests": {"max_requests": 1 + limit % 12},
         "money": {"max_cost_usd": limit * 1e-6},
     }[kind]
-    guard = make_guard(session=uuid.uuid4().hex, **limits)
+    guard = make_guard(session=uuid.uuid4().hex, action=action, **limits)
     models = [scripted(steps) for steps in runs]
     config = AgentConfiguration(max_steps=10)
     agents = [
@@ -131,5 +132,8 @@ async def test_for_any_interleaving_the_recorded_total_equals_the_sum_of_the_run
     sent = [step for steps, model in zip(runs, models, strict=True) for step in steps[: len(model.requests)]]
     assert totals.requests == len(sent)
     assert totals.cost_nano_usd == sum(usd_to_nano(cost_of("gpt-5", Usage(i, o)) or 0.0) for i, o, _ in sent)
-    if kind == "requests":
+    if action == "warn":
+        assert not any(blocked for _, blocked in outcomes)
+        assert len(sent) == sum(len(steps) for steps in runs)
+    elif kind == "requests":
         assert totals.requests <= limits["max_requests"]
