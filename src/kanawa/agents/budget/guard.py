@@ -43,7 +43,6 @@ SessionKey = str | Callable[[RunContext[Any]], str]
 DEFAULT_TTL_SECONDS = 86_400.0
 """A session's totals are forgotten after a day without requests."""
 
-_KINDS: tuple[BudgetKind, ...] = ("tokens", "requests", "money")
 _NOUN = {"tokens": "token", "requests": "request", "money": "money"}
 
 
