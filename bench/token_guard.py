@@ -198,9 +198,10 @@ def table(results: dict[str, Any]) -> str:
     ]
     for name in ("plain", "token_guard_memory", "token_guard_redis"):
         row = results[name]
+        increments = f"{row['increments_per_s']:,.0f}" if "increments_per_s" in row else "—"
+        overhead = f"{row['overhead_ms_per_request']:.3f}" if "overhead_ms_per_request" in row else "—"
         lines.append(
-            f"| {name} | {row['wall_s_per_100_runs']:.3f} | {row['requests_per_s']:,.0f} | "
-            f"{row.get('increments_per_s', 0):,.0f} | {row.get('overhead_ms_per_request', 0):.3f} |"
+            f"| {name} | {row['wall_s_per_100_runs']:.3f} | {row['requests_per_s']:,.0f} | {increments} | {overhead} |"
         )
     raw = results["redis_hincrby"]
     lines.append(f"| redis_hincrby (bare redis-py, no agent) | — | — | {raw['increments_per_s']:,.0f} | — |")

@@ -57,9 +57,9 @@ class TokenGuard:
         max_tokens: input + output tokens of all model requests (seed 002 §3-1: system + messages +
             tool I/O, as the provider reports them; estimated offline when a response reports none).
         max_requests: model requests. Reserved atomically before each request: never overshot.
-        max_cost_usd: US dollars at ``prices`` (default: the shipped, dated table or
-            ``KANAWA_PRICES``). A model without a price is blocked while a money budget is set
-            (an unknown cost cannot be kept under a limit).
+        max_cost_usd: US dollars at ``prices`` (default: the shipped, dated table, or
+            ``KANAWA_PRICES`` as set when the guard is made). A model without a price is blocked
+            while a money budget is set (an unknown cost cannot be kept under a limit).
         session: the session's name, or a function of the :class:`~kanawa.context.RunContext` giving
             it (from ``deps``, the agent's name …). Default ``"default"``: every run shares one budget.
         action: ``"block"`` (default) ends the run with :class:`~kanawa.loop.errors.BudgetExceeded`
@@ -117,7 +117,13 @@ class TokenGuard:
         self.ttl = ttl
         self.name = name
         self._session = session
-        self._prices = prices
+        self._prices = prices if prices is not None else default_prices()
+        limits: tuple[tuple[BudgetKind, int | None], ...] = (
+            ("tokens", self.limits.max_tokens),
+            ("requests", self.limits.max_requests),
+            ("money", self.limits.max_cost_nano),
+        )
+        self._caps: dict[BudgetKind, int] = {kind: cap for kind, cap in limits if cap is not None}
         self._uncounted: dict[str, BudgetStoreError] = {}
         if store is None:
             url = redis_url if redis_url is not None else os.environ.get(REDIS_URL_ENVIRONMENT_VARIABLE, "")
@@ -129,7 +135,7 @@ class TokenGuard:
     @property
     def prices(self) -> PriceTable:
         """The price table costs are computed with."""
-        return self._prices if self._prices is not None else default_prices()
+        return self._prices
 
     def session_of(self, context: RunContext[Any]) -> str:
         """The session a run belongs to."""
@@ -279,11 +285,7 @@ class TokenGuard:
         raise ValueError("this guard names sessions with a function: pass the session's name")
 
     def _limit(self, kind: BudgetKind) -> int | None:
-        if kind == "tokens":
-            return self.limits.max_tokens
-        if kind == "requests":
-            return self.limits.max_requests
-        return self.limits.max_cost_nano
+        return self._caps.get(kind)
 
     @staticmethod
     def _used(totals: BudgetTotals, kind: BudgetKind) -> int:
