@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from kanawa import Agent, FunctionLLM
-from kanawa.agents.budget import BudgetExceeded, TokenGuard
+from kanawa.agents.budget import BudgetExceeded, Charge, MemoryBudgetStore, TokenGuard
 from kanawa.llm.pricing import ModelPrice, PriceTable
 from kanawa.llm.testing import ModelRequest
 from kanawa.llm.tokens import count_message_tokens, message_tokens, text_counter
@@ -338,13 +338,26 @@ async def test_a_session_function_returning_no_name_is_a_clear_error() -> None:
         await Counted(tool_turns=0).agent(guard).run("add")
 
 
-async def test_memory_totals_expire_after_ttl_of_inactivity() -> None:
-    import asyncio
+class Clock:
+    """A monotonic clock the test moves by hand."""
 
-    guard = TokenGuard(max_requests=5, ttl=0.05)
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def test_memory_totals_expire_after_ttl_of_inactivity() -> None:
+    clock = Clock()
+    guard = TokenGuard(max_requests=5, ttl=60, store=MemoryBudgetStore(clock=clock))
     await Counted(tool_turns=0).agent(guard).run("add")
+    clock.now += 59
     assert (await guard.totals()).requests == 1
-    await asyncio.sleep(0.1)
+    await Counted(tool_turns=0).agent(guard).run("add")  # activity slides the window
+    clock.now += 59
+    assert (await guard.totals()).requests == 2
+    clock.now += 1
     assert (await guard.totals()).requests == 0
 
 
@@ -353,17 +366,14 @@ def test_text_response_helper_reports_its_usage() -> None:
 
 
 async def test_the_memory_store_forgets_expired_sessions_it_is_never_asked_about_again() -> None:
-    import asyncio
-
-    from kanawa.agents.budget import Charge, MemoryBudgetStore
-
-    store = MemoryBudgetStore()
+    clock = Clock()
+    store = MemoryBudgetStore(clock=clock)
     charge = Charge(1, 1, 0, unpriced=False)
     for i in range(100):
-        await store.add(f"old-{i}", charge, ttl=0.01)
-    await asyncio.sleep(0.05)
+        await store.add(f"old-{i}", charge, ttl=10)
+    clock.now += 11
     for _ in range(MemoryBudgetStore._SWEEP_EVERY):
-        await store.add("live", charge, ttl=60)
+        await store.add("live", charge, ttl=10)
     assert len(store) == 1
     assert (await store.totals("live")).tokens == 2 * MemoryBudgetStore._SWEEP_EVERY
 

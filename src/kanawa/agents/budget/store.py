@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -79,13 +80,15 @@ class _Entry:
 
 class MemoryBudgetStore:
     """Session totals in this process. Each guard without Redis gets its own; share one between
-    guards (``TokenGuard(store=shared)``) to give several agents one budget."""
+    guards (``TokenGuard(store=shared)``) to give several agents one budget. ``clock`` (seconds,
+    monotonic) measures the TTL."""
 
     _SWEEP_EVERY = 1024
     """Expired sessions are dropped on access, and all of them every this many writes, so a
     long-running process with many short sessions does not keep them forever."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
         self._entries: dict[str, _Entry] = {}
         self._lock = threading.Lock()
         self._writes = 0
@@ -115,7 +118,7 @@ class MemoryBudgetStore:
 
     async def reserve(self, key: str, limits: BudgetLimits, *, ttl: float | None) -> Reservation:
         with self._lock:
-            now = time.monotonic()
+            now = self._clock()
             totals = self._current(key, now)
             verdict = verdict_for(totals, limits)
             if verdict == "ok":
@@ -128,7 +131,7 @@ class MemoryBudgetStore:
 
     async def add(self, key: str, charge: Charge, *, ttl: float | None) -> BudgetTotals:
         with self._lock:
-            now = time.monotonic()
+            now = self._clock()
             t = self._current(key, now)
             totals = BudgetTotals(
                 t.requests,
@@ -142,7 +145,7 @@ class MemoryBudgetStore:
 
     async def totals(self, key: str) -> BudgetTotals:
         with self._lock:
-            return self._current(key, time.monotonic())
+            return self._current(key, self._clock())
 
     async def reset(self, key: str) -> None:
         with self._lock:
