@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -213,3 +214,38 @@ async def test_several_processes_overshoot_a_token_budget_by_at_most_one_request
     assert totals.requests == sum(run["requests"] for run in runs)
     assert 2000 <= totals.tokens <= 2000 - 1 + len(runs) * 110
     assert all(run["blocked"] for run in runs)
+
+
+def test_a_redis_guard_serves_run_sync_calls_each_in_its_own_loop(redis_url: str, key_prefix: str) -> None:
+    """``run_sync`` runs each call in a new event loop: the guard opens a pool per loop, and each pool
+    is closed when its loop shuts down (no unclosed-connection warnings), the totals adding up."""
+    script = f"""
+import asyncio, gc
+from kanawa.agents.budget import TokenGuard
+from tests.agents.budget._support import Counted
+
+guard = TokenGuard(max_requests=100, redis_url={redis_url!r}, key_prefix={key_prefix!r})
+agent = Counted(tool_turns=1).agent(guard)
+agent.run_sync("add")
+agent.run_sync("add")
+
+async def finish() -> None:
+    print((await guard.totals()).requests)
+    await guard.reset()
+    await guard.aclose()
+
+asyncio.run(finish())
+gc.collect()
+"""
+    proc = subprocess.run(
+        [sys.executable, "-W", "always::ResourceWarning", "-c", script],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "4"
+    assert "ResourceWarning" not in proc.stderr
+    assert "unclosed" not in proc.stderr

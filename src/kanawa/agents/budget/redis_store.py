@@ -20,14 +20,16 @@ a request or charge counted twice, never lost, so totals can only err towards st
 Failures (server down, wrong password, timeout) raise :class:`BudgetStoreError` whose message shows
 the URL with its password replaced by ``***``; the guard turns it into a block (fail closed).
 
-A store's connection pool belongs to the event loop it first ran in; a store used from a new loop
-(``asyncio.run`` per call) opens a new pool there. Close the store (``await guard.aclose()``) before
-its loop ends.
+A connection pool belongs to one event loop: the store opens one per loop it is used in (so a guard
+serves ``run_sync`` calls, each in its own loop), and each pool is closed when its loop shuts down
+(``asyncio.run``'s end) or by ``await guard.aclose()``.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncGenerator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -120,6 +122,25 @@ def _totals(values: list[Any]) -> BudgetTotals:
     return BudgetTotals(*(_int(v) for v in values))
 
 
+async def _close_with_loop(client: Redis) -> AsyncGenerator[None, None]:
+    """Started once per client: the event loop keeps its async generators and closes them when it
+    shuts down (``asyncio.run``'s end, ``loop.shutdown_asyncgens()``), which closes the client there,
+    in its own loop, before the loop is gone."""
+    try:
+        yield
+    finally:
+        await client.aclose()
+
+
+@dataclass(frozen=True, slots=True)
+class _Connection:
+    reserve: AsyncScript
+    add: AsyncScript
+    client: Redis
+    loop: asyncio.AbstractEventLoop
+    keeper: AsyncGenerator[None, None]
+
+
 class RedisBudgetStore:
     """Session totals in Redis (see the module docstring). ``url`` as redis-py takes it
     (``redis://[:password@]host:port/db``, ``rediss://…``, ``unix://…``)."""
@@ -131,32 +152,37 @@ class RedisBudgetStore:
         self._display = safe_url(url)
         self.key_prefix = key_prefix
         self._timeout = timeout
-        self._conn: tuple[AsyncScript, AsyncScript, Redis] | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self._conn: _Connection | None = None
 
     @property
     def url(self) -> str:
         """The URL with its password masked."""
         return self._display
 
-    def _connected(self) -> tuple[AsyncScript, AsyncScript, Redis]:
+    async def _connected(self) -> _Connection:
+        """The client of the running event loop (made on first use in each loop)."""
         loop = asyncio.get_running_loop()
-        if self._conn is None or self._loop is not loop:
-            try:
-                from redis.asyncio import Redis
-            except ImportError:  # pragma: no cover - the extra is part of the dev environment
-                raise BudgetStoreError(
-                    "Redis budgets need the redis package: pip install 'kanawa[redis]'"
-                ) from None
-            try:
-                client = Redis.from_url(
-                    self._url, socket_connect_timeout=self._timeout, socket_timeout=self._timeout
-                )
-            except ValueError as exc:
-                raise BudgetStoreError(f"bad Redis URL {self._display}: {self._clean(exc)}") from None
-            self._conn = (client.register_script(_RESERVE), client.register_script(_ADD), client)
-            self._loop = loop
-        return self._conn
+        conn = self._conn
+        if conn is not None and conn.loop is loop:
+            return conn
+        try:
+            from redis.asyncio import Redis
+        except ImportError:  # pragma: no cover - the extra is part of the dev environment
+            raise BudgetStoreError(
+                "Redis budgets need the redis package: pip install 'kanawa[redis]'"
+            ) from None
+        try:
+            client = Redis.from_url(
+                self._url, socket_connect_timeout=self._timeout, socket_timeout=self._timeout
+            )
+        except ValueError as exc:
+            raise BudgetStoreError(f"bad Redis URL {self._display}: {self._clean(exc)}") from None
+        keeper = _close_with_loop(client)
+        conn = self._conn = _Connection(
+            client.register_script(_RESERVE), client.register_script(_ADD), client, loop, keeper
+        )
+        await keeper.__anext__()
+        return conn
 
     def _clean(self, exc: BaseException) -> str:
         text = str(exc)
@@ -176,7 +202,7 @@ class RedisBudgetStore:
     async def reserve(self, key: str, limits: BudgetLimits, *, ttl: float | None) -> Reservation:
         from redis.exceptions import RedisError
 
-        reserve, _, _ = self._connected()
+        reserve = (await self._connected()).reserve
         max_nano = limits.max_cost_nano
         args = (
             -1 if limits.max_tokens is None else limits.max_tokens,
@@ -194,7 +220,7 @@ class RedisBudgetStore:
     async def add(self, key: str, charge: Charge, *, ttl: float | None) -> BudgetTotals:
         from redis.exceptions import RedisError
 
-        _, add, _ = self._connected()
+        add = (await self._connected()).add
         args = (
             charge.input_tokens,
             charge.output_tokens,
@@ -211,7 +237,7 @@ class RedisBudgetStore:
     async def totals(self, key: str) -> BudgetTotals:
         from redis.exceptions import RedisError
 
-        _, _, client = self._connected()
+        client = (await self._connected()).client
         try:
             values = await client.hmget(self.key_prefix + key, list(_FIELDS))
         except (RedisError, OSError) as exc:
@@ -222,7 +248,7 @@ class RedisBudgetStore:
         """Seconds until ``key``'s totals expire (``None`` when it has no TTL or does not exist)."""
         from redis.exceptions import RedisError
 
-        _, _, client = self._connected()
+        client = (await self._connected()).client
         try:
             ms = await client.pttl(self.key_prefix + key)
         except (RedisError, OSError) as exc:
@@ -232,16 +258,18 @@ class RedisBudgetStore:
     async def reset(self, key: str) -> None:
         from redis.exceptions import RedisError
 
-        _, _, client = self._connected()
+        client = (await self._connected()).client
         try:
             await client.delete(self.key_prefix + key)
         except (RedisError, OSError) as exc:
             raise self._failed(exc) from None
 
     async def aclose(self) -> None:
-        conn, self._conn, self._loop = self._conn, None, None
-        if conn is not None:
-            await conn[2].aclose()
+        """Close the connections of the running loop's client. (A client of a loop that has ended was
+        closed when that loop shut down.)"""
+        conn, self._conn = self._conn, None
+        if conn is not None and conn.loop is asyncio.get_running_loop():
+            await conn.keeper.aclose()
 
     def __repr__(self) -> str:
         return f"RedisBudgetStore({self._display!r}, key_prefix={self.key_prefix!r})"
