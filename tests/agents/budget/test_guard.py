@@ -397,3 +397,51 @@ async def run_blocked_with(agent: Agent[str], *, deps: object) -> BudgetExceeded
     with pytest.raises(BudgetExceeded) as caught:
         await agent.run("add", deps=deps)
     return caught.value
+
+
+async def test_one_guard_on_an_agent_and_its_handoff_target_counts_both(make_guard: GuardFactory) -> None:
+    """Seed 002 §3-1 handoffs: the target's requests come out of the same budget when it has the same
+    guard; a budget spent inside the handoff stops the whole run."""
+    from kanawa.types import ToolCall
+
+    guard = make_guard(max_requests=2)
+    child_requests: list[int] = []
+    parent_requests: list[int] = []
+
+    def child_model(request: ModelRequest) -> LLMResponse:
+        child_requests.append(1)
+        return text_response("the child's answer")
+
+    def parent_model(request: ModelRequest) -> LLMResponse:
+        parent_requests.append(1)
+        if not request.tool_results:
+            call = ToolCall("h1", "transfer_to_child", '{"message": "please answer"}')
+            return LLMResponse(
+                AssistantMessage(tool_calls=(call,)), StopReason.TOOL_USE, Usage(100, 10), "gpt-5"
+            )
+        return text_response("the parent's answer")
+
+    child = Agent("child", "", model=FunctionLLM(child_model, model="gpt-5"), guardrails=[guard])
+    parent = Agent(
+        "parent", "", model=FunctionLLM(parent_model, model="gpt-5"), handoffs=[child], guardrails=[guard]
+    )
+    blocked = await run_blocked(parent)
+    assert (len(parent_requests), len(child_requests)) == (1, 1)
+    assert blocked.stage == "model_call"
+    assert (await guard.totals()).requests == 2
+
+    await guard.reset()
+    child_requests.clear()
+    parent_requests.clear()
+    spent_inside = make_guard(max_requests=1, session="inside")
+    child = Agent("child", "", model=FunctionLLM(child_model, model="gpt-5"), guardrails=[spent_inside])
+    parent2 = Agent(
+        "parent",
+        "",
+        model=FunctionLLM(parent_model, model="gpt-5"),
+        handoffs=[child],
+        guardrails=[spent_inside],
+    )
+    with pytest.raises(BudgetExceeded):
+        await parent2.run("go")
+    assert (len(parent_requests), len(child_requests)) == (1, 0)
