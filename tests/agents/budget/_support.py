@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
 
 from kanawa import Agent, AgentConfiguration, FunctionLLM, tool
 from kanawa.agents.budget import BudgetExceeded, TokenGuard
 from kanawa.llm.testing import ModelRequest
+from kanawa.loop.steps import GuardrailTripped
 from kanawa.tools.base import Tool
 from kanawa.types import AssistantMessage, LLMResponse, StopReason, ToolCall, Usage
 
@@ -84,3 +88,17 @@ async def run_to_end(agent: Agent[str], prompt: str = "add") -> tuple[Usage, boo
             raise
         return exc.partial_result.usage, True
     return result.usage, False
+
+
+# gpt-5: $1.25 per million input, $10 per million output → 100 in + 10 out = $0.000225
+COST_NANO = 225_000
+
+
+def warnings_of(events: Any) -> list[GuardrailTripped]:
+    return [e for e in events if isinstance(e, GuardrailTripped) and e.action == "warn"]
+
+
+async def run_blocked(agent: Agent[str], prompt: str = "add") -> BudgetExceeded:
+    with pytest.raises(BudgetExceeded) as caught:
+        await agent.run(prompt)
+    return caught.value
