@@ -228,6 +228,8 @@ async def test_reset_starts_the_session_afresh(make_guard: GuardFactory) -> None
         ({"action": "stop"}, "action must be 'warn' or 'block'"),
         ({"warn_at": 1.5}, "warn_at must be a fraction"),
         ({"ttl": 0}, "ttl must be a positive number"),
+        ({"ttl": True}, "ttl must be a positive number"),
+        ({"warn_at": 0}, "warn_at must be a fraction"),
         ({"session": ""}, "session must be a non-empty string"),
     ],
 )

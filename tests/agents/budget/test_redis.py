@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from kanawa.agents.budget import BudgetStoreError, RedisBudgetStore, TokenGuard, safe_url
+from kanawa.agents.budget import BudgetStoreError, MemoryBudgetStore, RedisBudgetStore, TokenGuard, safe_url
 from kanawa.loop.errors import BudgetExceeded
 from kanawa.types import ToolMessage
 from tests.agents.budget._support import Counted
@@ -56,8 +56,9 @@ async def test_kanawa_redis_url_puts_the_session_totals_in_redis(
 
 async def test_without_redis_url_the_totals_stay_in_memory(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("KANAWA_REDIS_URL", raising=False)
-    guard = TokenGuard(max_requests=1)
-    assert "MemoryBudgetStore" in repr(guard)
+    assert isinstance(TokenGuard(max_requests=1).store, MemoryBudgetStore)
+    monkeypatch.setenv("KANAWA_REDIS_URL", "redis://127.0.0.1:6379/0")
+    assert isinstance(TokenGuard(max_requests=1, redis_url="").store, MemoryBudgetStore)
 
 
 async def test_the_ttl_is_refreshed_by_each_update(redis_url: str, key_prefix: str, cleanup: None) -> None:

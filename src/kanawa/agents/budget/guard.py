@@ -68,8 +68,8 @@ class TokenGuard:
         warn_at: the fraction of a limit at which a warning is yielded first (``None``: no early
             warning). A warning is yielded by the run whose request crossed the line, and at the first
             request of each later run while the session stays past it.
-        redis_url: share totals through Redis (default: ``$KANAWA_REDIS_URL``; without either, totals
-            stay in this process). Unreachable Redis blocks (fail closed).
+        redis_url: share totals through Redis (default: ``$KANAWA_REDIS_URL``; without either, or with
+            ``redis_url=""``, totals stay in this process). Unreachable Redis blocks (fail closed).
         key_prefix: prefix of the Redis keys (``<prefix><session>``).
         ttl: seconds of inactivity after which a session's totals are forgotten (``None``: never).
         store: a :class:`~kanawa.agents.budget.store.BudgetStore` to use instead (e.g. one
@@ -103,7 +103,9 @@ class TokenGuard:
             or not 0 < warn_at <= 1
         ):
             raise ValueError(f"warn_at must be a fraction in (0, 1] or None, not {warn_at!r}")
-        if ttl is not None and (not isinstance(ttl, int | float) or not math.isfinite(ttl) or ttl <= 0):
+        if ttl is not None and (
+            isinstance(ttl, bool) or not isinstance(ttl, int | float) or not math.isfinite(ttl) or ttl <= 0
+        ):
             raise ValueError(f"ttl must be a positive number of seconds or None, not {ttl!r}")
         if isinstance(session, str):
             if not session:
