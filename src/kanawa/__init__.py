@@ -18,6 +18,7 @@ _EXPORTS: dict[str, str] = {
     "Approvals": "kanawa.loop.approval",
     "Coordinator": "kanawa.agents.coordinator",
     "Guardrail": "kanawa.agents.guardrails",
+    "TokenGuard": "kanawa.agents.budget",
     "Handoff": "kanawa.agents.handoffs",
     "LLMRouter": "kanawa.agents.routing",
     "RuleRouter": "kanawa.agents.routing",
@@ -43,6 +44,7 @@ _EXPORTS: dict[str, str] = {
 
 if TYPE_CHECKING:
     from kanawa.agents.agent import Agent, BaseAgent, RunResult
+    from kanawa.agents.budget import TokenGuard
     from kanawa.agents.coordinator import Coordinator
     from kanawa.agents.guardrails import Guardrail
     from kanawa.agents.handoffs import Handoff
@@ -84,6 +86,7 @@ __all__ = [
     "RunResult",
     "ScriptedLLM",
     "TestLLM",
+    "TokenGuard",
     "Tool",
     "ToolInvoker",
     "ToolRegistry",

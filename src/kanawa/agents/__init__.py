@@ -18,6 +18,7 @@ _EXPORTS: dict[str, str] = {
     "InstructionsFunc": "kanawa.agents.instructions",
     "Handoff": "kanawa.agents.handoffs",
     "Guardrail": "kanawa.agents.guardrails",
+    "TokenGuard": "kanawa.agents.budget",
     "RuleRouter": "kanawa.agents.routing",
     "LLMRouter": "kanawa.agents.routing",
     "RouteDecision": "kanawa.agents.routing",
@@ -29,6 +30,7 @@ _EXPORTS: dict[str, str] = {
 
 if TYPE_CHECKING:
     from kanawa.agents.agent import Agent, BaseAgent, RunResult, UserInput
+    from kanawa.agents.budget import TokenGuard
     from kanawa.agents.coordinator import Coordinator, CoordinatorResult
     from kanawa.agents.guardrails import Guardrail
     from kanawa.agents.handoffs import Handoff
@@ -52,5 +54,6 @@ __all__ = [
     "RouteDecision",
     "RuleRouter",
     "RunResult",
+    "TokenGuard",
     "UserInput",
 ]

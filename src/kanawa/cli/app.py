@@ -96,6 +96,12 @@ def run(
         bool | None,
         typer.Option("--trace/--no-trace", help="Write a JSONL trace (default: on unless KANAWA_TRACE=0)."),
     ] = None,
+    max_tokens: Annotated[
+        int | None, typer.Option("--max-tokens", min=1, help="Stop the run past this many tokens.")
+    ] = None,
+    max_cost: Annotated[
+        float | None, typer.Option("--max-cost", min=0.0, help="Stop the run past this many US dollars.")
+    ] = None,
 ) -> None:
     """Ask one question with a model, streaming the answer and the tool calls."""
     from kanawa.cli.run_cmd import run_question
@@ -111,6 +117,8 @@ def run(
         tools=tools,
         max_steps=max_steps,
         trace=trace,
+        max_tokens=max_tokens,
+        max_cost=max_cost,
     )
     raise typer.Exit(_run(coro, err))
 

@@ -221,4 +221,20 @@ def render_usage(usage: Usage) -> Text:
     )
 
 
-__all__ = ["StreamPrinter", "format_arguments", "format_duration", "render_output", "render_usage"]
+def render_cost(cost: float | None, model: str, *, as_of: str | None = None) -> Text:
+    """The run's cost in USD with the price table's date, or ``cost unknown for <model>`` when the
+    model has no price (never shown as $0: an unknown cost is not a free one)."""
+    if cost is None:
+        return Text(f"cost unknown for {model} (no price in the table)", style="dim")
+    dated = f" · prices as of {as_of}" if as_of else ""
+    return Text(f"cost: ${cost:.6f}{dated}", style="dim")
+
+
+__all__ = [
+    "StreamPrinter",
+    "format_arguments",
+    "format_duration",
+    "render_cost",
+    "render_output",
+    "render_usage",
+]

@@ -2,7 +2,9 @@
 
 Shared by ``kanawa demo`` and ``kanawa run``. Provider and loop failures are turned into the one-line
 message of :func:`kanawa.cli.errors.setup_hint` and exit code 2; the trace is closed (flushed) on
-every path, so a failed run still leaves its trace.
+every path, so a failed run still leaves its trace. The run's usage and cost (priced by
+:mod:`kanawa.llm.pricing`, or "cost unknown for <model>") end the output, also when a budget or a
+guardrail stopped the run.
 """
 
 from __future__ import annotations
@@ -16,9 +18,10 @@ from rich.text import Text
 
 from kanawa.agents.agent import Agent
 from kanawa.cli.errors import setup_hint
-from kanawa.cli.render import StreamPrinter, render_output, render_usage
+from kanawa.cli.render import StreamPrinter, render_cost, render_output, render_usage
 from kanawa.llm.errors import LLMError
 from kanawa.llm.lifecycle import close_adapter
+from kanawa.llm.pricing import default_prices
 from kanawa.loop.errors import AgentError
 from kanawa.loop.result import RunResult
 from kanawa.trace.config import TraceSettings, jsonl_path, tracer_from_env
@@ -73,6 +76,9 @@ async def execute(
         printer.finish()
         err.print(Text(setup_hint(model_spec, exc)), soft_wrap=True, highlight=False)
         code = EXIT_SETUP
+        partial = exc.partial_result if isinstance(exc, AgentError) else None
+        if partial is not None and partial.usage.requests:
+            print_spending(console, partial, agent.model.model)
     else:
         printer.finish()
         if result.completed:
@@ -81,13 +87,19 @@ async def execute(
             console.print(
                 Text(f"the run ended without an answer: {result.termination_reason}", style="yellow")
             )
-        console.print(render_usage(result.usage))
+        print_spending(console, result, agent.model.model)
     finally:
         await close_adapter(agent.model)
         if agent.tracer is not None:
             await agent.tracer.aclose()
     print_trace_path(console, agent.tracer)
     return code
+
+
+def print_spending(console: Console, result: RunResult[Any], model: str) -> None:
+    """The run's usage and its cost (or that the cost is unknown for ``model``)."""
+    console.print(render_usage(result.usage))
+    console.print(render_cost(result.cost, model, as_of=default_prices().as_of))
 
 
 def print_trace_path(console: Console, tracer: Tracer | None) -> Path | None:
@@ -102,4 +114,4 @@ def print_trace_path(console: Console, tracer: Tracer | None) -> Path | None:
     return path
 
 
-__all__ = ["EXIT_OK", "EXIT_SETUP", "execute", "make_tracer", "print_trace_path"]
+__all__ = ["EXIT_OK", "EXIT_SETUP", "execute", "make_tracer", "print_spending", "print_trace_path"]

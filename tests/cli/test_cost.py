@@ -1,0 +1,73 @@
+"""The CLI ends every run with its usage and cost (issue 8 part 4: "RunResult.cost and the CLI show
+it"), and ``kanawa run --max-tokens/--max-cost`` put a TokenGuard on the run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from kanawa.cli import app
+from kanawa.cli.render import render_cost
+
+
+def test_run_prints_usage_and_that_the_test_models_cost_is_unknown(runner: CliRunner, workdir: Path) -> None:
+    result = runner.invoke(app, ["run", "-m", "test", "--no-trace", "hi"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[-2].startswith("tokens: ")
+    assert lines[-1] == "cost unknown for test (no price in the table)"
+
+
+def test_run_prints_the_cost_from_the_price_table(runner: CliRunner, workdir: Path) -> None:
+    prices = workdir / "prices.json"
+    prices.write_text(
+        json.dumps({"as_of": "2030-01-01", "models": {"test": {"input": 1000.0, "output": 2000.0}}}),
+        encoding="utf-8",
+    )
+    result = runner.invoke(
+        app, ["run", "-m", "test", "--no-trace", "hi"], env={"KANAWA_PRICES": str(prices), "COLUMNS": "200"}
+    )
+    assert result.exit_code == 0, result.output
+    usage_line, cost_line = result.output.splitlines()[-2:]
+    prompt, completion = (int(usage_line.split()[i]) for i in (1, 4))
+    expected = (prompt * 1000.0 + completion * 2000.0) / 1_000_000
+    assert cost_line == f"cost: ${expected:.6f} · prices as of 2030-01-01"
+
+
+def test_demo_prints_usage_and_cost(runner: CliRunner, workdir: Path) -> None:
+    result = runner.invoke(app, ["demo", "--no-trace"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    at = lines.index("cost unknown for test (no price in the table)")
+    assert lines[at - 1].startswith("tokens: ")
+    assert lines[at - 1].endswith("model requests")
+
+
+def test_run_with_a_token_budget_stops_and_still_prints_what_was_spent(
+    runner: CliRunner, workdir: Path
+) -> None:
+    result = runner.invoke(app, ["run", "-m", "test", "--no-trace", "--max-tokens", "20", "hi"])
+    assert result.exit_code == 2
+    assert (
+        "guardrail 'token_guard' blocked the tool call: the session's token budget is spent" in result.stderr
+    )
+    assert "⚠ token_guard (tool_call, block)" in result.stdout
+    assert "· 1 model request" in result.stdout
+    assert "cost unknown for test" in result.stdout
+    assert "→" not in result.stdout  # the tools the spending response asked for did not run
+
+
+def test_run_with_a_money_budget_refuses_a_model_without_a_price(runner: CliRunner, workdir: Path) -> None:
+    result = runner.invoke(app, ["run", "-m", "test", "--no-trace", "--max-cost", "0.01", "hi"])
+    assert result.exit_code == 2
+    assert "model 'test' has no price, so the money budget cannot be kept" in result.stderr
+
+
+def test_render_cost() -> None:
+    assert (
+        render_cost(0.0012345, "gpt-5", as_of="2025-10-15").plain
+        == "cost: $0.001234 · prices as of 2025-10-15"
+    )
+    assert render_cost(None, "my-model").plain == "cost unknown for my-model (no price in the table)"
