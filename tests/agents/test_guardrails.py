@@ -272,3 +272,12 @@ async def test_tool_call_guardrails_survive_arguments_nested_past_the_json_parse
     result = await agent.run("go")
     assert result.output == "ok"
     assert ran == []
+
+
+async def test_guardrails_set_after_construction_apply_to_later_runs() -> None:
+    agent = Agent("a", model=ScriptedLLM(["first", "never"]))
+    assert (await agent.run("forbidden")).output == "first"
+    agent.guardrails = [Guardrail(regex_blocks=["forbidden"])]
+    with pytest.raises(GuardrailViolation):
+        await agent.run("forbidden")
+    assert len(agent.guardrails) == 1

@@ -150,8 +150,7 @@ class Agent(Generic[OutputT, DepsT]):
         self.max_handoff_depth = max_handoff_depth
         self._handoffs = tuple(handoffs)
         self._tools = _normalise_tools([*tools, *handoff_tools(self, self._handoffs)])
-        self.guardrails = tuple(guardrails)
-        self._hooks = combine_hooks(self.guardrails)
+        self.guardrails = guardrails
         self.approval_policy = approval_policy
         model = _require_model(name, model)
         self._model_spec: str | LLMAdapter = model
@@ -206,6 +205,16 @@ class Agent(Generic[OutputT, DepsT]):
     @property
     def handoffs(self) -> tuple[Agent[Any, Any] | Handoff, ...]:
         return self._handoffs
+
+    @property
+    def guardrails(self) -> tuple[RunHooks, ...]:
+        """The guardrails and budgets checked in every run started after they were set."""
+        return self._guardrails
+
+    @guardrails.setter
+    def guardrails(self, value: Sequence[RunHooks]) -> None:
+        self._guardrails = tuple(value)
+        self._hooks = combine_hooks(self._guardrails)
 
     @property
     def model(self) -> LLMAdapter:
