@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from kanawa.apps.ace.playbook import Bullet, Playbook, format_id, normalise_section, now
 
@@ -200,6 +200,8 @@ def apply_operations(
 
 
 def _first_line(exc: Exception) -> str:
+    if isinstance(exc, ValidationError):
+        return "; ".join(str(error["msg"]) for error in exc.errors())
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
     return lines[-1] if lines else type(exc).__name__
 

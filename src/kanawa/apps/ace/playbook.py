@@ -145,7 +145,7 @@ def format_id(prefix: str, counter: int) -> str:
 
 
 class Playbook(BaseModel):
-    """Bullets in order, the sections they belong to (including empty ones), and the next id counter.
+    """Bullets grouped by section, the sections in order (including empty ones), and the next id counter.
 
     ``Playbook(bullets=[...])`` builds one in memory; sections are taken from the bullets when not given.
     Bullet ids must be unique. The text form is :meth:`to_text` / :meth:`from_text`; the JSON form is
@@ -177,6 +177,9 @@ class Playbook(BaseModel):
             self.next_counter = max(self.next_counter, bullet.counter + 1)
         for title in self.sections:
             self.prefixes.setdefault(title, default_prefix(title))
+        # bullets are kept grouped by section (stable), the order the text format writes them in
+        place = {title: position for position, title in enumerate(self.sections)}
+        self.bullets = sorted(self.bullets, key=lambda bullet: place[bullet.section])
         self._by_id = by_id
         return self
 

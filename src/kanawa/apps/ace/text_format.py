@@ -22,6 +22,8 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from pydantic import ValidationError
+
 from kanawa.apps.ace.playbook import BULLET_ID, Bullet, Playbook, id_prefix, normalise_section
 
 _HEADER: Final = re.compile(r"^##(?!#)\s*(\S.*?)\s*$")
@@ -99,8 +101,8 @@ def parse_playbook(text: str) -> Playbook:
         )
     try:
         return Playbook(bullets=bullets, sections=sections)
-    except ValueError as exc:
-        raise PlaybookFormatError(str(exc).splitlines()[-1].strip()) from None
+    except ValidationError as exc:
+        raise PlaybookFormatError("; ".join(str(error["msg"]) for error in exc.errors())) from None
 
 
 def render_bullet(bullet: Bullet) -> str:
