@@ -41,17 +41,17 @@ def _generator(store: JsonPlaybookStore, llm: object, **kwargs: object) -> Gener
 async def test_run_follows_the_seed_flow_and_returns_a_success_trajectory(store: JsonPlaybookStore) -> None:
     llm = ScriptedLLM([_json("Page until empty.", ["shr-00001"], ["Paging advice applies"])])
     trajectory = await _generator(store, llm).run("How do I list every page of results?", "appworld")
-    assert trajectory.status == "success" and trajectory.error_message is None
+    assert trajectory.status == "success"
+    assert trajectory.error_message is None
     assert trajectory.generated_answer == "Page until empty."
     assert trajectory.used_bullet_ids == ["shr-00001"]
     assert trajectory.reasoning_steps[0] == "Loaded the 'appworld' playbook (5 bullets)"
-    assert (
-        trajectory.reasoning_steps[1].startswith("Retrieved ")
-        and "shr-00001" in trajectory.reasoning_steps[1]
-    )
+    assert trajectory.reasoning_steps[1].startswith("Retrieved ")
+    assert "shr-00001" in trajectory.reasoning_steps[1]
     assert trajectory.reasoning_steps[-1] == "Paging advice applies"
     prompt = llm.requests[0].last_user_text
-    assert "How do I list every page of results?" in prompt and "[shr-00001] Always page through" in prompt
+    assert "How do I list every page of results?" in prompt
+    assert "[shr-00001] Always page through" in prompt
     assert llm.requests[0].response_schema is not None  # structured output asked for
 
 
@@ -65,8 +65,10 @@ async def test_llm_failure_gives_failure_trajectory_not_exception(store: JsonPla
     llm = ScriptedLLM([LLMRateLimitError("slow down", provider="test", model="test")])
     trajectory = await _generator(store, llm).run("paging", "appworld")
     assert trajectory.status == "failure"
-    assert trajectory.error_message is not None and "slow down" in trajectory.error_message
-    assert trajectory.generated_answer == "" and trajectory.used_bullet_ids == []
+    assert trajectory.error_message is not None
+    assert "slow down" in trajectory.error_message
+    assert trajectory.generated_answer == ""
+    assert trajectory.used_bullet_ids == []
 
 
 async def test_search_failure_gives_failure_trajectory(store: JsonPlaybookStore) -> None:

@@ -75,7 +75,8 @@ def test_reads_the_seed_forms_including_counterless_bullets() -> None:
     assert (playbook.get("shr-00001").helpful, playbook.get("shr-00001").harmful) == (3, 0)  # type: ignore[union-attr]
     assert playbook.get("shr-00002").content == "Never guess an access token."  # type: ignore[union-attr]
     snippet = playbook.get("aup-00003")
-    assert snippet is not None and snippet.content.endswith('    {"retry": true}')
+    assert snippet is not None
+    assert snippet.content.endswith('    {"retry": true}')
     assert playbook.prefix_for("API USAGE PATTERNS") == "aup"
     assert playbook.next_counter == 4
 

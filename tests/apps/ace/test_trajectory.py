@@ -16,7 +16,11 @@ SEED_JSON = """{
   "query": "APIのレート制限を実装する方法",
   "dataset": "appworld",
   "generated_answer": "レート制限の実装には...",
-  "reasoning_steps": ["Playbookから関連知識を検索", "API使用パターンのBulletを参照", "レート制限の実装方法を生成"],
+  "reasoning_steps": [
+    "Playbookから関連知識を検索",
+    "API使用パターンのBulletを参照",
+    "レート制限の実装方法を生成"
+  ],
   "used_bullet_ids": ["shr-00001", "aup-00003"],
   "status": "success",
   "error_message": null,
