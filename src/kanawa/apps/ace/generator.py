@@ -46,6 +46,7 @@ from kanawa.loop.steps import ToolCallStep
 from kanawa.secrets import mask
 from kanawa.tools.base import Tool
 from kanawa.tools.decorator import make_tool
+from kanawa.types import AssistantMessage
 
 INSTRUCTIONS: Final = (
     "You solve tasks using a playbook of advice. Cite the ids of the bullets you actually relied on. "
@@ -191,8 +192,9 @@ class GeneratorAgent:
             if isinstance(step, ToolCallStep):
                 steps.append(f"Called tool {step.call.name}({_short(step.call.arguments)})")
         output = result.output
-        if output is None:
-            answer, reasoning, cited = parse_answer(result.text)
+        if output is None:  # the run ended without a decodable answer: read the model's last words
+            last = next((m for m in reversed(result.messages) if isinstance(m, AssistantMessage)), None)
+            answer, reasoning, cited = parse_answer(last.text if last is not None else result.text)
             return answer, reasoning, cited + deps.looked_up
         return (
             output.final_answer,

@@ -52,8 +52,10 @@ class SearchSettings:
 
     fusion: Fusion = "convex"
     dense_weight: float = 1.0
-    bm25_weight: float = 0.5
+    bm25_weight: float = 0.2
     evidence_gate: bool = True
+    evidence_power: float = 2.0
+    evidence_floor: float = 0.0
     rrf_k: int = 60
     candidates: int = 50
     near_duplicate: float = 0.97
@@ -118,6 +120,7 @@ class HybridSearch:
     def search(self, query: SearchQuery, playbook: Playbook) -> list[SearchResult]:
         """The seed's call: ``search(query, playbook)``. Embeds synchronously (use :meth:`asearch`
         inside an event loop with an async-only embedder)."""
+        _check_arguments(query, playbook)
         index = self._index(playbook, self._embed_missing_sync)
         vector = self._query_vector_sync(query) if self._dense_on(query) else None
         return self._search(query, index, vector)
@@ -125,6 +128,7 @@ class HybridSearch:
     async def asearch(self, query: SearchQuery, playbook: Playbook) -> list[SearchResult]:
         """:meth:`search` for async callers (the Generator): embeddings come from the store and the
         embedder without blocking the event loop."""
+        _check_arguments(query, playbook)
         await self.prepare(playbook)
         index = self._index(playbook, _already_embedded)
         vector = await self._query_vector(query) if self._dense_on(query) else None
@@ -272,10 +276,32 @@ class HybridSearch:
     async def _query_vector(self, query: SearchQuery) -> npt.NDArray[np.float32]:
         cached = self._query_vectors.get(query.query_text)
         if cached is None:
-            assert self.embedder is not None
-            cached = (await self.embedder.embed([query.query_text], kind="query"))[0]
-            self._remember_query(query.query_text, cached)
+            await self.embed_queries([query.query_text])
+            cached = self._query_vectors[query.query_text]
         return cached
+
+    async def embed_queries(self, texts: Sequence[str]) -> int:
+        """Embed query texts ahead of time in one batch (memory cache, then the store, then the
+        embedder, saving back to the store). Returns how many the embedder computed."""
+        if self.embedder is None:
+            return 0
+        from kanawa.agents.memory.embeddings.base import content_hash
+
+        model = self.embedder.name
+        wanted = {content_hash(t, kind="query", model=model): t for t in dict.fromkeys(texts)}
+        wanted = {key: text for key, text in wanted.items() if text not in self._query_vectors}
+        if wanted and self.store is not None:
+            for key, row in (await self.store.load_vectors(model, list(wanted))).items():
+                self._remember_query(wanted.pop(key), row)
+        if not wanted:
+            return 0
+        rows = await self.embedder.embed(list(wanted.values()), kind="query")
+        computed = dict(zip(wanted, rows, strict=True))
+        for key, row in computed.items():
+            self._remember_query(wanted[key], row)
+        if self.store is not None:
+            await self.store.save_vectors(model, computed)
+        return len(computed)
 
     def _remember_query(self, text: str, row: npt.NDArray[np.float32]) -> None:
         self._query_vectors[text] = row
@@ -347,7 +373,10 @@ class HybridSearch:
             legs["dense"] = self._top(index.matrix @ vector, mask, positive=False)
         if query.mode == "hybrid" and len(legs) == 2:
             fusion = query.fusion or settings.fusion
-            bm25_weight = settings.bm25_weight * (evidence if settings.evidence_gate else 1.0)
+            gate = 1.0
+            if settings.evidence_gate:
+                gate = 0.0 if evidence < settings.evidence_floor else evidence**settings.evidence_power
+            bm25_weight = settings.bm25_weight * gate
             weights = {"dense": settings.dense_weight, "bm25": bm25_weight}
             fused = (
                 rrf(legs, weights=weights, k=settings.rrf_k)
@@ -403,6 +432,15 @@ class HybridSearch:
                 )
             )
         return results
+
+
+def _check_arguments(query: object, playbook: object) -> None:
+    """Seed 004 "HybridSearchの引数順序": the query first, then the playbook."""
+    if not isinstance(query, SearchQuery) or not isinstance(playbook, Playbook):
+        raise TypeError(
+            "HybridSearch.search(query, playbook) takes a SearchQuery first and a Playbook second, "
+            f"not ({type(query).__name__}, {type(playbook).__name__})"
+        )
 
 
 def _already_embedded(missing: dict[str, str]) -> None:

@@ -15,7 +15,7 @@ import os
 import tempfile
 import threading
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -35,15 +35,8 @@ class JsonPlaybookStore(PlaybookStore):
     def _path(self, dataset: str) -> Path:
         return self.root / f"{check_dataset(dataset)}.json"
 
-    @contextmanager
-    def _locked(self, dataset: str) -> Iterator[None]:
-        self.root.mkdir(parents=True, exist_ok=True)
-        with open(self.root / f"{check_dataset(dataset)}.lock", "a+b") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+    def _locked(self, dataset: str) -> AbstractContextManager[None]:
+        return _flocked(self.root / f"{check_dataset(dataset)}.lock")
 
     def _read(self, dataset: str) -> Playbook:
         path = self._path(dataset)
@@ -103,7 +96,7 @@ class JsonPlaybookStore(PlaybookStore):
             return
 
         def save() -> None:
-            with self._vector_lock, self._locked("vectors"):
+            with self._vector_lock, _flocked(self._vector_path(model).with_suffix(".lock")):
                 known = self._read_vectors(model)
                 known.update(vectors)
                 keys = np.array(list(known), dtype=np.str_)
@@ -116,6 +109,18 @@ class JsonPlaybookStore(PlaybookStore):
                 os.replace(tmp, path)
 
         await asyncio.to_thread(save)
+
+
+@contextmanager
+def _flocked(path: Path) -> Iterator[None]:
+    """An exclusive ``flock`` on ``path`` (created if missing) for the duration of the block."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+b") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _atomic_write(path: Path, data: bytes) -> None:
