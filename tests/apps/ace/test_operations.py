@@ -91,7 +91,7 @@ def test_unknown_ids_and_duplicate_adds_are_skipped_with_a_reason(playbook: Play
             TagOp(bullet_id="zzz-00001", tag="helpful"),
             AddOp(
                 section="OTHERS",
-                content="  always PAGE through every result page of a list API until an empty page comes back ",
+                content=" always PAGE through every result page of a list API until an empty page comes back",
             ),
             AddOp(section="OTHERS", content="   "),
             MergeOp(bullet_ids=["shr-00001", "nope-00009"]),
@@ -153,6 +153,7 @@ def test_apply_is_deterministic_and_audits_every_operation(operations: list[Oper
 
 def test_operations_parse_from_json_by_type() -> None:
     ops = OPERATIONS.validate_json(
-        '[{"type": "ADD", "section": "S", "content": "c"}, {"type": "TAG", "bullet_id": "a-00001", "tag": "harmful"}]'
+        '[{"type": "ADD", "section": "S", "content": "c"}, '
+        '{"type": "TAG", "bullet_id": "a-00001", "tag": "harmful"}]'
     )
     assert [type(op) for op in ops] == [AddOp, TagOp]
