@@ -11,7 +11,7 @@ from kanawa._lazy import lazy_exports
 
 _EXPORTS = {
     "HybridSearch": "kanawa.apps.ace.search.hybrid",
-    "SearchSettings": "kanawa.apps.ace.search.hybrid",
+    "SearchSettings": "kanawa.apps.ace.search.ranking",
     "SearchQuery": "kanawa.apps.ace.search.models",
     "SearchResult": "kanawa.apps.ace.search.models",
     "BigramTokenizer": "kanawa.apps.ace.search.tokenizer",
@@ -20,8 +20,9 @@ _EXPORTS = {
 }
 
 if TYPE_CHECKING:
-    from kanawa.apps.ace.search.hybrid import HybridSearch, SearchSettings
+    from kanawa.apps.ace.search.hybrid import HybridSearch
     from kanawa.apps.ace.search.models import SearchQuery, SearchResult
+    from kanawa.apps.ace.search.ranking import SearchSettings
     from kanawa.apps.ace.search.tokenizer import BigramTokenizer, SudachiTokenizer, default_tokenizer
 
 __getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)
