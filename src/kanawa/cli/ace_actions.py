@@ -71,15 +71,21 @@ def _search(store: PlaybookStore, dense: bool) -> HybridSearch:
 
 
 async def _embed(search: HybridSearch, playbook: Playbook, err: Console) -> int:
+    """Embed what is missing, with a progress bar (shown only when something must be embedded)."""
     if search.embedder is None or not len(playbook):
         return 0
-    with _progress(err) as progress:
-        task = progress.add_task("embedding bullets", total=None)
+    progress = _progress(err)
+    task = progress.add_task("embedding bullets", total=None)
 
-        def update(done: int, total: int) -> None:
-            progress.update(task, completed=done, total=total)
+    def update(done: int, total: int) -> None:
+        if total and not progress.live.is_started:
+            progress.start()
+        progress.update(task, completed=done, total=total)
 
+    try:
         return await search.prepare(playbook, progress=update)
+    finally:
+        progress.stop()
 
 
 def _read_playbook(file: Path) -> Playbook:
