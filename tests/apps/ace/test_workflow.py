@@ -190,3 +190,21 @@ def test_load_jsonl_accepts_aliases_and_names_bad_lines(tmp_path: Path) -> None:
 
 def test_tag_op_is_what_reflector_tags_become() -> None:
     assert TagOp(bullet_id="a-00001", tag="harmful").count == 1
+
+
+async def test_refine_with_focus_compares_only_the_touched_bullets(dense_search: HybridSearch) -> None:
+    playbook = Playbook(
+        bullets=[
+            Bullet(id="shr-00001", section="S", content="Always check the total count before answering."),
+            Bullet(id="shr-00002", section="S", content="Always check the total count before you answer!"),
+            Bullet(id="shr-00003", section="S", content="Log in again when a 401 comes back."),
+            Bullet(id="shr-00004", section="S", content="Log in again when a 401 is returned."),
+        ]
+    )
+    curator = Curator(None, search=dense_search, merge_threshold=0.95)
+    everything = await curator.refine(playbook)
+    focused = await curator.refine(playbook, focus={"shr-00004"})
+    assert len(everything) == 2
+    assert [op.model_dump(include={"bullet_ids"}) for op in focused] == [
+        {"bullet_ids": ["shr-00003", "shr-00004"]}
+    ]

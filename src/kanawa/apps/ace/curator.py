@@ -18,7 +18,7 @@ operations with their audit records.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Final, Literal
 
 import numpy as np
@@ -33,6 +33,9 @@ from kanawa.apps.ace.store.base import PlaybookStore
 from kanawa.apps.ace.trajectory import Trajectory
 from kanawa.llm.base import LLMAdapter
 from kanawa.llm.tokens import count_message_tokens
+
+ALL_PAIRS_LIMIT: Final = 5_000
+"""Above this many bullets, :meth:`Curator.refine` compares only the bullets a curation touched."""
 
 INSTRUCTIONS: Final = (
     "You are the Curator of a playbook of advice. From a reflection on one attempt, propose only the new, "
@@ -123,30 +126,49 @@ class Curator:
                 operations.append(RemoveOp(bullet_id=op.bullet_id, reason="curator"))
         return operations
 
-    async def refine(self, playbook: Playbook) -> list[Operation]:
-        """MERGE near-duplicates, then REMOVE the least useful bullets until within the token budget."""
+    async def refine(self, playbook: Playbook, *, focus: Collection[str] | None = None) -> list[Operation]:
+        """MERGE near-duplicates, then REMOVE the least useful bullets until within the token budget.
+
+        ``focus`` limits the duplicate search to pairs involving those ids (the bullets a curation just
+        added or edited), which keeps it linear in the playbook's size; without it every pair is
+        compared, for playbooks of up to ``ALL_PAIRS_LIMIT`` bullets."""
         operations: list[Operation] = []
         gone: set[str] = set()
-        if self.search is not None and self.search.embedder is not None and len(playbook) > 1:
+        bullets = playbook.bullets
+        if focus is None and len(bullets) > ALL_PAIRS_LIMIT:
+            focus = ()
+        if self.search is not None and self.search.embedder is not None and len(bullets) > 1:
             await self.search.prepare(playbook)
             matrix = self.search.vectors(playbook)
-            sims = matrix @ matrix.T
-            np.fill_diagonal(sims, -1.0)
-            bullets = playbook.bullets
+            rows = (
+                list(range(len(bullets)))
+                if focus is None
+                else [i for i, b in enumerate(bullets) if b.id in set(focus)]
+            )
             order = sorted(range(len(bullets)), key=lambda i: bullets[i].counter)
+            pairs: dict[int, set[int]] = {}
+            if rows:
+                sims = matrix[rows] @ matrix.T
+                for r, i in enumerate(rows):
+                    for j in np.flatnonzero(sims[r] >= self.merge_threshold):
+                        if int(j) != i:
+                            pairs.setdefault(i, set()).add(int(j))
+                            pairs.setdefault(int(j), set()).add(i)
             for i in order:
-                if bullets[i].id in gone:
+                if bullets[i].id in gone or i not in pairs:
                     continue
-                twins = [
-                    j
-                    for j in order
-                    if j != i and bullets[j].id not in gone and sims[i, j] >= self.merge_threshold
-                ]
-                twins = [j for j in twins if bullets[j].counter > bullets[i].counter]
+                twins = sorted(
+                    (
+                        j
+                        for j in pairs[i]
+                        if bullets[j].id not in gone and bullets[j].counter > bullets[i].counter
+                    ),
+                    key=lambda j: bullets[j].counter,
+                )
                 if twins:
                     ids = [bullets[i].id, *(bullets[j].id for j in twins)]
                     gone.update(ids[1:])
-                    best = max(float(sims[i, j]) for j in twins)
+                    best = max(float(matrix[i] @ matrix[j]) for j in twins)
                     operations.append(MergeOp(bullet_ids=ids, reason=f"near-duplicate (cosine {best:.3f})"))
         if self.token_budget is not None:
             remaining = [b for b in playbook.bullets if b.id not in gone]
@@ -166,7 +188,13 @@ class Curator:
         playbook = await store.load(dataset)
         operations = await self.curate(reflection, trajectory, playbook)
         audit = await store.apply(dataset, operations) if operations else []
-        refined = await self.refine(await store.load(dataset))
+        touched = {
+            a.bullet_id
+            for a in audit
+            if a.status == "applied" and a.type in ("ADD", "UPDATE") and a.bullet_id
+        }
+        current = await store.load(dataset)
+        refined = await self.refine(current, focus=touched if len(current) > ALL_PAIRS_LIMIT else None)
         if refined:
             audit += await store.apply(dataset, refined)
         return CurationResult(operations=[*operations, *refined], audit=audit)

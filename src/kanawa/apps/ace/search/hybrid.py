@@ -11,7 +11,8 @@ Steps 2–5 are :func:`kanawa.apps.ace.search.ranking.rank`:
 
 2. **Filter** — sections and minimum confidence become a mask over bullet positions.
 3. **Legs** — BM25 scores every bullet for the query's tokens (:mod:`.tokenizer`); the dense leg is a
-   matrix-vector product with the query's embedding. Each keeps its best ``candidates``.
+   matrix-vector product with the query's embedding (above ``ivf_threshold`` bullets, an IVF index
+   scores only the nearest lists: :mod:`.ivf`). Each keeps its best ``candidates``.
 4. **Fuse** — :mod:`.fusion`'s gated convex combination (default) or RRF; ties break by position.
 5. **De-duplicate** — a bullet whose text equals a better one's (after normalisation) or whose
    embedding is within ``near_duplicate`` cosine of it is folded into that result's ``duplicates``.
@@ -34,6 +35,7 @@ import numpy.typing as npt
 
 from kanawa.apps.ace.operations import normalised_text
 from kanawa.apps.ace.playbook import Playbook
+from kanawa.apps.ace.search.ivf import IvfIndex
 from kanawa.apps.ace.search.models import SearchQuery, SearchResult
 from kanawa.apps.ace.search.ranking import Index, SearchSettings, rank
 from kanawa.apps.ace.search.tokenizer import Tokenizer, default_tokenizer
@@ -213,6 +215,9 @@ class HybridSearch:
             bm25=bm25,
             matrix=matrix,
             sections=np.array([b.section.casefold() for b in bullets], dtype=np.str_),
+            ivf=IvfIndex.build(matrix)
+            if matrix is not None and len(bullets) >= self.settings.ivf_threshold
+            else None,
         )
         self._indexes[id(playbook)] = index
         while len(self._indexes) > 4:

@@ -14,6 +14,7 @@ import numpy.typing as npt
 
 from kanawa.apps.ace.playbook import Bullet, Playbook, normalise_section
 from kanawa.apps.ace.search.fusion import convex, ranks, rrf
+from kanawa.apps.ace.search.ivf import IvfIndex
 from kanawa.apps.ace.search.models import Fusion, Leg, SearchQuery, SearchResult
 
 
@@ -33,6 +34,8 @@ class SearchSettings:
     k1: float = 1.2
     b: float = 0.75
     embed_batch: int = 32
+    ivf_threshold: int = 50_000
+    ivf_probe: int = 24
 
 
 @dataclass(slots=True)
@@ -48,6 +51,7 @@ class Index:
     bm25: Any
     matrix: npt.NDArray[np.float32] | None
     sections: npt.NDArray[np.str_]
+    ivf: IvfIndex | None = None
 
     def document_frequency(self, token: str) -> int:
         """How many bullets contain ``token``, read from bm25s's column pointers."""
@@ -95,6 +99,20 @@ def top(
     }
 
 
+def _top_ivf(
+    ivf: IvfIndex,
+    vector: npt.NDArray[np.float32],
+    mask: npt.NDArray[np.bool_] | None,
+    settings: SearchSettings,
+) -> dict[int, float]:
+    positions, scores = ivf.scores(vector, probe=settings.ivf_probe)
+    if mask is not None:
+        keep = mask[positions]
+        positions, scores = positions[keep], scores[keep]
+    chosen = top(scores, None, count=settings.candidates, positive=False)
+    return {int(positions[i]): score for i, score in chosen.items()}
+
+
 def evidence(query_tokens: list[str], index: Index, best: int) -> float:
     """The IDF-weighted share of the query's terms found in BM25's best hit (the BM25 gate)."""
     n = index.length
@@ -132,7 +150,10 @@ def rank(
             share = evidence(query_tokens, index, best)
             gate = 0.0 if share < settings.evidence_floor else share**settings.evidence_power
     if vector is not None and index.matrix is not None and query.mode in ("hybrid", "dense"):
-        legs["dense"] = top(index.matrix @ vector, mask, count=settings.candidates, positive=False)
+        if index.ivf is not None:
+            legs["dense"] = _top_ivf(index.ivf, vector, mask, settings)
+        else:
+            legs["dense"] = top(index.matrix @ vector, mask, count=settings.candidates, positive=False)
     if query.mode == "hybrid" and len(legs) == 2:
         weights = {"dense": settings.dense_weight, "bm25": settings.bm25_weight * gate}
         if (query.fusion or settings.fusion) == "rrf":
