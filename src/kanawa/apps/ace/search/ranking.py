@@ -35,7 +35,7 @@ class SearchSettings:
     b: float = 0.75
     embed_batch: int = 32
     ivf_threshold: int = 50_000
-    ivf_probe: int = 24
+    ivf_probe: int = 48
 
 
 @dataclass(slots=True)
