@@ -100,3 +100,38 @@ async def test_open_playbook_store_accepts_a_postgresql_url(ace_postgres_url: st
         assert isinstance(store, PgPlaybookStore)
     finally:
         await store.aclose()
+
+
+async def test_search_embeddings_persist_in_postgres(store: PgPlaybookStore, playbook: Playbook) -> None:
+    from kanawa.apps.ace.search.hybrid import HybridSearch
+    from kanawa.apps.ace.search.models import SearchQuery
+
+    cold = HybridSearch(store=store)
+    assert await cold.prepare(playbook) == 5
+    warm = HybridSearch(embedder=cold.embedder, store=store)
+    results = await warm.asearch(SearchQuery(query_text="支払いの前に確認すること", top_k=1), playbook)
+    assert warm.embedded == 0
+    assert results[0].bullet.id == "aup-00005"
+
+
+async def test_adaptation_loop_runs_on_the_shared_postgres_store(store: PgPlaybookStore) -> None:
+    from kanawa.apps.ace.curator import Curator
+    from kanawa.apps.ace.demo import DEMO_DATASET, TASKS, demo_models, seed_playbook
+    from kanawa.apps.ace.generator import GeneratorAgent
+    from kanawa.apps.ace.prompt_builder import PromptBuilder
+    from kanawa.apps.ace.reflector import Reflector
+    from kanawa.apps.ace.search.hybrid import HybridSearch
+    from kanawa.apps.ace.workflow import AdaptationWorkflow
+
+    await store.save(DEMO_DATASET, seed_playbook())
+    search = HybridSearch(embedder=None)
+    generator_llm, reflector_llm, curator_llm = demo_models()
+    workflow = AdaptationWorkflow(
+        GeneratorAgent(store, search, generator_llm, PromptBuilder(None)),
+        Reflector(reflector_llm),
+        Curator(curator_llm, search=search),
+        store,
+    )
+    report = await workflow.run_offline(DEMO_DATASET, TASKS, epochs=2)
+    assert [epoch.accuracy for epoch in report.epochs] == [0.5, 1.0]
+    assert len(await store.load(DEMO_DATASET)) == 5
