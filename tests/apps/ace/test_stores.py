@@ -95,3 +95,37 @@ async def test_json_store_writes_playbooks_as_readable_json_files(tmp_path: Path
     text = await asyncio.to_thread((tmp_path / "appworld.json").read_text)
     assert Playbook.model_validate_json(text) == playbook
     assert not await asyncio.to_thread(lambda: list(tmp_path.glob("*.tmp")))
+
+
+_CURATOR_PROCESS = """
+import asyncio, sys
+from kanawa.apps.ace.operations import AddOp, TagOp
+from kanawa.apps.ace.store.opening import open_playbook_store
+
+async def main():
+    store = await open_playbook_store(sys.argv[1])
+    for i in range(10):
+        await store.apply("shared", [AddOp(section="OTHERS", content=f"{sys.argv[2]} {i}"),
+                                     TagOp(bullet_id="shr-00001", tag="helpful")])
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.parametrize("location", ["playbooks", "playbooks.sqlite3"])
+async def test_curators_in_separate_processes_lose_nothing(
+    tmp_path: Path, playbook: Playbook, location: str
+) -> None:
+    import sys
+
+    target = str(tmp_path / location)
+    store = await open_playbook_store(target)
+    await store.save("shared", playbook)
+    procs = [
+        await asyncio.create_subprocess_exec(sys.executable, "-c", _CURATOR_PROCESS, target, name)
+        for name in ("left", "right")
+    ]
+    assert [await proc.wait() for proc in procs] == [0, 0]
+    final = await store.load("shared")
+    assert len(final) == 25
+    assert final.get("shr-00001").helpful == 23  # type: ignore[union-attr]
