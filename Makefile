@@ -53,6 +53,8 @@ bench: $(VENV)/.synced
 	$(BIN)/python bench/stream_passthrough.py
 	$(BIN)/python bench/memory_retrieval.py
 	$(BIN)/python bench/token_guard.py
+	$(BIN)/python bench/ace_search_quality.py
+	$(BIN)/python bench/ace_search.py
 
 clean:
 	rm -rf $(VENV) .cache .mypy_cache .ruff_cache .pytest_cache

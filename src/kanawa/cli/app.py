@@ -1,4 +1,4 @@
-"""The ``kanawa`` command (typer + rich): ``demo``, ``run``, ``trace show`` and ``--version``.
+"""The ``kanawa`` command (typer + rich): ``demo``, ``run``, ``trace show``, ``ace …`` and ``--version``.
 
 typer and rich are imported here and in the other ``kanawa.cli`` modules only; ``import kanawa`` never
 loads them. Each command is a thin sync wrapper that runs one coroutine with :func:`asyncio.run` and
@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.text import Text
 
 from kanawa import __version__
+from kanawa.cli.ace_cmd import ace_app
 
 app = typer.Typer(
     name="kanawa",
@@ -27,6 +28,7 @@ app = typer.Typer(
 )
 trace_app = typer.Typer(help="Inspect JSONL traces.", no_args_is_help=True)
 app.add_typer(trace_app, name="trace")
+app.add_typer(ace_app, name="ace")
 
 DEFAULT_INSTRUCTIONS = "You are a helpful assistant. Use the tools when they help; answer concisely."
 

