@@ -52,6 +52,7 @@ bench: $(VENV)/.synced
 	$(BIN)/python bench/loop_overhead.py
 	$(BIN)/python bench/stream_passthrough.py
 	$(BIN)/python bench/memory_retrieval.py
+	$(BIN)/python bench/multi_agent_overhead.py
 
 clean:
 	rm -rf $(VENV) .cache .mypy_cache .ruff_cache .pytest_cache

@@ -23,7 +23,7 @@ Peers, where they have the feature:
 Each (system, scenario) runs in its own fresh interpreter (import cost and peak RSS are its own): a
 first run checked for the final text and the number of model requests and checks, warm-up, sequential
 runs (median and p90 per run), 100 concurrent runs (wall time per run), peak RSS. The machine is shared,
-so every (system, scenario) runs in 3 interleaved rounds and each figure is the median over the rounds.
+so every (system, scenario) runs in 5 interleaved rounds and each figure is the median over the rounds.
 
 Usage: ``python bench/multi_agent_overhead.py`` (writes bench/results/multi_agent_overhead.{json,md}).
 """
@@ -62,7 +62,7 @@ HOW = {
     ("openai_agents", "handoff"): "native handoff, one-way: the specialist's answer ends the run",
     ("openai_agents", "delegation"): "`specialist.as_tool()`, back to the triage",
 }
-WARMUP, RUNS, MAX_RUNS, TIMED_SECONDS, CONCURRENT, ROUNDS = 50, 500, 20_000, 2.0, 100, 3
+WARMUP, RUNS, MAX_RUNS, TIMED_SECONDS, CONCURRENT, ROUNDS = 50, 500, 20_000, 2.0, 100, 5
 PROMPT = "Compute 1+2, then 3+4 and 5*6."
 FINAL_TEXT = "1+2=3, 3+4=7, 5*6=30."
 ARITHMETIC = ("add", "mul")
