@@ -9,7 +9,9 @@ model (no network, no tokens), so what is measured is each framework's own cost:
             and one on every tool call's arguments and every tool result (a regex and a custom
             function): 8 checks per run, all passing;
   handoff   a triage agent hands off to a specialist that runs the plain conversation; the triage's
-            model then answers with the specialist's result.
+            model then answers with the specialist's result;
+  delegation  the same round trip through an ordinary tool that awaits the specialist's run (for
+            kanawa, what the handoff machinery itself costs: events, depth, the handed-over history).
 
 Peers, where they have the feature:
   - OpenAI Agents SDK: input/output guardrails (``run_in_parallel=False``, so the input is checked
@@ -49,13 +51,14 @@ from _common import machine, run_child, summary_ms, write_results
 SYSTEMS = ("kanawa", "pydantic_ai", "openai_agents")
 SCENARIOS = ("plain", "guarded", "handoff", "delegation")
 RUNS_OF = {
-    "kanawa": ("plain", "guarded", "handoff"),
+    "kanawa": ("plain", "guarded", "handoff", "delegation"),
     "pydantic_ai": ("plain", "guarded", "handoff"),
     "openai_agents": ("plain", "guarded", "handoff", "delegation"),
 }
 HOW = {
     ("kanawa", "guarded"): "2 `Guardrail`s (input+output; tool_call+tool_result)",
     ("kanawa", "handoff"): "`handoffs=[specialist]` (`transfer_to_specialist`), back to the triage",
+    ("kanawa", "delegation"): "a tool awaiting `specialist.run` (no handoff events, depth or history)",
     ("pydantic_ai", "guarded"): "`Hooks` (before_run, before/after_tool_execute) + output validator",
     ("pydantic_ai", "handoff"): "no handoffs: delegation (a tool awaiting `specialist.run`)",
     ("openai_agents", "guarded"): "input + output guardrails (sequential) + tool input/output guardrails",
@@ -153,16 +156,33 @@ def build_kanawa(scenario: str, counters: Counters) -> RunOnce:
         guardrails=guardrails,
     )
     agent = specialist
-    if scenario == "handoff":
+    if scenario in ("handoff", "delegation"):
+        handing_off = scenario == "handoff"
+        call = (
+            ToolCall("h1", transfer_tool_name("specialist"), "{}")
+            if handing_off
+            else ToolCall("h1", "ask_specialist", json.dumps({"request": PROMPT}))
+        )
 
         def triage_respond(request: ModelRequest) -> AssistantMessage | str:
             counters.requests += 1
             if request.tool_results:
                 return request.tool_results[-1].text
-            return AssistantMessage(tool_calls=(ToolCall("h1", transfer_tool_name("specialist"), "{}"),))
+            return AssistantMessage(tool_calls=(call,))
+
+        @tool
+        async def ask_specialist(request: str) -> str:
+            """Hand the request to the arithmetic specialist."""
+            return str((await specialist.run(request)).output)
 
         models.append(FunctionLLM(triage_respond))
-        agent = Agent("triage", instructions="Route the request.", model=models[1], handoffs=[specialist])
+        agent = Agent(
+            "triage",
+            instructions="Route the request.",
+            model=models[1],
+            tools=[] if handing_off else [ask_specialist],
+            handoffs=[specialist] if handing_off else [],
+        )
 
     async def run_once() -> str:
         result = await agent.run(PROMPT)
@@ -552,6 +572,15 @@ def parent() -> None:
         "warmup": WARMUP,
     }
     env = machine()
+    handoff_itself = k["handoff"]["median_ms"] - k["delegation"]["median_ms"]
+    spread = {
+        system: max(
+            round(max(r["round_medians_ms"]) / min(r["round_medians_ms"]), 2)
+            for r in results[system].values()
+        )
+        for system in SYSTEMS
+    }
+    payload["round_spread"] = spread
     table = "\n".join(
         [
             "# Multi-agent overhead (guardrails and a handoff next to the plain loop, scripted model)",
@@ -559,12 +588,17 @@ def parent() -> None:
             *rows,
             "",
             f"- kanawa: 8 guardrail checks add **{k['guarded']['added_median_ms']} ms** per run; a handoff "
-            f"(2 more model requests, one more agent run) adds **{k['handoff']['added_median_ms']} ms**.",
+            f"(2 more model requests, one more agent run) adds **{k['handoff']['added_median_ms']} ms**, of "
+            f"which {handoff_itself:.3f} ms is the handoff itself (over a tool that awaits the specialist).",
             "- \"added\" is the scenario's median minus the same system's plain median (each in its own fresh "
-            "process); on this shared machine differences under about 5 % of a run are within noise.",
+            "process). Spread of the round medians (largest / smallest, worst scenario): "
+            + ", ".join(f"{system} {ratio}" for system, ratio in spread.items())
+            + ". The machine is shared: where a spread is well above 1, some rounds ran slow, that system's "
+            "added costs are rougher and its p90s mostly reflect the slow rounds.",
             "- The OpenAI Agents SDK's handoff is one-way (4 model requests); its `as_tool()` delegation is "
             "the round trip the kanawa handoff makes (5). pydantic-ai has neither handoffs nor guardrails: "
-            "its rows use delegation and hooks + an output validator, the closest it offers.",
+            "its rows use delegation and hooks + an output validator, the closest it offers. All guardrail "
+            "checks pass (nothing is blocked); what is measured is the cost of checking.",
             f"- Python {env['python']} on {env['machine']}; {ROUNDS} interleaved rounds, each with at least "
             f"{RUNS} timed runs (about {TIMED_SECONDS:.0f} s of runs) after {WARMUP} warm-up runs, each "
             "system and scenario in its own process; medians, p90s and concurrency figures are the median "
