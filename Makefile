@@ -55,6 +55,7 @@ bench: $(VENV)/.synced
 	$(BIN)/python bench/token_guard.py
 	$(BIN)/python bench/ace_search_quality.py
 	$(BIN)/python bench/ace_search.py
+	$(BIN)/python bench/multi_agent_overhead.py
 
 clean:
 	rm -rf $(VENV) .cache .mypy_cache .ruff_cache .pytest_cache
