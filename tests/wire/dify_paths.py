@@ -1,0 +1,48 @@
+"""Where the Dify plugins under test live, and how their modules are imported in-process.
+
+By default the plugins are the source directories under ``app/``, run with this interpreter. The install
+test (``tests/difypkg``) reruns the protocol tests against an unpacked ``.difypkg`` in a fresh venv by
+setting ``KANAWA_DIFY_PLUGINS_ROOT`` (the directory holding the unpacked plugins) and
+``KANAWA_DIFY_PLUGIN_PYTHON`` (that venv's interpreter).
+
+Both plugins have top-level packages with the same names (``internal``, ``provider`` …), as Dify's
+layout wants; :func:`use_plugin_modules` puts one plugin first on ``sys.path`` and forgets the other's
+modules, so each test folder imports its own plugin at collection time.
+
+Importing ``dify_plugin`` monkey-patches the whole process with gevent (its ``_gevent`` module), which
+would break asyncio in the rest of the test run. The plugins' modules are imported here only for unit
+tests of their pure adapters, so :func:`use_plugin_modules` registers an inert ``dify_plugin._gevent``
+first; every protocol test runs the plugin in its own process, patched exactly as in production.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import types
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+_SHARED = ("internal", "provider", "models", "strategies", "prompt", "main")
+
+
+def plugin_dir(name: str) -> Path:
+    root = os.environ.get("KANAWA_DIFY_PLUGINS_ROOT")
+    return Path(root) / name if root else REPO / "app" / name
+
+
+def plugin_python() -> str:
+    return os.environ.get("KANAWA_DIFY_PLUGIN_PYTHON") or sys.executable
+
+
+def use_plugin_modules(name: str) -> Path:
+    if "dify_plugin" not in sys.modules:
+        sys.modules.setdefault("dify_plugin._gevent", types.ModuleType("dify_plugin._gevent"))
+    path = REPO / "app" / name
+    for module in list(sys.modules):
+        if module.split(".")[0] in _SHARED:
+            del sys.modules[module]
+    if str(path) in sys.path:
+        sys.path.remove(str(path))
+    sys.path.insert(0, str(path))
+    return path
