@@ -68,8 +68,7 @@ class FakeDify:
             self.tool_requests.append(request)
             handler = self.tools[request["tool"]]
             produced = handler(request["tool_parameters"])
-            for message in produced if isinstance(produced, list) else [produced]:
-                yield message
+            yield from produced if isinstance(produced, list) else [produced]
         else:
             raise ValueError(f"unexpected invocation {invoke['type']}")
 

@@ -17,7 +17,8 @@ from tests.gpt5_agent_strategies.dify import (
 )
 from tests.wire.dify_plugin import DifyPluginProcess
 
-OPAQUE_1 = {"kanawa_responses": {"version": 1, "reasoning": [{"id": "rs_1", "type": "reasoning", "encrypted_content": "enc-1"}], "message_items": []}}  # fmt: skip
+REASONING = {"id": "rs_1", "type": "reasoning", "encrypted_content": "enc-1"}
+OPAQUE_1 = {"kanawa_responses": {"version": 1, "reasoning": [REASONING], "message_items": []}}
 
 
 def two_tool_dify() -> FakeDify:
@@ -44,8 +45,10 @@ def test_two_tool_run_streams_text_logs_and_execution_metadata(agent_plugin: Dif
     second = dify.llm_requests[1]
     assert tool_outputs(second) == ["found kanawa", "sunny"]
     labels = [log["label"] for log in logs(result)]
-    assert labels.count("ROUND 1") == 2 and labels.count("ROUND 2") == 2  # started and finished
-    assert "CALL lookup" in labels and "CALL weather" in labels
+    assert labels.count("ROUND 1") == 2
+    assert labels.count("ROUND 2") == 2
+    assert "CALL lookup" in labels
+    assert "CALL weather" in labels
     meta = metadata(result)
     assert meta["iterations"] == 2
     assert meta["tool_calls"] == 2

@@ -1,4 +1,4 @@
-"""Rounds against the Dify model, tool-call extraction and what the user sees (seed 000 §3, §5; 001 §4.5, §4.6).
+"""Model rounds, tool-call extraction and what the user sees (seed 000 §3, §5; 001 §4.5, §4.6).
 
 :class:`DifyModelAdapter` is a kanawa ``LLMAdapter`` over Dify's backwards ``llm`` invocation: kanawa
 messages become Dify prompt messages (:func:`to_prompt_messages`), the streamed chunks become kanawa

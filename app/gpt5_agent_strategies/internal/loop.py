@@ -108,8 +108,9 @@ def run_on_native_thread(
         try:
             loop.run_until_complete(body(emit))
             bridge.call(lambda: outbox.put((True, _END)))
-        except BaseException:
-            bridge.call(lambda: outbox.put((False, exc)))
+        except BaseException as exc:
+            failure = exc
+            bridge.call(lambda: outbox.put((False, failure)))
         finally:
             loop.run_until_complete(loop.shutdown_asyncgens())
             loop.close()
