@@ -4,6 +4,10 @@ seed 000 §3–§7)."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
+
 from tests.gpt5_agent_strategies.dify import (
     FakeDify,
     Round,
@@ -86,3 +90,193 @@ def test_request_shape_system_policies_query_and_no_stop_words(agent_plugin: Dif
     assert '<context>\n{"tenant": "acme"}\n</context>' in system["content"]
     assert request["prompt_messages"][-1] == {"role": "user", "content": "What is kanawa?", "name": None}
     assert metadata(result)["strategy"] == "gpt5_react"
+
+
+def _error_dify(calls: list[tuple[str, str, str]], **tools: Any) -> FakeDify:
+    return FakeDify([Round("Trying.", calls=calls), Round("Recovered.")], tools=tools)
+
+
+def test_bad_tool_arguments_fail_closed_without_calling_the_tool(agent_plugin: DifyPluginProcess) -> None:
+    dify = _error_dify(
+        [("c1", "lookup", "not json"), ("c2", "lookup", "[1, 2]")], lookup=lambda p: text_tool("never")
+    )
+    result = run_strategy(agent_plugin, dify, tools=[tool_entity("lookup")])
+    assert result.error is None, result.error
+    assert dify.tool_requests == []
+    outputs = tool_outputs(dify.llm_requests[1])
+    assert len(outputs) == 2
+    assert all(o.startswith("tool arguments parse error") for o in outputs)
+    call_logs = [log for log in logs(result) if log["label"] == "CALL lookup"]
+    assert [log["status"] for log in call_logs] == ["error", "error"]
+    assert call_logs[0]["data"]["error"] == "parse_error"
+    assert texts(result).endswith("Recovered.")
+
+
+def test_empty_arguments_are_an_empty_object(agent_plugin: DifyPluginProcess) -> None:
+    dify = _error_dify([("c1", "ping", "")], ping=lambda p: text_tool(f"args={sorted(p)}"))
+    ping = tool_entity("ping")
+    ping["parameters"] = []
+    run_strategy(agent_plugin, dify, tools=[ping])
+    assert [r["tool_parameters"] for r in dify.tool_requests] == [{}]
+    assert tool_outputs(dify.llm_requests[1]) == ["args=[]"]
+
+
+def test_unknown_tool_is_answered_with_there_is_not_a_tool_named(agent_plugin: DifyPluginProcess) -> None:
+    dify = _error_dify([("c1", "nope", "{}")], lookup=lambda p: text_tool("never"))
+    result = run_strategy(agent_plugin, dify, tools=[tool_entity("lookup")])
+    assert dify.tool_requests == []
+    assert tool_outputs(dify.llm_requests[1]) == ["there is not a tool named nope"]
+    assert metadata(result)["termination_reason"] == "completed"
+
+
+def test_option_mismatch_is_a_validation_error(agent_plugin: DifyPluginProcess) -> None:
+    dify = _error_dify([("c1", "unit", '{"q": "kelvin"}')], unit=lambda p: text_tool("never"))
+    run_strategy(agent_plugin, dify, tools=[tool_entity("unit", options=["c", "f"])])
+    assert dify.tool_requests == []
+    (output,) = tool_outputs(dify.llm_requests[1])
+    assert output.startswith("parameter option validation error:")
+    assert "'q' must be one of" in output
+
+
+def test_tool_exception_becomes_the_fixed_message(agent_plugin: DifyPluginProcess) -> None:
+    def broken(params: dict[str, Any]) -> Any:
+        raise RuntimeError("database password=hunter2 unreachable")
+
+    dify = _error_dify([("c1", "lookup", '{"q": "x"}')], lookup=broken)
+    result = run_strategy(agent_plugin, dify, tools=[tool_entity("lookup")])
+    assert tool_outputs(dify.llm_requests[1]) == ["tool invoke error: failed to execute tool"]
+    assert "hunter2" not in str(result.stream)
+
+
+def test_identical_failing_call_is_skipped_the_second_time(agent_plugin: DifyPluginProcess) -> None:
+    def broken(params: dict[str, Any]) -> Any:
+        raise RuntimeError("down")
+
+    dify = FakeDify(
+        [
+            Round(calls=[("c1", "lookup", '{"q": "x"}')]),
+            Round(calls=[("c2", "lookup", '{ "q":"x" }')]),
+            Round("Giving up."),
+        ],
+        tools={"lookup": broken},
+    )
+    result = run_strategy(agent_plugin, dify, tools=[tool_entity("lookup")])
+    assert len(dify.tool_requests) == 1
+    assert tool_outputs(dify.llm_requests[2])[-1].startswith("duplicate tool call skipped")
+    assert metadata(result)["iterations"] == 3
+
+
+def test_maximum_iterations_reached_ends_with_a_tool_free_answer(agent_plugin: DifyPluginProcess) -> None:
+    looping = [Round("More.", calls=[(f"c{i}", "lookup", f'{{"q": "{i}"}}')]) for i in range(2)]
+    dify = FakeDify(
+        [*looping, Round("Final answer with what I have.")], tools={"lookup": lambda p: text_tool("r")}
+    )
+    result = run_strategy(agent_plugin, dify, tools=[tool_entity("lookup")], maximum_iterations=3)
+    assert len(dify.llm_requests) == 3
+    assert dify.llm_requests[2]["tools"] is None  # the last allowed request offers no tools
+    assert "tool budget" in dify.llm_requests[2]["prompt_messages"][-1]["content"]
+    meta = metadata(result)
+    assert meta["iterations"] == 3
+    assert meta["termination_reason"] == "max_steps_finalized"
+    assert texts(result).endswith("Final answer with what I have.")
+
+
+@pytest.mark.parametrize("value", [0, 31, 2.5])
+def test_maximum_iterations_outside_1_to_30_is_refused(agent_plugin: DifyPluginProcess, value: float) -> None:
+    result = run_strategy(agent_plugin, FakeDify([]), maximum_iterations=value)
+    assert result.error is not None
+    assert "maximum_iterations" in result.error["message"]
+
+
+def _thinking_dify() -> FakeDify:
+    return FakeDify(
+        [
+            Round("<think>Look it up first.</think>Let me check.", calls=[("c1", "lookup", '{"q": "k"}')]),
+            Round("Preamble without think.", calls=[("c2", "lookup", '{"q": "j"}')]),
+            Round("<think>Now I know.</think>kanawa is a framework."),
+        ],
+        tools={"lookup": lambda p: text_tool("fact")},
+    )
+
+
+def test_emit_intermediate_thoughts_true_shows_every_round(agent_plugin: DifyPluginProcess) -> None:
+    result = run_strategy(agent_plugin, _thinking_dify(), tools=[tool_entity("lookup")])
+    shown = texts(result)
+    assert "<think>Look it up first.</think>Let me check." in shown
+    assert "Preamble without think." in shown
+    assert "<think>" in shown.split("Preamble without think.")[1]  # the fallback thought for round 2
+    assert shown.endswith("<think>Now I know.</think>kanawa is a framework.")
+
+
+def test_emit_intermediate_thoughts_false_shows_only_the_visible_final_answer(
+    agent_plugin: DifyPluginProcess,
+) -> None:
+    result = run_strategy(
+        agent_plugin, _thinking_dify(), tools=[tool_entity("lookup")], emit_intermediate_thoughts=False
+    )
+    assert texts(result) == "kanawa is a framework."
+    assert metadata(result)["tool_calls"] == 2
+
+
+def test_old_host_without_opaque_body_works_and_is_reported_once(agent_plugin: DifyPluginProcess) -> None:
+    dify = FakeDify(
+        [
+            Round(calls=[("c1", "lookup", '{"q": "a"}')]),
+            Round(calls=[("c2", "lookup", '{"q": "b"}')]),
+            Round("Done."),
+        ],
+        tools={"lookup": lambda p: text_tool("r")},
+    )
+    result = run_strategy(agent_plugin, dify, tools=[tool_entity("lookup")])
+    notices = [log for log in logs(result) if log["label"] == "opaque_body not relayed"]
+    assert len(notices) == 1
+    assert "1.10.0" in notices[0]["data"]["message"]
+    assert metadata(result)["opaque_body_relayed"] is False
+    assistant = [m for m in dify.llm_requests[1]["prompt_messages"] if m["role"] == "assistant"]
+    assert assistant[0]["opaque_body"] is None
+
+
+def test_history_keeps_its_opaque_body(agent_plugin: DifyPluginProcess) -> None:
+    history = [
+        {"role": "user", "content": "earlier question"},
+        {"role": "assistant", "content": "earlier answer", "opaque_body": OPAQUE_1},
+    ]
+    dify = FakeDify([Round("Now.")])
+    model = {
+        "provider": "other/provider/plain",
+        "model": "m",
+        "model_type": "llm",
+        "mode": "chat",
+        "completion_params": {},
+        "history_prompt_messages": history,
+    }
+    result = run_strategy(agent_plugin, dify, model=model)
+    messages = dify.llm_requests[0]["prompt_messages"]
+    assert [m["role"] for m in messages] == ["system", "user", "assistant", "user"]
+    assert messages[2]["opaque_body"] == OPAQUE_1
+    assert metadata(result)["opaque_body_relayed"] is True  # not our model plugin: nothing expected
+
+
+def test_model_failure_is_reported_as_an_error(agent_plugin: DifyPluginProcess) -> None:
+    def failing(invoke: dict[str, Any]) -> Any:
+        raise RuntimeError("model quota exceeded")
+
+    result = agent_plugin.request(
+        {
+            "type": "agent_strategy",
+            "action": "invoke_agent_strategy",
+            "user_id": "u",
+            "agent_strategy_provider": "gpt5_agent",
+            "agent_strategy": "gpt5_function_calling",
+            "agent_strategy_params": {
+                "model": {"provider": "p", "model": "m", "model_type": "llm", "mode": "chat"},
+                "tools": [],
+                "instruction": "i",
+                "query": "q",
+                "maximum_iterations": 2,
+            },
+        },
+        on_invoke=failing,
+    )
+    assert result.error is not None
+    assert "model quota exceeded" in result.error["message"]

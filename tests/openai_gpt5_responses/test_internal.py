@@ -17,15 +17,24 @@ from dify_plugin.errors.model import (
     InvokeConnectionError,
     InvokeRateLimitError,
 )
-from internal.credentials import normalize_credentials
-from internal.errors import to_invoke_error
-from internal.messages import opaque_body_of, prompt_messages_to_responses_input, restore_assistant
-from internal.payloads import settings_from_parameters, tool_specs_from_dify
 
 from kanawa.llm.errors import LLMAuthError, LLMBadRequestError, LLMConnectionError, LLMRateLimitError
 from kanawa.llm.openai.responses_output import parse_response
 from kanawa.llm.openai.responses_payload import ResponsesPayloadError, build_responses_payload
 from tests.llm.openai_responses.wire import ResponseScript
+from tests.openai_gpt5_responses.conftest import PLUGIN
+from tests.wire.dify_paths import plugin_modules
+
+credentials, errors, messages, payloads = plugin_modules(
+    PLUGIN, "internal.credentials", "internal.errors", "internal.messages", "internal.payloads"
+)
+normalize_credentials, to_invoke_error = credentials.normalize_credentials, errors.to_invoke_error
+opaque_body_of, restore_assistant = messages.opaque_body_of, messages.restore_assistant
+prompt_messages_to_responses_input = messages.prompt_messages_to_responses_input
+settings_from_parameters, tool_specs_from_dify = (
+    payloads.settings_from_parameters,
+    payloads.tool_specs_from_dify,
+)
 
 
 def test_credentials_are_normalised_per_seed_3_3() -> None:

@@ -17,10 +17,12 @@ first; every protocol test runs the plugin in its own process, patched exactly a
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import types
 from pathlib import Path
+from types import ModuleType
 
 REPO = Path(__file__).resolve().parents[2]
 _SHARED = ("internal", "provider", "models", "strategies", "prompt", "main")
@@ -46,3 +48,9 @@ def use_plugin_modules(name: str) -> Path:
         sys.path.remove(str(path))
     sys.path.insert(0, str(path))
     return path
+
+
+def plugin_modules(name: str, *modules: str) -> tuple[ModuleType, ...]:
+    """Import ``modules`` of plugin ``name`` (its own ``internal`` …), whichever plugin was imported last."""
+    use_plugin_modules(name)
+    return tuple(importlib.import_module(module) for module in modules)
