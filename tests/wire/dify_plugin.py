@@ -51,7 +51,11 @@ class DifyPluginProcess:
         self.plugin_dir = plugin_dir
         self.timeout = timeout
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed in close()
-        full_env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "INSTALL_METHOD"))}
+        full_env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("OPENAI_", "INSTALL_METHOD", "PYTHONPATH"))
+        }
         full_env.update({"INSTALL_METHOD": "local", "PYTHONUNBUFFERED": "1", **(env or {})})
         self._proc = subprocess.Popen(
             [python or sys.executable, "-m", "main"],

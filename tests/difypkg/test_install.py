@@ -1,0 +1,75 @@
+"""Install test: each built .difypkg, unpacked into an empty directory with a fresh Python 3.12 venv
+that has only the package's ``requirements.txt``, passes the plugin's protocol tests.
+
+The venv is cached under ``.cache/difypkg-venvs/<hash of the requirements and Python version>``, so a
+repeated run only unpacks and runs the tests; a change to ``requirements.txt`` makes a new one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.wire.dify_paths import REPO
+
+sys.path.insert(0, str(REPO / "tools"))
+import difypkg
+
+VENV_CACHE = REPO / ".cache" / "difypkg-venvs"
+
+
+def plugin_venv(requirements: bytes) -> Path:
+    """A venv with exactly ``requirements`` installed by pip (cached by their hash)."""
+    key = hashlib.sha256(requirements + sys.version.encode()).hexdigest()[:16]
+    target = VENV_CACHE / key
+    python = target / "bin" / "python"
+    if (target / ".ready").is_file():
+        return python
+    shutil.rmtree(target, ignore_errors=True)
+    target.mkdir(parents=True)
+    (target.parent / f"{key}.requirements.txt").write_bytes(requirements)
+    subprocess.run([sys.executable, "-m", "venv", str(target)], check=True, timeout=300)
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "-q", "-r", str(target.parent / f"{key}.requirements.txt")],
+        check=True,
+        timeout=900,
+    )
+    (target / ".ready").write_text("ok\n")
+    return python
+
+
+@pytest.mark.timeout(1800)
+@pytest.mark.parametrize("plugin", ["openai_gpt5_responses", "gpt5_agent_strategies"])
+def test_packaged_plugin_passes_its_protocol_tests_in_a_fresh_venv(plugin: str, tmp_path: Path) -> None:
+    package = difypkg.build(REPO / "app" / plugin, tmp_path / "dist")
+    unpacked = tmp_path / "plugins" / plugin
+    unpacked.mkdir(parents=True)
+    with zipfile.ZipFile(package) as archive:
+        archive.extractall(unpacked)
+    python = plugin_venv((unpacked / "requirements.txt").read_bytes())
+    outside = subprocess.run(
+        [str(python), "-c", "import kanawa"], cwd=tmp_path, capture_output=True, check=False
+    )
+    assert outside.returncode != 0, "the venv must not have kanawa: the package bundles it"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.update(
+        {"KANAWA_DIFY_PLUGINS_ROOT": str(tmp_path / "plugins"), "KANAWA_DIFY_PLUGIN_PYTHON": str(python)}
+    )
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"tests/{plugin}/test_protocol.py"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+    assert " passed" in run.stdout
