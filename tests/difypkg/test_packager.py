@@ -82,3 +82,16 @@ def test_cli_builds_both_plugins_with_their_files(tmp_path: Path) -> None:
         } <= names
         assert "_assets/icon.svg" in names
         assert ".env.example" in names
+
+
+def test_requirements_pin_the_versions_the_repository_tests_with() -> None:
+    """A plugin's pinned requirements are the versions in uv.lock, so the install test and the dev
+    suite exercise the same SDK and client."""
+    import tomllib
+
+    locked = {p["name"]: p["version"] for p in tomllib.loads((REPO / "uv.lock").read_text())["package"]}
+    for plugin in PLUGINS:
+        for line in (REPO / "app" / plugin / "requirements.txt").read_text().splitlines():
+            if "==" in line:
+                name, version = line.split("==")
+                assert locked[name.strip()] == version.strip(), f"{plugin}: {line}"

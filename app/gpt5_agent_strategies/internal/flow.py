@@ -264,7 +264,8 @@ class DifyModelAdapter:
                 f"model invocation failed: {exc}", provider=self._provider, model=self._model
             ) from None
         found = calls.calls()
-        if opaque is None and self._on_missing is not None:
+        if found and opaque is None and self._on_missing is not None:
+            # a round that calls tools needs its reasoning next round; our model plugin always sends it
             self._on_missing()
         details = {OPAQUE_DETAIL: opaque} if opaque is not None else None
         answer = AssistantMessage(text="".join(text), tool_calls=found, provider_details=details)
