@@ -35,8 +35,8 @@ demo: $(VENV)/.synced
 	$(BIN)/kanawa demo
 
 lint: $(VENV)/.synced
-	$(BIN)/ruff check src tests bench examples
-	$(BIN)/ruff format --check src tests bench examples
+	$(BIN)/ruff check src tests bench examples app tools
+	$(BIN)/ruff format --check src tests bench examples app tools
 
 typecheck: $(VENV)/.synced
 	$(BIN)/mypy --strict src/kanawa examples

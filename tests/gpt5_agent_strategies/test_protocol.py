@@ -4,6 +4,8 @@ seed 000 §3–§7)."""
 
 from __future__ import annotations
 
+import base64
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -280,3 +282,31 @@ def test_model_failure_is_reported_as_an_error(agent_plugin: DifyPluginProcess) 
     )
     assert result.error is not None
     assert "model quota exceeded" in result.error["message"]
+
+
+def test_tool_images_reach_the_user_and_local_files_stay_in_the_sandbox(
+    agent_plugin: DifyPluginProcess, files_root: Path
+) -> None:
+    (files_root / "plot.png").write_bytes(b"\x89PNG plot")
+    outside = files_root.parent / "outside.png"
+    outside.write_bytes(b"secret")
+
+    def draw(params: dict[str, Any]) -> list[dict[str, Any]]:
+        return [
+            {"type": "image_link", "message": {"text": "https://img.example/a.png"}},
+            {"type": "image", "message": {"text": str(files_root / "plot.png")}},
+            {"type": "image", "message": {"text": str(outside)}},
+        ]
+
+    dify = _error_dify([("c1", "draw", '{"q": "x"}')], draw=draw)
+    result = run_strategy(agent_plugin, dify, tools=[tool_entity("draw")])
+    assert result.error is None, result.error
+    kinds = [m["type"] for m in result.stream]
+    assert "image_link" in kinds
+    blobs = [base64.b64decode(m["message"]["blob"]) for m in result.stream if m["type"] == "blob"]
+    assert blobs == [b"\x89PNG plot"]  # only the file inside the sandbox, as an agent BLOB message
+    assert next(m for m in result.stream if m["type"] == "blob")["meta"]["mime_type"] == "image/png"
+    (output,) = tool_outputs(dify.llm_requests[1])
+    assert "image has been created and sent to the user: https://img.example/a.png" in output
+    assert "file has been sent to the user" in output
+    assert "file refused" in output

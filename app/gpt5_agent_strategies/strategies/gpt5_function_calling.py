@@ -11,7 +11,6 @@ round and per tool call, files the tools produced, and finally the ``execution_m
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Callable, Generator, Mapping
@@ -36,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kanawa.llm.openai.credentials import coerce_bool
 from kanawa.loop import AgentLoopRunner, FinalResponse, ToolCallStep, ToolResultStep
+from kanawa.loop.config import AgentConfiguration
 from kanawa.tools import Tool
 from kanawa.types import Message, SystemMessage, TextDelta, UserMessage
 
@@ -73,7 +73,6 @@ class GPT5FunctionCallingStrategy(AgentStrategy):
         history = to_kanawa_messages(params.model.history_prompt_messages)
         messages: list[Message] = [SystemMessage(system), *history, UserMessage(params.query)]
         entities = list(params.tools or [])
-        prompt_tools = self._init_prompt_tools(entities)
         bridge = HubBridge()
         missing: list[bool] = []
 
@@ -91,16 +90,15 @@ class GPT5FunctionCallingStrategy(AgentStrategy):
             on_missing_opaque_body=on_missing if params.model.provider.endswith("openai_gpt5") else None,
         )
         outputs: dict[str, ToolOutput] = {}
-        tools = [
-            dify_tool(entity, prompt, self._tool_caller(bridge, entity, outputs))
-            for entity, prompt in zip(entities, prompt_tools, strict=False)
-        ]
-        started = time.perf_counter()
-        yield from self._drive(
-            adapter, messages, tools, config.max_steps, emit_thoughts, outputs, missing, config
-        )
-        elapsed = time.perf_counter() - started
-        del elapsed
+        tools: list[Tool] = []
+        for entity in entities:
+            try:
+                prompt = self._convert_tool_to_prompt_message_tool(entity)
+            except Exception:  # a stale or deleted tool: leave it out, as the SDK's helper does
+                logger.warning("tool %r left out: its schema could not be read", entity.identity.name)
+                continue
+            tools.append(dify_tool(entity, prompt, self._tool_caller(bridge, entity, outputs)))
+        yield from self._drive(adapter, messages, tools, emit_thoughts, outputs, missing, config)
 
     # ------------------------------------------------------------------ tools
     def _tool_caller(
@@ -130,11 +128,10 @@ class GPT5FunctionCallingStrategy(AgentStrategy):
         adapter: DifyModelAdapter,
         messages: list[Message],
         tools: list[Tool],
-        max_steps: int,
         emit_thoughts: bool,
         outputs: dict[str, ToolOutput],
         missing: list[bool],
-        config: Any,
+        config: AgentConfiguration,
     ) -> Generator[AgentInvokeMessage, None, None]:
         runner: AgentLoopRunner[str] = AgentLoopRunner(
             adapter, messages, tools=tools, config=config, stream=True, agent_name=self.strategy_name
@@ -145,6 +142,7 @@ class GPT5FunctionCallingStrategy(AgentStrategy):
                 emit(event)
 
         rounds: dict[int, AgentInvokeMessage] = {}
+        closed: set[int] = set()
         round_text: dict[int, list[str]] = {}
         tool_names: dict[int, list[str]] = {}
         current = 0
@@ -152,7 +150,7 @@ class GPT5FunctionCallingStrategy(AgentStrategy):
 
         def open_round(step: int) -> Generator[AgentInvokeMessage, None, None]:
             nonlocal current
-            if step in rounds:
+            if step in rounds or step in closed:
                 return
             yield from close_round()
             current = step
@@ -169,6 +167,7 @@ class GPT5FunctionCallingStrategy(AgentStrategy):
         def close_round() -> Generator[AgentInvokeMessage, None, None]:
             if current not in rounds:
                 return
+            closed.add(current)
             text = "".join(round_text[current])
             names = tool_names[current]
             if names and emit_thoughts:
@@ -186,14 +185,10 @@ class GPT5FunctionCallingStrategy(AgentStrategy):
                 metadata={LogMetadata.FINISHED_AT: time.perf_counter()},
             )
             rounds.pop(current)
-            rounds[-current] = AgentInvokeMessage(
-                type=AgentInvokeMessage.MessageType.TEXT, message=ToolInvokeMessage.TextMessage(text="")
-            )
 
-        step_of = lambda: runner.step  # noqa: E731 - the runner's live step number
         for event in run_on_native_thread(body):
             if isinstance(event, TextDelta):
-                yield from open_round(step_of())
+                yield from open_round(runner.step)  # deltas belong to the request in flight
                 round_text[current].append(event.text)
                 if emit_thoughts:
                     yield self.create_text_message(event.text)
@@ -222,14 +217,14 @@ class GPT5FunctionCallingStrategy(AgentStrategy):
                     yield from produced.user_messages
             elif isinstance(event, FinalResponse):
                 yield from open_round(event.step)
-                if not emit_thoughts:
-                    is_final = True
-                    if should_emit_response_text(
-                        has_tool_calls=False, emit_intermediate_thoughts=False, is_final_iteration=is_final
-                    ):
-                        shown = visible_text(event.text, emit_intermediate_thoughts=False).strip()
-                        if shown:
-                            yield self.create_text_message(shown)
+                # the final answer has no tool calls, so it is always shown (seed 000 §5); with
+                # emit_intermediate_thoughts=true it has already streamed as it arrived
+                if not emit_thoughts and should_emit_response_text(
+                    has_tool_calls=False, emit_intermediate_thoughts=False, is_final_iteration=True
+                ):
+                    shown = visible_text(event.text, emit_intermediate_thoughts=False).strip()
+                    if shown:
+                        yield self.create_text_message(shown)
         yield from close_round()
         result = runner.result
         if missing:
@@ -240,7 +235,7 @@ class GPT5FunctionCallingStrategy(AgentStrategy):
                 "execution_metadata": {
                     "strategy": self.strategy_name,
                     "iterations": runner.step,
-                    "maximum_iterations": max_steps,
+                    "maximum_iterations": config.max_steps,
                     "termination_reason": str(result.termination_reason),
                     "tool_calls": sum(len(v) for v in tool_names.values()),
                     "prompt_tokens": usage.input_tokens,
@@ -263,7 +258,3 @@ class GPT5FunctionCallingStrategy(AgentStrategy):
             _warned_old_host = True
             logger.warning(text)
         yield self.create_log_message(label="opaque_body not relayed", data={"message": text})
-
-
-def _json(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False, default=str)

@@ -15,7 +15,7 @@ from collections.abc import Generator, Mapping, Sequence
 from dify_plugin import LargeLanguageModel
 from dify_plugin.entities import I18nObject
 from dify_plugin.entities.model import AIModelEntity, FetchFrom, ModelType
-from dify_plugin.entities.model.llm import LLMResult, LLMResultChunk, LLMResultChunkDelta
+from dify_plugin.entities.model.llm import LLMResult, LLMResultChunk, LLMResultChunkDelta, LLMUsage
 from dify_plugin.entities.model.message import AssistantPromptMessage, PromptMessage, PromptMessageTool
 from dify_plugin.errors.model import CredentialsValidateFailedError, InvokeError
 from internal.credentials import normalize_credentials
@@ -84,7 +84,7 @@ class OpenAIGPT5LargeLanguageModel(LargeLanguageModel):
                 client.close()
         return self._chunks(model, credentials, prompt_messages, client, events)
 
-    def _usage(self, model: str, credentials: dict, response: LLMResponse):  # type: ignore[no-untyped-def,type-arg]
+    def _usage(self, model: str, credentials: dict, response: LLMResponse) -> LLMUsage:  # type: ignore[type-arg]
         usage = response.usage
         return self._calc_response_usage(model, credentials, usage.input_tokens, usage.output_tokens)
 
