@@ -310,3 +310,29 @@ def test_tool_images_reach_the_user_and_local_files_stay_in_the_sandbox(
     assert "image has been created and sent to the user: https://img.example/a.png" in output
     assert "file has been sent to the user" in output
     assert "file refused" in output
+
+
+def test_concurrent_runs_in_one_plugin_process_do_not_interfere(agent_plugin: DifyPluginProcess) -> None:
+    """Each run's asyncio loop lives on its own native thread, so overlapping runs (greenlets of one
+    process) both finish with their own answers."""
+    import threading
+
+    results: dict[str, Any] = {}
+
+    def run(name: str) -> None:
+        dify = FakeDify(
+            [Round(calls=[(f"c-{name}", "lookup", f'{{"q": "{name}"}}')]), Round(f"answer {name}")],
+            tools={"lookup": lambda p: text_tool(f"found {p['q']}")},
+        )
+        results[name] = (run_strategy(agent_plugin, dify, tools=[tool_entity("lookup")]), dify)
+
+    threads = [threading.Thread(target=run, args=(name,)) for name in ("one", "two", "three")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    for name in ("one", "two", "three"):
+        result, dify = results[name]
+        assert result.error is None, result.error
+        assert texts(result).endswith(f"answer {name}")
+        assert tool_outputs(dify.llm_requests[1]) == [f"found {name}"]

@@ -319,3 +319,36 @@ def test_audit_log_records_calls_without_secrets(model_plugin: DifyPluginProcess
     text = json.dumps(records)
     assert "top secret prompt" not in text
     assert API_KEY not in text
+
+
+def test_a_customizable_model_gets_the_full_parameter_schema(
+    model_plugin: DifyPluginProcess, server: WireServer
+) -> None:
+    result = model_plugin.request(
+        {
+            "type": "model",
+            "action": "get_ai_model_schemas",
+            "user_id": "u",
+            "provider": "openai_gpt5",
+            "model_type": "llm",
+            "model": "gpt-5.1",
+            "credentials": credentials(server),
+        }
+    )
+    assert result.error is None, result.error
+    schema = result.stream[0]["model_schema"]
+    assert schema["model"] == "gpt-5.1"
+    assert schema["fetch_from"] == "customizable-model"
+    assert [r["name"] for r in schema["parameter_rules"]][:2] == ["max_output_tokens", "reasoning_effort"]
+    assert "vision" not in schema["features"]
+
+
+def test_a_customizable_model_accepts_its_declared_parameters(
+    model_plugin: DifyPluginProcess, server: WireServer
+) -> None:
+    server.enqueue(text_response("custom").sse())
+    result = invoke(model_plugin, server, model="gpt-5.1", model_parameters={"verbosity": "high"})
+    assert result.error is None, result.error
+    body = server.requests[0].json()
+    assert body["model"] == "gpt-5.1"
+    assert body["text"] == {"verbosity": "high"}
