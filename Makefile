@@ -53,6 +53,7 @@ bench: $(VENV)/.synced
 	$(BIN)/python bench/loop_overhead.py
 	$(BIN)/python bench/stream_passthrough.py
 	$(BIN)/python bench/memory_retrieval.py
+	$(BIN)/python bench/dify_plugin_overhead.py
 
 plugins: $(VENV)/.synced
 	$(BIN)/python tools/difypkg.py app/openai_gpt5_responses app/gpt5_agent_strategies --out dist

@@ -8,13 +8,15 @@ error type.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 
 from dify_plugin.errors.model import CredentialsValidateFailedError
 
 from kanawa.llm.openai.credentials import OpenAICredentials
+from kanawa.llm.openai.responses_sync import OpenAIResponsesSyncClient
 
-__all__ = ["normalize_credentials"]
+__all__ = ["client_for", "normalize_credentials"]
 
 
 def normalize_credentials(credentials: Mapping[str, object]) -> OpenAICredentials:
@@ -23,3 +25,13 @@ def normalize_credentials(credentials: Mapping[str, object]) -> OpenAICredential
         return OpenAICredentials.from_dict(credentials)
     except ValueError as exc:
         raise CredentialsValidateFailedError(str(exc)) from None
+
+
+@functools.lru_cache(maxsize=32)
+def client_for(credentials: OpenAICredentials) -> OpenAIResponsesSyncClient:
+    """One client (and its connection pool) per distinct credentials, kept for the process's life.
+
+    Building an HTTP client costs more than a short request (TLS context, pool); Dify sends the same
+    credentials with every call. A client evicted from this small cache is closed when collected.
+    """
+    return OpenAIResponsesSyncClient(credentials)

@@ -18,7 +18,7 @@ from dify_plugin.entities.model import AIModelEntity, FetchFrom, ModelType
 from dify_plugin.entities.model.llm import LLMResult, LLMResultChunk, LLMResultChunkDelta, LLMUsage
 from dify_plugin.entities.model.message import AssistantPromptMessage, PromptMessage, PromptMessageTool
 from dify_plugin.errors.model import CredentialsValidateFailedError, InvokeError
-from internal.credentials import normalize_credentials
+from internal.credentials import client_for, normalize_credentials
 from internal.errors import INVOKE_ERROR_MAPPING, to_invoke_error
 from internal.messages import assistant_from_response, to_kanawa_messages
 from internal.payloads import settings_from_parameters, tool_specs_from_dify
@@ -65,24 +65,16 @@ class OpenAIGPT5LargeLanguageModel(LargeLanguageModel):
         settings = settings_from_parameters(model_parameters, stop)
         messages = to_kanawa_messages(prompt_messages)
         specs = tool_specs_from_dify(tools)
-        client = OpenAIResponsesSyncClient(creds)
-        try:
-            events = client.stream(model, messages, tools=specs, settings=settings, stream=stream)
-            if not stream:
-                response = _completed(events)
-                return LLMResult(
-                    model=model,
-                    prompt_messages=prompt_messages,
-                    message=assistant_from_response(response, thought=_thought_of(response)),
-                    usage=self._usage(model, credentials, response),
-                )
-        except BaseException:
-            client.close()
-            raise
-        else:
-            if not stream:
-                client.close()
-        return self._chunks(model, credentials, prompt_messages, client, events)
+        events = client_for(creds).stream(model, messages, tools=specs, settings=settings, stream=stream)
+        if not stream:
+            response = _completed(events)
+            return LLMResult(
+                model=model,
+                prompt_messages=prompt_messages,
+                message=assistant_from_response(response, thought=_thought_of(response)),
+                usage=self._usage(model, credentials, response),
+            )
+        return self._chunks(model, credentials, prompt_messages, events)
 
     def _usage(self, model: str, credentials: dict, response: LLMResponse) -> LLMUsage:  # type: ignore[type-arg]
         usage = response.usage
@@ -93,7 +85,6 @@ class OpenAIGPT5LargeLanguageModel(LargeLanguageModel):
         model: str,
         credentials: dict,  # type: ignore[type-arg]
         prompt_messages: list[PromptMessage],
-        client: OpenAIResponsesSyncClient,
         events: Generator[StreamEvent, None, None] | Sequence[StreamEvent],
     ) -> Generator[LLMResultChunk, None, None]:
         def chunk(text: str = "", **delta: object) -> LLMResultChunk:
@@ -135,8 +126,6 @@ class OpenAIGPT5LargeLanguageModel(LargeLanguageModel):
                     )
         except LLMError as exc:
             raise to_invoke_error(exc) from None
-        finally:
-            client.close()
 
     def get_num_tokens(
         self,
