@@ -157,3 +157,11 @@ def test_round_thought_falls_back_only_without_a_think_block() -> None:
     assert round_thought("<think>mine</think>x", ["t"]) == ""
     assert round_thought("no think", ["lookup"]).startswith("<think>")
     assert "lookup" in round_thought("no think", ["lookup"])
+
+
+def test_only_knowledge_lists_become_citations() -> None:
+    assert policy.retriever_resources("plain text") == []
+    assert policy.retriever_resources([{"content": "a"}, "b"]) == []
+    assert policy.retriever_resources([{"content": "a", "metadata": {"segment_id": "s", "page": 3}}]) == [
+        {"segment_id": "s", "page": 3, "position": 1, "content": "a"}
+    ]

@@ -336,3 +336,37 @@ def test_concurrent_runs_in_one_plugin_process_do_not_interfere(agent_plugin: Di
         assert result.error is None, result.error
         assert texts(result).endswith(f"answer {name}")
         assert tool_outputs(dify.llm_requests[1]) == [f"found {name}"]
+
+
+def test_knowledge_context_is_cited_and_given_to_the_model(agent_plugin: DifyPluginProcess) -> None:
+    knowledge = [
+        {
+            "content": "kanawa keeps tool loops bounded.",
+            "title": "guide.md",
+            "metadata": {
+                "_source": "knowledge",
+                "dataset_id": "ds1",
+                "document_name": "guide.md",
+                "score": 0.9,
+            },
+        },
+        {"content": "It is written in Python.", "metadata": {"document_name": "faq.md"}},
+    ]
+    dify = FakeDify([Round("Cited answer.")])
+    result = run_strategy(agent_plugin, dify, context=knowledge)
+    assert result.error is None, result.error
+    (cited,) = [m["message"] for m in result.stream if m["type"] == "retriever_resources"]
+    resources = cited["retriever_resources"]
+    assert [(r["position"], r["document_name"]) for r in resources] == [(1, "guide.md"), (2, "faq.md")]
+    assert resources[0]["dataset_id"] == "ds1"
+    assert resources[0]["score"] == 0.9
+    system = dify.llm_requests[0]["prompt_messages"][0]["content"]
+    assert system.endswith(
+        "<context>\nkanawa keeps tool loops bounded.\n\nIt is written in Python.\n</context>"
+    )
+
+
+def test_junk_emit_intermediate_thoughts_is_refused(agent_plugin: DifyPluginProcess) -> None:
+    result = run_strategy(agent_plugin, FakeDify([]), emit_intermediate_thoughts="maybe")
+    assert result.error is not None
+    assert "emit_intermediate_thoughts must be a boolean" in result.error["message"]

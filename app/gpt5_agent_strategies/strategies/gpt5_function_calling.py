@@ -29,7 +29,7 @@ from internal.flow import (
     visible_text,
 )
 from internal.loop import HubBridge, iteration_config, run_on_native_thread
-from internal.policy import compose_system_prompt
+from internal.policy import compose_system_prompt, retriever_resources
 from internal.tooling import ToolOutput, dify_tool, summarize_tool_messages
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -98,6 +98,15 @@ class GPT5FunctionCallingStrategy(AgentStrategy):
                 logger.warning("tool %r left out: its schema could not be read", entity.identity.name)
                 continue
             tools.append(dify_tool(entity, prompt, self._tool_caller(bridge, entity, outputs)))
+        cited = retriever_resources(params.context)
+        if cited:
+            yield self.create_retriever_resource_message(
+                retriever_resources=[
+                    ToolInvokeMessage.RetrieverResourceMessage.RetrieverResource(**resource)
+                    for resource in cited
+                ],
+                context="\n\n".join(str(resource["content"]) for resource in cited),
+            )
         yield from self._drive(adapter, messages, tools, emit_thoughts, outputs, missing, config)
 
     # ------------------------------------------------------------------ tools
