@@ -24,6 +24,6 @@ def files_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def agent_plugin(files_root: Path) -> Iterator[DifyPluginProcess]:
     with DifyPluginProcess(
-        plugin_dir(PLUGIN), python=plugin_python(), env={"KANAWA_FILES_ROOT": str(files_root)}
+        plugin_dir(PLUGIN), python=plugin_python(PLUGIN), env={"KANAWA_FILES_ROOT": str(files_root)}
     ) as process:
         yield process

@@ -24,7 +24,9 @@ def responses() -> Iterator[WireServer]:
 
 @pytest.fixture(scope="module")
 def model_plugin() -> Iterator[DifyPluginProcess]:
-    with DifyPluginProcess(plugin_dir("openai_gpt5_responses"), python=plugin_python()) as process:
+    with DifyPluginProcess(
+        plugin_dir("openai_gpt5_responses"), python=plugin_python("openai_gpt5_responses")
+    ) as process:
         yield process
 
 

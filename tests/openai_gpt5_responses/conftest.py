@@ -33,7 +33,7 @@ def server(responses_server: WireServer) -> WireServer:
 @pytest.fixture(scope="module")
 def model_plugin() -> Iterator[DifyPluginProcess]:
     with DifyPluginProcess(
-        plugin_dir(PLUGIN), python=plugin_python(), env={"OPENAI_GPT5_AUDIT_LOG": "true"}
+        plugin_dir(PLUGIN), python=plugin_python(PLUGIN), env={"OPENAI_GPT5_AUDIT_LOG": "true"}
     ) as process:
         yield process
 

@@ -352,3 +352,13 @@ def test_a_customizable_model_accepts_its_declared_parameters(
     body = server.requests[0].json()
     assert body["model"] == "gpt-5.1"
     assert body["text"] == {"verbosity": "high"}
+
+
+def test_tool_choice_naming_a_tool_not_offered_is_a_bad_request(
+    model_plugin: DifyPluginProcess, server: WireServer
+) -> None:
+    result = invoke(model_plugin, server, model_parameters={"tool_choice": "missing_tool"}, tools=[TOOL])
+    assert result.error is not None
+    assert result.error["error_type"] == "InvokeBadRequestError"
+    assert "missing_tool" in result.error["message"]
+    assert server.requests == []

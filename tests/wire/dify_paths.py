@@ -3,7 +3,7 @@
 By default the plugins are the source directories under ``app/``, run with this interpreter. The install
 test (``tests/difypkg``) reruns the protocol tests against an unpacked ``.difypkg`` in a fresh venv by
 setting ``KANAWA_DIFY_PLUGINS_ROOT`` (the directory holding the unpacked plugins) and
-``KANAWA_DIFY_PLUGIN_PYTHON`` (that venv's interpreter).
+``KANAWA_DIFY_PLUGIN_PYTHON_<PLUGIN NAME>`` (each package's venv interpreter).
 
 Both plugins have top-level packages with the same names (``internal``, ``provider`` …), as Dify's
 layout wants; :func:`use_plugin_modules` puts one plugin first on ``sys.path`` and forgets the other's
@@ -33,8 +33,10 @@ def plugin_dir(name: str) -> Path:
     return Path(root) / name if root else REPO / "app" / name
 
 
-def plugin_python() -> str:
-    return os.environ.get("KANAWA_DIFY_PLUGIN_PYTHON") or sys.executable
+def plugin_python(name: str) -> str:
+    """The interpreter that runs plugin ``name``: ``KANAWA_DIFY_PLUGIN_PYTHON_<NAME>`` (the install
+    test's venv for that package), else this test run's own."""
+    return os.environ.get(f"KANAWA_DIFY_PLUGIN_PYTHON_{name.upper()}") or sys.executable
 
 
 def use_plugin_modules(name: str) -> Path:
