@@ -370,3 +370,27 @@ def test_junk_emit_intermediate_thoughts_is_refused(agent_plugin: DifyPluginProc
     result = run_strategy(agent_plugin, FakeDify([]), emit_intermediate_thoughts="maybe")
     assert result.error is not None
     assert "emit_intermediate_thoughts must be a boolean" in result.error["message"]
+
+
+@pytest.mark.parametrize("emit", [True, False])
+def test_a_final_iteration_that_still_calls_tools_ends_with_its_visible_text(
+    agent_plugin: DifyPluginProcess, emit: bool
+) -> None:
+    """Seed 000 §5: tool calls + emit_intermediate_thoughts=false → shown only in the final iteration.
+    The model ignored the tool-free last request; the run still ends cleanly with what it said."""
+    dify = FakeDify(
+        [Round("<think>hmm</think>Partial answer.", calls=[("c1", "lookup", '{"q": "a"}')])],
+        tools={"lookup": lambda p: text_tool("never")},
+    )
+    result = run_strategy(
+        agent_plugin,
+        dify,
+        tools=[tool_entity("lookup")],
+        maximum_iterations=1,
+        emit_intermediate_thoughts=emit,
+    )
+    assert result.error is None, result.error
+    assert dify.llm_requests[0]["tools"] is None
+    assert dify.tool_requests == []
+    assert texts(result) == ("<think>hmm</think>Partial answer." if emit else "Partial answer.")
+    assert metadata(result)["termination_reason"] == "max_steps_exceeded"

@@ -36,8 +36,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from kanawa.llm.openai.credentials import coerce_bool
 from kanawa.loop import AgentLoopRunner, FinalResponse, ToolCallStep, ToolResultStep
 from kanawa.loop.config import AgentConfiguration
+from kanawa.loop.errors import MaxStepsExceeded
 from kanawa.tools import Tool
-from kanawa.types import Message, SystemMessage, TextDelta, UserMessage
+from kanawa.types import Message, SystemMessage, TextDelta, Usage, UserMessage
 
 logger = logging.getLogger(__name__)
 
@@ -146,9 +147,14 @@ class GPT5FunctionCallingStrategy(AgentStrategy):
             adapter, messages, tools=tools, config=config, stream=True, agent_name=self.strategy_name
         )
 
+        exhausted: list[MaxStepsExceeded] = []
+
         async def body(emit: Callable[[object], None]) -> None:
-            async for event in runner:
-                emit(event)
+            try:
+                async for event in runner:
+                    emit(event)
+            except MaxStepsExceeded as exc:  # the last allowed round still called tools
+                exhausted.append(exc)
 
         rounds: dict[int, AgentInvokeMessage] = {}
         closed: set[int] = set()
@@ -234,18 +240,31 @@ class GPT5FunctionCallingStrategy(AgentStrategy):
                     shown = visible_text(event.text, emit_intermediate_thoughts=False).strip()
                     if shown:
                         yield self.create_text_message(shown)
+        if exhausted:
+            # the final iteration's text is the answer there is: shown even though it called tools
+            # (seed 000 §5: with emit_intermediate_thoughts=false, only the final iteration is shown)
+            last = "".join(round_text.get(current, []))
+            if not emit_thoughts and should_emit_response_text(
+                has_tool_calls=True, emit_intermediate_thoughts=False, is_final_iteration=True
+            ):
+                shown = visible_text(last, emit_intermediate_thoughts=False).strip()
+                if shown:
+                    yield self.create_text_message(shown)
         yield from close_round()
-        result = runner.result
+        partial = exhausted[0].partial_result if exhausted else runner.result
+        usage = partial.usage if partial is not None else Usage()
+        termination = (
+            "max_steps_exceeded" if exhausted or partial is None else str(partial.termination_reason)
+        )
         if missing:
             yield from self._old_host_notice()
-        usage = result.usage
         yield self.create_json_message(
             {
                 "execution_metadata": {
                     "strategy": self.strategy_name,
                     "iterations": runner.step,
                     "maximum_iterations": config.max_steps,
-                    "termination_reason": str(result.termination_reason),
+                    "termination_reason": termination,
                     "tool_calls": sum(len(v) for v in tool_names.values()),
                     "prompt_tokens": usage.input_tokens,
                     "completion_tokens": usage.output_tokens,
