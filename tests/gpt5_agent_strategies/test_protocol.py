@@ -55,6 +55,12 @@ def test_two_tool_run_streams_text_logs_and_execution_metadata(agent_plugin: Dif
     assert labels.count("ROUND 2") == 2
     assert "CALL lookup" in labels
     assert "CALL weather" in labels
+    round_one = next(log for log in logs(result) if log["label"] == "ROUND 1")
+    assert round_one["status"] == "start"
+    children = [log for log in logs(result) if log.get("parent_id") == round_one["id"]]
+    assert [c["label"] for c in children] == ["CALL lookup", "CALL weather", "gpt-5 Thought"]
+    finished = [log for log in logs(result) if log["id"] == round_one["id"] and log["status"] == "success"]
+    assert finished[0]["data"]["tool_calls"] == ["lookup", "weather"]
     meta = metadata(result)
     assert meta["iterations"] == 2
     assert meta["tool_calls"] == 2
