@@ -55,7 +55,9 @@ PROTOCOL_TESTS = (
 
 @pytest.mark.timeout(1800)
 def test_packaged_plugins_pass_the_protocol_tests_in_fresh_venvs(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    # the inner run gets its own temporary root: a shared --basetemp (PYTEST_ADDOPTS) would be wiped
+    # by it, unpacked plugins included
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTEST_ADDOPTS")}
     env["KANAWA_DIFY_PLUGINS_ROOT"] = str(tmp_path / "plugins")
     for plugin in PLUGINS:
         package = difypkg.build(REPO / "app" / plugin, tmp_path / "dist")
@@ -70,7 +72,16 @@ def test_packaged_plugins_pass_the_protocol_tests_in_fresh_venvs(tmp_path: Path)
         assert outside.returncode != 0, "the venv must not have kanawa: the package bundles it"
         env[f"KANAWA_DIFY_PLUGIN_PYTHON_{plugin.upper()}"] = str(python)
     run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *PROTOCOL_TESTS],
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            f"--basetemp={tmp_path / 'inner'}",
+            *PROTOCOL_TESTS,
+        ],
         cwd=REPO,
         env=env,
         capture_output=True,
