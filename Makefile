@@ -3,6 +3,7 @@
 #   make test   lint, type-check and run the full test suite
 #   make fuzz   run the property tests with random seeds and 5,000 examples each
 #   make bench  run the benchmarks in bench/ and refresh bench/results/
+#   make plugins  build the Dify plugins under app/ into dist/*.difypkg
 
 SHELL := /bin/bash
 export UV_PYTHON_DOWNLOADS := never
@@ -20,7 +21,7 @@ UV ?= $(shell command -v uv 2>/dev/null || echo $(UV_BOOT)/bin/uv)
 VENV := $(CURDIR)/.venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint typecheck pytest fuzz bench clean
+.PHONY: demo test lint typecheck pytest fuzz bench clean plugins
 
 $(UV_BOOT)/bin/uv:
 	$(PYTHON) -m venv $(UV_BOOT)
@@ -34,8 +35,8 @@ demo: $(VENV)/.synced
 	$(BIN)/kanawa demo
 
 lint: $(VENV)/.synced
-	$(BIN)/ruff check src tests bench examples
-	$(BIN)/ruff format --check src tests bench examples
+	$(BIN)/ruff check src tests bench examples app tools
+	$(BIN)/ruff format --check src tests bench examples app tools
 
 typecheck: $(VENV)/.synced
 	$(BIN)/mypy --strict src/kanawa examples
@@ -56,6 +57,10 @@ bench: $(VENV)/.synced
 	$(BIN)/python bench/ace_search_quality.py
 	$(BIN)/python bench/ace_search.py
 	$(BIN)/python bench/multi_agent_overhead.py
+	$(BIN)/python bench/dify_plugin_overhead.py
+
+plugins: $(VENV)/.synced
+	$(BIN)/python tools/difypkg.py app/openai_gpt5_responses app/gpt5_agent_strategies --out dist
 
 clean:
 	rm -rf $(VENV) .cache .mypy_cache .ruff_cache .pytest_cache

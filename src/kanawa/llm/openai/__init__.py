@@ -1,6 +1,6 @@
 """OpenAI: the Responses API adapter (GPT-5 family) and the Chat Completions adapter (any
 OpenAI-compatible server), with the pieces the Dify plugins reuse (payload builder, credentials,
-model catalogue, audit log).
+model catalogue, audit log, and the blocking Responses caller for gevent hosts).
 
 The adapters import the ``openai`` SDK; this package imports them only when one is first read.
 """
@@ -14,12 +14,14 @@ from kanawa._lazy import lazy_exports
 _EXPORTS = {
     "OpenAIResponsesAdapter": "kanawa.llm.openai.responses",
     "OpenAIChatAdapter": "kanawa.llm.openai.chat",
+    "OpenAIResponsesSyncClient": "kanawa.llm.openai.responses_sync",
 }
 
 if TYPE_CHECKING:
     from kanawa.llm.openai.chat import OpenAIChatAdapter
     from kanawa.llm.openai.responses import OpenAIResponsesAdapter
+    from kanawa.llm.openai.responses_sync import OpenAIResponsesSyncClient
 
 __getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)
 
-__all__ = ["OpenAIChatAdapter", "OpenAIResponsesAdapter"]
+__all__ = ["OpenAIChatAdapter", "OpenAIResponsesAdapter", "OpenAIResponsesSyncClient"]
