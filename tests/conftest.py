@@ -66,3 +66,12 @@ def wire_server() -> Iterator[WireServer]:
     """A real loopback HTTP server whose replies a test scripts (see ``tests/wire/server.py``)."""
     with WireServer() as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def pgvector_url() -> Iterator[str]:
+    """A ``postgresql://`` URL of a private PostgreSQL with pgvector, shared by the whole session."""
+    from tests.support.pgvector import pgvector_server
+
+    with pgvector_server() as url:
+        yield url

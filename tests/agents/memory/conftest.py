@@ -4,7 +4,6 @@ once per session in a temporary directory) and deterministic unit vectors."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -15,15 +14,10 @@ _tables = itertools.count()
 
 
 @pytest.fixture(scope="session")
-def postgres_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A ``postgresql://`` URL of a private server with the pgvector extension available."""
-    import pgserver
-
-    server = pgserver.get_server(tmp_path_factory.mktemp("pgdata"), cleanup_mode="stop")
-    try:
-        yield server.get_uri()
-    finally:
-        server.cleanup()
+def postgres_url(pgvector_url: str) -> str:
+    """A ``postgresql://`` URL of a private server with the pgvector extension available (the session's
+    one server, :func:`tests.conftest.pgvector_url`)."""
+    return pgvector_url
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import itertools
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -80,15 +79,10 @@ def bm25_search() -> HybridSearch:
 
 
 @pytest.fixture(scope="session")
-def ace_postgres_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A private PostgreSQL with pgvector (``pgserver``), started once for the ACE tests."""
-    import pgserver
-
-    server = pgserver.get_server(tmp_path_factory.mktemp("ace-pgdata"), cleanup_mode="stop")
-    try:
-        yield server.get_uri()
-    finally:
-        server.cleanup()
+def ace_postgres_url(pgvector_url: str) -> str:
+    """The session's PostgreSQL with pgvector (:func:`tests.conftest.pgvector_url`); ACE tables carry
+    their own prefixes."""
+    return pgvector_url
 
 
 @pytest.fixture

@@ -1,0 +1,1 @@
+"""Helpers shared by several test packages (real services started for the suite)."""
