@@ -20,7 +20,7 @@ UV ?= $(shell command -v uv 2>/dev/null || echo $(UV_BOOT)/bin/uv)
 VENV := $(CURDIR)/.venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint typecheck pytest fuzz bench clean
+.PHONY: demo test lint typecheck pytest fuzz bench clean browser
 
 $(UV_BOOT)/bin/uv:
 	$(PYTHON) -m venv $(UV_BOOT)
@@ -40,7 +40,13 @@ lint: $(VENV)/.synced
 typecheck: $(VENV)/.synced
 	$(BIN)/mypy --strict src/kanawa examples
 
-pytest: $(VENV)/.synced
+# The timeline page test drives Debian's chromium through Playwright (no browser download, ever).
+browser:
+	@if [ -x /usr/bin/chromium ]; then :; else \
+	  $$( [ "$$(id -u)" = 0 ] || echo sudo ) apt-get update -q && \
+	  $$( [ "$$(id -u)" = 0 ] || echo sudo ) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; fi
+
+pytest: $(VENV)/.synced browser
 	$(BIN)/python -m pytest -q
 
 test: lint typecheck pytest
@@ -52,6 +58,7 @@ bench: $(VENV)/.synced
 	$(BIN)/python bench/loop_overhead.py
 	$(BIN)/python bench/stream_passthrough.py
 	$(BIN)/python bench/memory_retrieval.py
+	$(BIN)/python bench/serve_load.py
 
 clean:
 	rm -rf $(VENV) .cache .mypy_cache .ruff_cache .pytest_cache

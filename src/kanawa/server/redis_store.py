@@ -1,0 +1,294 @@
+""":class:`RedisRunStore`: runs in Redis, so any worker can stream, resume or cancel any run.
+
+Layout (``prefix`` defaults to ``kanawa:``)::
+
+    {prefix}run:{id}              hash: tenant, agent, status, created, updated, last_seq, reason,
+                                  session, cancel — the RunRecord
+    {prefix}run:{id}:chunks       stream: entry id ``<seq>-0``, fields d (chunk JSON), t (1 = terminal)
+    {prefix}run:{id}:checkpoint   string: a durable run's last completed step
+    {prefix}tenant:{t}:runs       sorted set of run ids by creation time
+
+Each chunk is one pipelined round trip: ``XADD`` with the explicit id ``<seq>-0`` (Redis itself
+refuses an id that is not above the last one, so ``seq`` is monotonic even with two writers), then
+``PEXPIRE`` on the stream and the hash — ``XADD`` does not refresh a key's TTL, so it is refreshed
+deliberately with every chunk — and ``HGET cancel``, which is how a cancel issued on another worker
+reaches the run.
+
+Readers never hold a Redis connection each. One :class:`StreamHub` per process owns one connection
+that ``XREAD BLOCK``\\ s on every stream some local client follows and fans entries out to per-client
+queues. A client first registers with the hub, then reads what is already stored with a plain
+``XRANGE`` on the shared pool; the two overlap and ``seq`` removes the duplicates, so nothing falls
+between them. When a new stream is followed, the hub's blocked read is cut short with
+``CLIENT UNBLOCK`` so it starts following at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator, Mapping
+from typing import Any, Final, cast
+
+from redis.asyncio import Redis
+from redis.exceptions import ResponseError
+
+from kanawa._logging import get_logger
+from kanawa.server.store import ChunksExpired, Entry, RunRecord, RunStatus
+
+_log = get_logger("kanawa.server")
+BLOCK_MS: Final = 5_000
+"""How long the hub's ``XREAD`` blocks when nothing arrives (it is woken early when needed)."""
+
+
+def _text(value: Any) -> str:
+    return value.decode("utf-8") if isinstance(value, bytes) else str(value)
+
+
+def _seq(entry_id: Any) -> int:
+    return int(_text(entry_id).partition("-")[0])
+
+
+def _entry(entry_id: Any, fields: Mapping[Any, Any]) -> Entry:
+    data = {_text(k): _text(v) for k, v in fields.items()}
+    return Entry(_seq(entry_id), data.get("d", ""), data.get("t") == "1")
+
+
+class StreamHub:
+    """One reader per process: ``XREAD`` over all followed streams, fanned out to local queues."""
+
+    def __init__(self, url: str, redis: Redis) -> None:
+        self._url = url
+        self._redis = redis
+        self._conn: Redis | None = None
+        self._generation = 0
+        self._seen = 0
+        self._client_id: int | None = None
+        self._cursors: dict[str, str] = {}
+        self._queues: dict[str, set[asyncio.Queue[Entry]]] = {}
+        self._task: asyncio.Task[None] | None = None
+        self._wake = asyncio.Event()
+
+    async def _ensure(self) -> None:
+        if self._task is None:
+            self._conn = Redis.from_url(self._url, max_connections=1)
+            self._client_id = int(await self._conn.client_id())
+            self._task = asyncio.create_task(self._pump(), name="kanawa-stream-hub")
+
+    async def follow(self, key: str, after: int) -> asyncio.Queue[Entry]:
+        await self._ensure()
+        queue: asyncio.Queue[Entry] = asyncio.Queue()
+        listeners = self._queues.setdefault(key, set())
+        listeners.add(queue)
+        if key not in self._cursors:
+            self._cursors[key] = f"{after}-0"
+            self._generation += 1
+            await self._restart_read(self._generation)
+        return queue
+
+    async def _restart_read(self, generation: int) -> None:
+        """Make the pump's next ``XREAD`` include the new stream: wake it while it waits for work and
+        cut its blocked read short with ``CLIENT UNBLOCK`` until it has picked up ``generation``."""
+        self._wake.set()
+        for _ in range(200):
+            if self._seen >= generation or self._client_id is None:
+                return
+            with contextlib.suppress(Exception):
+                await self._redis.client_unblock(self._client_id)
+            await asyncio.sleep(0.001)
+
+    def unfollow(self, key: str, queue: asyncio.Queue[Entry]) -> None:
+        listeners = self._queues.get(key)
+        if listeners is None:
+            return
+        listeners.discard(queue)
+        if not listeners:
+            del self._queues[key]
+            self._cursors.pop(key, None)
+
+    async def _pump(self) -> None:
+        assert self._conn is not None
+        while True:
+            if not self._cursors:
+                self._wake.clear()
+                await self._wake.wait()
+                continue
+            streams = dict(self._cursors)
+            self._seen = self._generation
+            try:
+                reply = await self._conn.xread(streams, block=BLOCK_MS, count=500)  # type: ignore[arg-type]
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                _log.warning("stream hub read failed (%s); retrying", type(exc).__name__)
+                await asyncio.sleep(0.2)
+                continue
+            for key_raw, items in cast("list[tuple[Any, list[tuple[Any, Any]]]]", reply or []):
+                key = _text(key_raw)
+                for entry_id, fields in items:
+                    entry = _entry(entry_id, fields)
+                    if key in self._cursors:
+                        self._cursors[key] = _text(entry_id)
+                    for queue in self._queues.get(key, ()):
+                        queue.put_nowait(entry)
+
+    async def aclose(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        if self._conn is not None:
+            await self._conn.aclose()
+            self._conn = None
+
+
+class RedisRunStore:
+    """The :class:`~kanawa.server.store.RunStore` contract over Redis (see the module docstring)."""
+
+    def __init__(self, url: str, *, ttl: float = 3600.0, cap: int = 10_000, prefix: str = "kanawa:") -> None:
+        self._redis: Redis = Redis.from_url(url, max_connections=64)
+        self._ttl_ms = int(ttl * 1000)
+        self._cap = cap
+        self._prefix = prefix
+        self.hub = StreamHub(url, self._redis)
+
+    @property
+    def redis(self) -> Redis:
+        return self._redis
+
+    def _run(self, run_id: str) -> str:
+        return f"{self._prefix}run:{run_id}"
+
+    def _chunks(self, run_id: str) -> str:
+        return f"{self._prefix}run:{run_id}:chunks"
+
+    async def create(self, record: RunRecord) -> None:
+        key = self._run(record.run_id)
+        async with self._redis.pipeline(transaction=True) as pipe:
+            pipe.hset(key, mapping=_to_hash(record))
+            pipe.pexpire(key, self._ttl_ms)
+            index = f"{self._prefix}tenant:{record.tenant}:runs"
+            pipe.zadd(index, {record.run_id: record.created})
+            pipe.pexpire(index, self._ttl_ms)
+            await pipe.execute()
+
+    async def _record(self, run_id: str) -> RunRecord | None:
+        raw = await self._redis.hgetall(self._run(run_id))
+        return _from_hash(run_id, raw) if raw else None
+
+    async def get(self, tenant: str, run_id: str) -> RunRecord | None:
+        record = await self._record(run_id)
+        return record if record is not None and record.tenant == tenant else None
+
+    async def list(self, tenant: str, *, limit: int) -> list[RunRecord]:
+        ids = await self._redis.zrevrange(f"{self._prefix}tenant:{tenant}:runs", 0, limit - 1)
+        out = []
+        for run_id in ids:
+            record = await self.get(tenant, _text(run_id))
+            if record is not None:
+                out.append(record)
+        return out
+
+    async def set_status(self, run_id: str, status: RunStatus, *, reason: str | None = None) -> None:
+        key = self._run(run_id)
+        async with self._redis.pipeline(transaction=False) as pipe:
+            pipe.hset(key, mapping={"status": status, "updated": repr(time.time()), "reason": reason or ""})
+            pipe.pexpire(key, self._ttl_ms)
+            await pipe.execute()
+
+    async def append(self, run_id: str, entry: Entry) -> bool:
+        key, stream = self._run(run_id), self._chunks(run_id)
+        fields = {"d": entry.text, "t": "1" if entry.terminal else "0"}
+        async with self._redis.pipeline(transaction=False) as pipe:
+            pipe.xadd(stream, fields, id=f"{entry.seq}-0", maxlen=self._cap, approximate=False)  # type: ignore[arg-type]
+            pipe.pexpire(stream, self._ttl_ms)
+            pipe.hset(key, mapping={"last_seq": entry.seq, "updated": repr(time.time())})
+            pipe.pexpire(key, self._ttl_ms)
+            pipe.hget(key, "cancel")
+            try:
+                results = await pipe.execute()
+            except ResponseError as exc:
+                raise ValueError(f"seq {entry.seq} was refused by Redis: {exc}") from None
+        return bool(results[-1])
+
+    async def request_cancel(self, run_id: str) -> None:
+        await self._redis.hset(self._run(run_id), "cancel", "1")
+
+    async def read(self, run_id: str, *, after: int) -> AsyncIterator[Entry]:
+        stream = self._chunks(run_id)
+        queue = await self.hub.follow(stream, after)
+        try:
+            cursor = after
+            stored: list[tuple[Any, Any]] = list(
+                await self._redis.xrange(stream, min=f"({after}-0" if after else "-", max="+") or []
+            )
+            if stored:
+                first = _seq(stored[0][0])
+                if first > cursor + 1:
+                    raise ChunksExpired(first)
+            elif after > 0:
+                record = await self._record(run_id)
+                if record is not None and record.last_seq > after:
+                    raise ChunksExpired(record.last_seq)
+            for entry_id, fields in stored:
+                entry = _entry(entry_id, fields)
+                if entry.seq > cursor:
+                    cursor = entry.seq
+                    yield entry
+                    if entry.terminal:
+                        return
+            while True:
+                try:
+                    entry = await asyncio.wait_for(queue.get(), timeout=self._ttl_ms / 1000)
+                except TimeoutError:
+                    return
+                if entry.seq > cursor:
+                    cursor = entry.seq
+                    yield entry
+                    if entry.terminal:
+                        return
+        finally:
+            self.hub.unfollow(stream, queue)
+
+    async def save_checkpoint(self, run_id: str, data: str) -> None:
+        await self._redis.set(f"{self._run(run_id)}:checkpoint", data, px=self._ttl_ms)
+
+    async def load_checkpoint(self, run_id: str) -> str | None:
+        raw = await self._redis.get(f"{self._run(run_id)}:checkpoint")
+        return _text(raw) if raw is not None else None
+
+    async def aclose(self) -> None:
+        await self.hub.aclose()
+        await self._redis.aclose()
+
+
+def _to_hash(record: RunRecord) -> dict[bytes | bytearray | memoryview[int] | str | int | float, str | int]:
+    return {
+        "tenant": record.tenant,
+        "agent": record.agent,
+        "status": record.status,
+        "created": repr(record.created),
+        "updated": repr(record.updated),
+        "last_seq": record.last_seq,
+        "reason": record.termination_reason or "",
+        "session": record.session_id or "",
+    }
+
+
+def _from_hash(run_id: str, raw: Mapping[Any, Any]) -> RunRecord:
+    data = {_text(k): _text(v) for k, v in raw.items()}
+    return RunRecord(
+        run_id=run_id,
+        tenant=data.get("tenant", ""),
+        agent=data.get("agent", ""),
+        status=cast(RunStatus, data.get("status", "running")),
+        created=float(data.get("created", "0")),
+        updated=float(data.get("updated", "0")),
+        last_seq=int(data.get("last_seq", "0")),
+        termination_reason=data.get("reason") or None,
+        session_id=data.get("session") or None,
+    )
+
+
+__all__ = ["RedisRunStore", "StreamHub"]

@@ -1,0 +1,229 @@
+"""Running agents for the service: one task per run, writing numbered chunks to the run store.
+
+The story of a run (``RunManager.start``): a record is created (status ``running``), a task iterates
+``agent.stream(...)``, every event becomes chunks (:mod:`kanawa.server.chunks`) numbered 1, 2, 3 … and
+appended to the store, and the run's trace events (model calls, tool calls, handoffs) go into the same
+stream as ``trace`` chunks for the timeline page. After each completed step a checkpoint is saved.
+The run ends with an ``error`` chunk if it failed (seed 002 §7) and always with a ``done`` chunk.
+
+The task belongs to the manager, not to the HTTP request that started it: a client that disconnects
+leaves the run going, its chunks buffered until the store's TTL. A cancel reaches the run through the
+store (so a cancel sent to another worker works too) and, when the run is local, by cancelling its task.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+import uuid
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kanawa._logging import get_logger
+from kanawa.agents.agent import Agent
+from kanawa.loop.runner import AgentLoopRunner
+from kanawa.server.checkpoint import Checkpoint
+from kanawa.server.chunks import Chunk, done_chunk, error_chunk, event_chunks
+from kanawa.server.store import Entry, RunRecord, RunStatus, RunStore
+from kanawa.trace.events import TraceEvent, Tracer
+from kanawa.trace.serialize import event_to_record
+from kanawa.types import Message, Usage
+
+_log = get_logger("kanawa.server")
+CHECKPOINT_KINDS = frozenset(
+    {"tool_result", "thinking", "final_response", "handoff_end", "approval_required"}
+)
+"""Events after which a step is complete and the run's state is saved."""
+
+
+class RunLimitReached(Exception):  # noqa: N818 - reads as the condition
+    """The tenant already has its allowed number of runs going."""
+
+
+class NotAwaitingApproval(Exception):  # noqa: N818 - reads as the condition
+    """Approvals were sent for a run that is not waiting for them."""
+
+
+class _TraceRouter:
+    """A trace sink that hands each event of a run the server executes to that run's chunk writer."""
+
+    def __init__(self) -> None:
+        self.pending: dict[str, list[TraceEvent]] = {}
+
+    def emit(self, event: TraceEvent) -> None:
+        queue = self.pending.get(event.run_id)
+        if queue is not None:
+            queue.append(event)
+
+    async def aclose(self) -> None:
+        self.pending.clear()
+
+
+class _Forward:
+    """Sends events on to an agent's own tracer (its redaction and sinks apply unchanged)."""
+
+    def __init__(self, tracer: Tracer) -> None:
+        self._tracer = tracer
+
+    def emit(self, event: TraceEvent) -> None:
+        self._tracer.emit(event)
+
+    async def aclose(self) -> None:
+        await self._tracer.aclose()
+
+
+@dataclass(slots=True)
+class _Writer:
+    store: RunStore
+    run_id: str
+    agent: str
+    seq: int
+
+    async def write(self, chunk: Chunk, *, terminal: bool = False) -> bool:
+        self.seq += 1
+        return await self.store.append(self.run_id, Entry(self.seq, chunk.encode(self.seq), terminal))
+
+
+class RunManager:
+    """Starts, tracks and cancels the runs of one process."""
+
+    def __init__(self, agents: Mapping[str, Agent[Any, Any]], store: RunStore, *, max_runs: int = 64) -> None:
+        self.agents = dict(agents)
+        self.store = store
+        self.max_runs = max_runs
+        self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._by_tenant: dict[str, set[str]] = {}
+        self._router = _TraceRouter()
+        for agent in self.agents.values():
+            sinks: list[Any] = [self._router]
+            if agent.tracer is not None and agent.tracer.enabled:
+                sinks.append(_Forward(agent.tracer))
+            agent.tracer = Tracer(sinks, session=agent.tracer.session if agent.tracer else None)
+
+    async def start(
+        self, tenant: str, agent_name: str, user_input: str, *, session_id: str | None = None
+    ) -> RunRecord:
+        """Create the run and start its task; ``KeyError`` for an unknown agent."""
+        agent = self.agents[agent_name]
+        running = self._by_tenant.setdefault(tenant, set())
+        if len(running) >= self.max_runs:
+            raise RunLimitReached(f"tenant has {len(running)} runs going (limit {self.max_runs})")
+        run_id = uuid.uuid4().hex
+        now = time.time()
+        record = RunRecord(run_id, tenant, agent_name, "running", now, now, session_id=session_id)
+        await self.store.create(record)
+        runner = agent.stream(user_input, run_id=run_id)
+        self._spawn(tenant, run_id, self._execute(agent, runner, run_id, seq=0))
+        return record
+
+    def _spawn(self, tenant: str, run_id: str, coro: Any) -> None:
+        task = asyncio.create_task(coro, name=f"kanawa-run-{run_id}")
+        self._tasks[run_id] = task
+        self._by_tenant.setdefault(tenant, set()).add(run_id)
+
+        def forget(_: asyncio.Task[None]) -> None:
+            self._tasks.pop(run_id, None)
+            self._by_tenant.get(tenant, set()).discard(run_id)
+
+        task.add_done_callback(forget)
+
+    async def _execute(
+        self, agent: Agent[Any, Any], runner: AgentLoopRunner[Any], run_id: str, *, seq: int
+    ) -> None:
+        writer = _Writer(self.store, run_id, agent.name, seq)
+        traces = self._router.pending.setdefault(run_id, [])
+        status: RunStatus = "completed"
+        reason: str | None = None
+        try:
+            async for event in runner:
+                stop = await self._flush_traces(writer, traces)
+                for chunk in event_chunks(event, agent=agent.name, now=time.time()):
+                    stop = await writer.write(chunk) or stop
+                if getattr(event, "kind", "") in CHECKPOINT_KINDS:
+                    await self._checkpoint(agent.name, run_id, runner.messages, writer.seq, runner.usage)
+                if stop:
+                    status, reason = "cancelled", "cancelled"
+                    break
+            else:
+                await self._flush_traces(writer, traces)
+                result = runner.result
+                reason = str(result.termination_reason)
+                if reason == "approval_required":
+                    status = "awaiting_approval"
+                    await self._checkpoint(agent.name, run_id, result.messages, writer.seq, result.usage)
+        except asyncio.CancelledError:
+            status, reason = "cancelled", "cancelled"
+        except Exception as exc:
+            _log.info("run %s failed: %s", run_id, type(exc).__name__)
+            await self._flush_traces(writer, traces)
+            status, reason = "failed", "error"
+            await writer.write(error_chunk(exc, agent=agent.name, now=time.time()))
+        finally:
+            self._router.pending.pop(run_id, None)
+            with contextlib.suppress(Exception):
+                await runner.aclose()
+        await self.store.set_status(run_id, status, reason=reason)
+        await writer.write(
+            done_chunk(status, agent=agent.name, now=time.time(), reason=reason), terminal=True
+        )
+
+    async def _flush_traces(self, writer: _Writer, traces: list[TraceEvent]) -> bool:
+        stop = False
+        while traces:
+            event = traces.pop(0)
+            record = event_to_record(event)
+            stop = await writer.write(Chunk(event.agent, "trace", dict(record), event.time)) or stop
+        return stop
+
+    async def _checkpoint(
+        self, agent: str, run_id: str, messages: Sequence[Message], seq: int, usage: Usage
+    ) -> None:
+        point = Checkpoint(agent, tuple(messages), seq + 1, usage)
+        await self.store.save_checkpoint(run_id, point.dumps())
+
+    async def cancel(self, record: RunRecord) -> None:
+        """Ask the run to stop: through the store (any worker) and, when it runs here, its task."""
+        await self.store.request_cancel(record.run_id)
+        task = self._tasks.get(record.run_id)
+        if task is not None:
+            task.cancel()
+
+    async def approve(
+        self, record: RunRecord, *, approved: Sequence[str], rejected: Mapping[str, str]
+    ) -> None:
+        """Continue a run that waits for human approval with the decisions given."""
+        if record.status != "awaiting_approval":
+            raise NotAwaitingApproval(f"run is {record.status}, not awaiting approval")
+        from kanawa import agents as agents_module
+
+        approvals_type = getattr(agents_module, "Approvals", None)
+        if approvals_type is None:
+            raise NotAwaitingApproval("this kanawa version has no human approval")
+        text = await self.store.load_checkpoint(record.run_id)
+        if text is None:
+            raise NotAwaitingApproval("the run's saved state has expired")
+        point = Checkpoint.loads(text)
+        agent = self.agents[record.agent]
+        decisions = approvals_type(approved=list(approved), rejected=dict(rejected))
+        runner = agent.stream(decisions, history=list(point.messages), run_id=record.run_id)
+        await self.store.set_status(record.run_id, "running")
+        self._spawn(
+            record.tenant, record.run_id, self._execute(agent, runner, record.run_id, seq=point.next_seq - 1)
+        )
+
+    def read(self, run_id: str, *, after: int) -> AsyncIterator[Entry]:
+        return self.store.read(run_id, after=after)
+
+    async def aclose(self) -> None:
+        """Cancel the runs still going (server shutdown) and wait for their last chunks."""
+        tasks = list(self._tasks.values())
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+
+__all__ = ["NotAwaitingApproval", "RunLimitReached", "RunManager"]
