@@ -168,7 +168,9 @@ def create_app(
         elif config.redis_url:
             from kanawa.server.redis_store import RedisRunStore
 
-            run_store = RedisRunStore(config.redis_url, ttl=config.run_ttl, cap=config.run_buffer)
+            run_store = RedisRunStore(
+                config.redis_url, ttl=config.run_ttl, cap=config.run_buffer, prefix=config.redis_prefix
+            )
         else:
             run_store = MemoryRunStore(ttl=config.run_ttl, cap=config.run_buffer)
         manager = RunManager(registry, run_store, max_runs=config.max_runs)

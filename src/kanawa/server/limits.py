@@ -1,5 +1,6 @@
 """Request size limits as a pure ASGI middleware: a body larger than the limit is refused with 413,
-whether it declares its length or streams it chunked (counted as it arrives)."""
+whether it declares its length or streams it chunked (counted as it arrives; past the limit the app
+sees the client disconnect and the 413 has already been sent)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,6 @@ import json
 from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
-
-
-class _TooLarge(Exception):  # noqa: N818 - internal signal
-    pass
 
 
 class BodySizeLimit:
@@ -34,27 +31,36 @@ class BodySizeLimit:
                     return
         seen = 0
         started = False
+        refused = False
 
         async def counting_receive() -> Message:
-            nonlocal seen
+            nonlocal seen, refused, started
+            if refused:
+                return {"type": "http.disconnect"}
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > self.limit:
-                    raise _TooLarge
+                    refused = True
+                    if not started:
+                        started = True
+                        await self._refuse(send, 413, f"request body larger than {self.limit} bytes")
+                    return {"type": "http.disconnect"}
             return message
 
-        async def tracking_send(message: Message) -> None:
+        async def guarded_send(message: Message) -> None:
             nonlocal started
+            if refused:
+                return  # the 413 has been sent; whatever the app answers after the cut is dropped
             if message["type"] == "http.response.start":
                 started = True
             await send(message)
 
         try:
-            await self.app(scope, counting_receive, tracking_send)
-        except _TooLarge:
-            if not started:
-                await self._refuse(send, 413, f"request body larger than {self.limit} bytes")
+            await self.app(scope, counting_receive, guarded_send)
+        except Exception:
+            if not refused:
+                raise
 
     @staticmethod
     async def _refuse(send: Send, status: int, detail: str) -> None:

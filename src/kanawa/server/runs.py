@@ -3,8 +3,11 @@
 The story of a run (``RunManager.start``): a record is created (status ``running``), a task iterates
 ``agent.stream(...)``, every event becomes chunks (:mod:`kanawa.server.chunks`) numbered 1, 2, 3 … and
 appended to the store, and the run's trace events (model calls, tool calls, handoffs) go into the same
-stream as ``trace`` chunks for the timeline page. After each completed step a checkpoint is saved.
-The run ends with an ``error`` chunk if it failed (seed 002 §7) and always with a ``done`` chunk.
+stream as ``trace`` chunks for the timeline page — with payloads dropped
+(:func:`kanawa.trace.redaction.drop_payloads`: timings, tokens, names and ids only; a tool's hidden
+failure details and a run's exception text never reach a client). After each completed step a
+checkpoint is saved. The run ends with an ``error`` chunk if it failed (seed 002 §7) and always
+with a ``done`` chunk.
 
 The task belongs to the manager, not to the HTTP request that started it: a client that disconnects
 leaves the run going, its chunks buffered until the store's TTL. A cancel reaches the run through the
@@ -28,6 +31,7 @@ from kanawa.server.checkpoint import Checkpoint
 from kanawa.server.chunks import Chunk, done_chunk, error_chunk, event_chunks
 from kanawa.server.store import Entry, RunRecord, RunStatus, RunStore
 from kanawa.trace.events import TraceEvent, Tracer
+from kanawa.trace.redaction import drop_payloads
 from kanawa.trace.serialize import event_to_record
 from kanawa.types import Message, Usage
 
@@ -173,7 +177,8 @@ class RunManager:
         stop = False
         while traces:
             event = traces.pop(0)
-            record = event_to_record(event)
+            record = event_to_record(drop_payloads(event))
+            record.pop("session", None)  # the agent's tracer session is shared by every tenant's runs
             stop = await writer.write(Chunk(event.agent, "trace", dict(record), event.time)) or stop
         return stop
 
