@@ -27,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, Final, cast
 
 from redis.asyncio import Redis
@@ -215,29 +215,34 @@ class RedisRunStore:
     async def request_cancel(self, run_id: str) -> None:
         await self._redis.hset(self._run(run_id), "cancel", "1")
 
+    async def _range(self, stream: str, after: int) -> Sequence[Entry]:
+        stored = await self._redis.xrange(stream, min=f"({after}-0" if after else "-", max="+")
+        return [_entry(entry_id, fields or {}) for entry_id, fields in stored or []]
+
     async def read(self, run_id: str, *, after: int) -> AsyncIterator[Entry]:
+        """What is stored first (a finished run never touches the hub), then — following the stream
+        through the hub — what was added meanwhile, then live entries; ``seq`` drops the overlap."""
         stream = self._chunks(run_id)
-        queue = await self.hub.follow(stream, after)
+        cursor = after
+        stored = await self._range(stream, after)
+        if stored and stored[0].seq > after + 1:
+            raise ChunksExpired(stored[0].seq)
+        if not stored and after > 0:
+            record = await self._record(run_id)
+            if record is not None and record.last_seq > after:
+                raise ChunksExpired(record.last_seq)
+        for entry in stored:
+            cursor = entry.seq
+            yield entry
+            if entry.terminal:
+                return
+        queue = await self.hub.follow(stream, cursor)
         try:
-            cursor = after
-            stored: list[tuple[Any, Any]] = list(
-                await self._redis.xrange(stream, min=f"({after}-0" if after else "-", max="+") or []
-            )
-            if stored:
-                first = _seq(stored[0][0])
-                if first > cursor + 1:
-                    raise ChunksExpired(first)
-            elif after > 0:
-                record = await self._record(run_id)
-                if record is not None and record.last_seq > after:
-                    raise ChunksExpired(record.last_seq)
-            for entry_id, fields in stored:
-                entry = _entry(entry_id, fields)
-                if entry.seq > cursor:
-                    cursor = entry.seq
-                    yield entry
-                    if entry.terminal:
-                        return
+            for entry in await self._range(stream, cursor):
+                cursor = entry.seq
+                yield entry
+                if entry.terminal:
+                    return
             while True:
                 try:
                     entry = await asyncio.wait_for(queue.get(), timeout=self._ttl_ms / 1000)
