@@ -38,7 +38,10 @@ from typing import Any, Final
 
 from pydantic import BaseModel, TypeAdapter
 
+from kanawa.llm.errors import LLMError
+from kanawa.loop.errors import AgentError
 from kanawa.secrets import mask
+from kanawa.tools.errors import ToolError
 from kanawa.trace.serialize import iso_time, to_json_value
 from kanawa.types import JsonValue, Usage
 
@@ -49,8 +52,8 @@ its model-visible form is ``content``)."""
 TERMINAL_TYPES: Final = frozenset({"done"})
 """The chunk type that ends a run's stream (``data.status`` says how the run ended)."""
 
-SAFE_ERROR_MODULES: Final = ("kanawa.",)
-"""Errors raised by kanawa itself carry messages written to be shown (no prompts, no arguments)."""
+SAFE_ERRORS: Final = (AgentError, ToolError, LLMError)
+"""kanawa's error families carry messages written to be shown (no prompts, no tool arguments)."""
 
 _ANY: Final = TypeAdapter(Any)
 
@@ -186,8 +189,7 @@ def error_chunk(exc: BaseException, *, agent: str, now: float) -> Chunk:
     ``HandoffDepthExceeded``, ``BudgetExceeded``, ``LLMCallFailed`` …, and ``ToolError``) keep their
     message, masked; anything else is reported as ``internal_error`` without its text.
     """
-    module = type(exc).__module__ + "."
-    if module.startswith(SAFE_ERROR_MODULES):
+    if isinstance(exc, SAFE_ERRORS):
         code, message = type(exc).__name__, mask(str(exc))
     else:
         code, message = "internal_error", "the run failed with an internal error"

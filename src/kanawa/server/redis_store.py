@@ -30,7 +30,7 @@ import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, Final, cast
 
-from redis.asyncio import Redis
+from redis.asyncio import BlockingConnectionPool, Redis
 from redis.exceptions import ResponseError
 
 from kanawa._logging import get_logger
@@ -68,12 +68,14 @@ class StreamHub:
         self._queues: dict[str, set[asyncio.Queue[Entry]]] = {}
         self._task: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
+        self._starting = asyncio.Lock()
 
     async def _ensure(self) -> None:
-        if self._task is None:
-            self._conn = Redis.from_url(self._url, max_connections=1)
-            self._client_id = int(await self._conn.client_id())
-            self._task = asyncio.create_task(self._pump(), name="kanawa-stream-hub")
+        async with self._starting:
+            if self._task is None:
+                self._conn = Redis.from_url(self._url, max_connections=1)
+                self._client_id = int(await self._conn.client_id())
+                self._task = asyncio.create_task(self._pump(), name="kanawa-stream-hub")
 
     async def follow(self, key: str, after: int) -> asyncio.Queue[Entry]:
         await self._ensure()
@@ -146,8 +148,18 @@ class StreamHub:
 class RedisRunStore:
     """The :class:`~kanawa.server.store.RunStore` contract over Redis (see the module docstring)."""
 
-    def __init__(self, url: str, *, ttl: float = 3600.0, cap: int = 10_000, prefix: str = "kanawa:") -> None:
-        self._redis: Redis = Redis.from_url(url, max_connections=64)
+    def __init__(
+        self,
+        url: str,
+        *,
+        ttl: float = 3600.0,
+        cap: int = 10_000,
+        prefix: str = "kanawa:",
+        max_connections: int = 32,
+    ) -> None:
+        # a blocking pool: a burst of readers waits for a connection instead of failing
+        pool = BlockingConnectionPool.from_url(url, max_connections=max_connections, timeout=None)
+        self._redis: Redis = Redis.from_pool(pool)
         self._ttl_ms = int(ttl * 1000)
         self._cap = cap
         self._prefix = prefix
