@@ -28,7 +28,8 @@ from kanawa.server.settings import ServerSettings
 from tests.server.agents import server_agents
 from tests.server.sse import KEY_A, KEY_B
 
-MODES = ["embedded", "redis"]
+MODES = ["embedded", "redis", "celery"]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def free_port() -> int:
@@ -147,12 +148,95 @@ def mode(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture(scope="module")
 def live(mode: str, request: pytest.FixtureRequest) -> Iterator[LiveServer]:
-    redis = request.getfixturevalue("redis_url") if mode == "redis" else None
-    server = LiveServer(create_app(server_agents(), settings_for(mode, redis))).start()
+    if mode == "celery":
+        celery: CeleryCluster = request.getfixturevalue("celery_cluster")
+        settings = settings_for(
+            "redis",
+            celery.redis_url,
+            redis_prefix=celery.prefix,
+            celery_broker=celery.broker,
+            celery_queue=celery.queue,
+        )
+    else:
+        redis = request.getfixturevalue("redis_url") if mode == "redis" else None
+        settings = settings_for(mode, redis)
+    if mode == "celery":
+        from tests.server.durable_agents import agents
+
+        registry = agents()
+    else:
+        registry = server_agents()
+    server = LiveServer(create_app(registry, settings)).start()
     try:
         yield server
     finally:
         server.stop()
+
+
+def _broker(redis_url: str) -> str:
+    """RabbitMQ on 127.0.0.1:5672 when it is there (a dead worker's task is requeued the moment its
+    connection drops), else the Redis the tests use (database 1)."""
+    if _port_taken(5672):
+        return "amqp://guest:guest@127.0.0.1:5672//"
+    return redis_url.rsplit("/", 1)[0] + "/1"
+
+
+@dataclass
+class CeleryCluster:
+    """Celery workers (``python -m kanawa.server.workers``, two prefork processes each) serving one
+    test queue."""
+
+    redis_url: str
+    broker: str
+    queue: str
+    prefix: str
+    workers: list[subprocess.Popen[bytes]] = field(default_factory=list)
+
+    def env(self) -> dict[str, str]:
+        import os
+
+        return {
+            **os.environ,
+            "PYTHONPATH": str(ROOT),
+            "KANAWA_CELERY_BROKER": self.broker,
+            "KANAWA_CELERY_QUEUE": self.queue,
+            "KANAWA_REDIS_URL": self.redis_url,
+            "KANAWA_REDIS_PREFIX": self.prefix,
+            "KANAWA_SERVE_AGENTS": "tests.server.durable_agents:agents",
+            # prefork: a killed pool process is replaced by a fork, and its task goes back to the broker
+            "KANAWA_WORKER_CONCURRENCY": "2",
+        }
+
+    def spawn(self) -> subprocess.Popen[bytes]:
+        import sys
+
+        worker = subprocess.Popen(
+            [sys.executable, "-m", "kanawa.server.workers"],
+            env=self.env(),
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        self.workers.append(worker)
+        return worker
+
+    def stop(self) -> None:
+        for worker in self.workers:
+            if worker.poll() is None:
+                worker.kill()
+            worker.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def celery_cluster(redis_url: str) -> Iterator[CeleryCluster]:
+    tag = uuid.uuid4().hex[:8]
+    cluster = CeleryCluster(redis_url, _broker(redis_url), f"kanawa-test-{tag}", f"kanawa-test-{tag}:")
+    for _ in range(2):
+        cluster.spawn()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
 
 
 @pytest.fixture

@@ -19,6 +19,12 @@ from tests.server.agents import server_agents
 from tests.server.sse import AUTH_A, AUTH_B, KEY_A, start_run
 
 
+@pytest.fixture(scope="module", params=["embedded", "redis"])
+def mode(request: pytest.FixtureRequest) -> str:
+    """Both store modes (Celery mode reads the same Redis Streams; its API suite is test_api.py)."""
+    return str(request.param)
+
+
 async def test_a_missing_or_wrong_key_is_401(client: httpx.AsyncClient) -> None:
     assert (await client.get("/v1/agents")).status_code == 401
     response = await client.get("/v1/agents", headers={"Authorization": "Bearer nope"})

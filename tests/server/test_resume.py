@@ -12,8 +12,16 @@ from __future__ import annotations
 import random
 
 import httpx
+import pytest
 
 from tests.server.sse import AUTH_A, Event, comparable, read_stream, start_run
+
+
+@pytest.fixture(scope="module", params=["embedded", "redis"])
+def mode(request: pytest.FixtureRequest) -> str:
+    """Both store modes (Celery mode reads the same Redis Streams; its API suite is test_api.py)."""
+    return str(request.param)
+
 
 TRIALS = 200
 

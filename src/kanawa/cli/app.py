@@ -137,6 +137,19 @@ def serve(
     )
 
 
+@app.command()
+def worker(
+    concurrency: Annotated[int, typer.Option(min=1, help="Runs executed at once by this worker.")] = 1,
+    log_level: Annotated[str, typer.Option(help="Celery's log level.")] = "WARNING",
+) -> None:
+    """Execute runs sent by `kanawa serve` through a Celery broker (KANAWA_CELERY_BROKER, KANAWA_REDIS_URL;
+    agents from KANAWA_SERVE_AGENTS)."""
+    from kanawa.cli.serve_cmd import worker as run_worker
+
+    _, err = _consoles()
+    raise typer.Exit(run_worker(err, concurrency=concurrency, log_level=log_level))
+
+
 @trace_app.command("view")
 def trace_view(
     file: Annotated[Path, typer.Argument(help="A .jsonl trace file.")],

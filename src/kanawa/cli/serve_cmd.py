@@ -105,4 +105,21 @@ def trace_view(console: Console, err: Console, file: Path, *, host: str, port: i
     return EXIT_OK
 
 
-__all__ = ["serve", "trace_view"]
+def worker(err: Console, *, concurrency: int, log_level: str) -> int:
+    """Run a Celery worker until it is stopped; exit code 2 with one line when it is not configured."""
+    from kanawa.server.registry import RegistryError
+    from kanawa.server.workers import run_worker
+
+    missing = [name for name in ("KANAWA_CELERY_BROKER", "KANAWA_REDIS_URL") if not os.environ.get(name)]
+    if missing:
+        err.print(Text(f"kanawa worker: set {' and '.join(missing)}"), soft_wrap=True)
+        return EXIT_SETUP
+    try:
+        run_worker(concurrency=concurrency, loglevel=log_level.upper())
+    except RegistryError as exc:
+        err.print(Text(f"kanawa worker: {exc}"), soft_wrap=True)
+        return EXIT_SETUP
+    return EXIT_OK
+
+
+__all__ = ["serve", "trace_view", "worker"]

@@ -153,6 +153,8 @@ def create_app(
     from kanawa.server.registry import demo_agents
 
     config = settings if settings is not None else ServerSettings.from_env()
+    if config.celery_broker and not config.redis_url:
+        raise ValueError("KANAWA_CELERY_BROKER needs KANAWA_REDIS_URL: runs stream through Redis")
     registry = dict(agents) if agents is not None else demo_agents()
     if config.keys_configured:
         ring = KeyRing.parse(config.api_keys, file=config.api_keys_file)
@@ -173,12 +175,19 @@ def create_app(
             )
         else:
             run_store = MemoryRunStore(ttl=config.run_ttl, cap=config.run_buffer)
-        manager = RunManager(registry, run_store, max_runs=config.max_runs)
+        dispatcher = None
+        if config.celery_broker:
+            from kanawa.server.workers import Dispatcher
+
+            dispatcher = Dispatcher(config.celery_broker, queue=config.celery_queue)
+        manager = RunManager(registry, run_store, max_runs=config.max_runs, dispatch=dispatcher)
         app.state.manager = manager
         try:
             yield
         finally:
             await manager.aclose()
+            if dispatcher is not None:
+                dispatcher.close()
             if store is None:
                 await run_store.aclose()
 

@@ -3,15 +3,14 @@
 A checkpoint is written after every completed step (a tool round, a thinking step, the final answer)
 so a run can continue from it: on another worker after its worker died (durable runs), or after a
 human answered an approval request. It holds exactly what the loop needs to go on — the messages,
-system message first — plus the usage so far, the ``seq`` the next chunk gets, and the ids of the tool
-calls whose results are recorded (so none is executed twice).
+system message first, with every recorded tool result (so no completed call is executed again) —
+plus the usage so far and the ``seq`` the next chunk gets.
 """
 
 from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -144,7 +143,8 @@ class Checkpoint:
     next_seq: int
     usage: Usage = field(default_factory=Usage)
     steps: int = 0
-    completed_calls: tuple[str, ...] = ()
+    fresh: bool = False
+    """Nothing has run yet (the checkpoint a Celery-mode run starts from)."""
 
     def dumps(self) -> str:
         return json.dumps(
@@ -160,7 +160,7 @@ class Checkpoint:
                     self.usage.requests,
                 ],
                 "steps": self.steps,
-                "completed_calls": list(self.completed_calls),
+                "fresh": self.fresh,
             },
             ensure_ascii=False,
             separators=(",", ":"),
@@ -175,15 +175,8 @@ class Checkpoint:
             next_seq=int(obj["next_seq"]),
             usage=Usage(*(int(v) for v in obj.get("usage", ()))),
             steps=int(obj.get("steps", 0)),
-            completed_calls=tuple(str(c) for c in obj.get("completed_calls", ())),
+            fresh=bool(obj.get("fresh", False)),
         )
 
 
-def conversation_after_system(messages: Sequence[Message]) -> list[Message]:
-    """The messages to hand back to ``Agent.stream(..., history=)``: the agent re-adds its system
-    message, so a leading one is dropped."""
-    items = list(messages)
-    return items[1:] if items and isinstance(items[0], SystemMessage) else items
-
-
-__all__ = ["Checkpoint", "conversation_after_system", "decode_message", "encode_message"]
+__all__ = ["Checkpoint", "decode_message", "encode_message"]

@@ -189,6 +189,9 @@ class RedisRunStore:
         raw = await self._redis.hgetall(self._run(run_id))
         return _from_hash(run_id, raw) if raw else None
 
+    async def get_any(self, run_id: str) -> RunRecord | None:
+        return await self._record(run_id)
+
     async def get(self, tenant: str, run_id: str) -> RunRecord | None:
         record = await self._record(run_id)
         return record if record is not None and record.tenant == tenant else None
@@ -226,6 +229,9 @@ class RedisRunStore:
 
     async def request_cancel(self, run_id: str) -> None:
         await self._redis.hset(self._run(run_id), "cancel", "1")
+
+    async def cancel_requested(self, run_id: str) -> bool:
+        return bool(await self._redis.hget(self._run(run_id), "cancel"))
 
     async def _range(self, stream: str, after: int) -> Sequence[Entry]:
         stored = await self._redis.xrange(stream, min=f"({after}-0" if after else "-", max="+")

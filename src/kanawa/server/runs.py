@@ -18,22 +18,24 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import time
 import uuid
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from kanawa._logging import get_logger
 from kanawa.agents.agent import Agent
 from kanawa.loop.runner import AgentLoopRunner
+from kanawa.loop.steps import FinalResponse
 from kanawa.server.checkpoint import Checkpoint
 from kanawa.server.chunks import Chunk, done_chunk, error_chunk, event_chunks
 from kanawa.server.store import Entry, RunRecord, RunStatus, RunStore
 from kanawa.trace.events import TraceEvent, Tracer
 from kanawa.trace.redaction import drop_payloads
 from kanawa.trace.serialize import event_to_record
-from kanawa.types import Message, Usage
+from kanawa.types import Message, Usage, UserMessage
 
 _log = get_logger("kanawa.server")
 CHECKPOINT_KINDS = frozenset(
@@ -55,10 +57,14 @@ class _TraceRouter:
 
     def __init__(self) -> None:
         self.pending: dict[str, list[TraceEvent]] = {}
+        self.skip_start: set[str] = set()
+        """Runs continued from a checkpoint: their ``agent_start`` was sent by the first worker."""
 
     def emit(self, event: TraceEvent) -> None:
         queue = self.pending.get(event.run_id)
         if queue is not None:
+            if event.event == "agent_start" and event.run_id in self.skip_start:
+                return
             queue.append(event)
 
     async def aclose(self) -> None:
@@ -80,23 +86,39 @@ class _Forward:
 
 @dataclass(slots=True)
 class _Writer:
+    """Numbers chunks and appends them. Chunks up to ``replayed_to`` were already sent by a worker that
+    died after its last checkpoint; the step being replayed produces them again, and they are skipped
+    so no client sees one twice."""
+
     store: RunStore
     run_id: str
     agent: str
     seq: int
+    replayed_to: int = 0
 
     async def write(self, chunk: Chunk, *, terminal: bool = False) -> bool:
         self.seq += 1
+        if self.seq <= self.replayed_to:
+            return False
         return await self.store.append(self.run_id, Entry(self.seq, chunk.encode(self.seq), terminal))
 
 
 class RunManager:
     """Starts, tracks and cancels the runs of one process."""
 
-    def __init__(self, agents: Mapping[str, Agent[Any, Any]], store: RunStore, *, max_runs: int = 64) -> None:
+    def __init__(
+        self,
+        agents: Mapping[str, Agent[Any, Any]],
+        store: RunStore,
+        *,
+        max_runs: int = 64,
+        dispatch: Callable[[str], Awaitable[None]] | None = None,
+    ) -> None:
         self.agents = dict(agents)
         self.store = store
         self.max_runs = max_runs
+        self.dispatch = dispatch
+        """Set in Celery mode: sends a run to the workers instead of running it here."""
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._by_tenant: dict[str, set[str]] = {}
         self._router = _TraceRouter()
@@ -118,9 +140,54 @@ class RunManager:
         now = time.time()
         record = RunRecord(run_id, tenant, agent_name, "running", now, now, session_id=session_id)
         await self.store.create(record)
+        if self.dispatch is not None:
+            fresh = Checkpoint(agent_name, (UserMessage(user_input),), next_seq=1, fresh=True)
+            await self.store.save_checkpoint(run_id, fresh.dumps())
+            await self.dispatch(run_id)
+            return record
         runner = agent.stream(user_input, run_id=run_id)
         self._spawn(tenant, run_id, self._execute(agent, runner, run_id, seq=0))
         return record
+
+    async def continue_run(self, run_id: str) -> None:
+        """Run (or go on with) a run from its checkpoint — what a Celery worker does with a run it
+        receives, first or again after another worker died. A run that already ended is left alone."""
+        text = await self.store.load_checkpoint(run_id)
+        if text is None:
+            return
+        point = Checkpoint.loads(text)
+        record = await self.store.get_any(run_id)
+        if record is None or record.status != "running":
+            return
+        agent = self.agents[point.agent]
+        runner = agent.stream([], history=list(point.messages), run_id=run_id)
+        runner.state.current_step = point.steps  # steps go on numbering (and counting towards max_steps)
+        work = asyncio.create_task(
+            self._execute(
+                agent,
+                runner,
+                run_id,
+                seq=point.next_seq - 1,
+                replayed_to=record.last_seq,
+                continuation=not point.fresh,
+                usage_offset=point.usage,
+            )
+        )
+        watcher = asyncio.create_task(self._watch_cancel(run_id, work))
+        try:
+            await work
+        finally:
+            watcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watcher
+
+    async def _watch_cancel(self, run_id: str, work: asyncio.Task[None], *, every: float = 0.2) -> None:
+        """A cancel sent to the web process reaches a worker's run even while it waits on a model."""
+        while not work.done():
+            await asyncio.sleep(every)
+            if await self.store.cancel_requested(run_id):
+                work.cancel()
+                return
 
     def _spawn(self, tenant: str, run_id: str, coro: Any) -> None:
         task = asyncio.create_task(coro, name=f"kanawa-run-{run_id}")
@@ -134,19 +201,37 @@ class RunManager:
         task.add_done_callback(forget)
 
     async def _execute(
-        self, agent: Agent[Any, Any], runner: AgentLoopRunner[Any], run_id: str, *, seq: int
+        self,
+        agent: Agent[Any, Any],
+        runner: AgentLoopRunner[Any],
+        run_id: str,
+        *,
+        seq: int,
+        replayed_to: int = 0,
+        continuation: bool = False,
+        usage_offset: Usage | None = None,
     ) -> None:
-        writer = _Writer(self.store, run_id, agent.name, seq)
+        """Drive one runner to its end, writing chunks. ``continuation``: the run goes on from a
+        checkpoint (its ``agent_start`` was sent before; usage adds ``usage_offset``)."""
+        writer = _Writer(self.store, run_id, agent.name, seq, replayed_to)
         traces = self._router.pending.setdefault(run_id, [])
+        offset = usage_offset if usage_offset is not None else Usage()
+        if continuation:
+            self._router.skip_start.add(run_id)
         status: RunStatus = "completed"
         reason: str | None = None
         try:
             async for event in runner:
                 stop = await self._flush_traces(writer, traces)
+                if offset.requests and isinstance(event, FinalResponse):
+                    event = dataclasses.replace(event, usage=offset + event.usage)
                 for chunk in event_chunks(event, agent=agent.name, now=time.time()):
                     stop = await writer.write(chunk) or stop
                 if getattr(event, "kind", "") in CHECKPOINT_KINDS:
-                    await self._checkpoint(agent.name, run_id, runner.messages, writer.seq, runner.usage)
+                    usage = offset + runner.usage
+                    await self._checkpoint(
+                        agent.name, run_id, runner.messages, writer.seq, usage, runner.step
+                    )
                 if stop:
                     status, reason = "cancelled", "cancelled"
                     break
@@ -156,7 +241,10 @@ class RunManager:
                 reason = str(result.termination_reason)
                 if reason == "approval_required":
                     status = "awaiting_approval"
-                    await self._checkpoint(agent.name, run_id, result.messages, writer.seq, result.usage)
+                    usage = offset + result.usage
+                    await self._checkpoint(
+                        agent.name, run_id, result.messages, writer.seq, usage, runner.step
+                    )
         except asyncio.CancelledError:
             status, reason = "cancelled", "cancelled"
         except Exception as exc:
@@ -166,6 +254,7 @@ class RunManager:
             await writer.write(error_chunk(exc, agent=agent.name, now=time.time()))
         finally:
             self._router.pending.pop(run_id, None)
+            self._router.skip_start.discard(run_id)
             with contextlib.suppress(Exception):
                 await runner.aclose()
         await self.store.set_status(run_id, status, reason=reason)
@@ -183,9 +272,9 @@ class RunManager:
         return stop
 
     async def _checkpoint(
-        self, agent: str, run_id: str, messages: Sequence[Message], seq: int, usage: Usage
+        self, agent: str, run_id: str, messages: Sequence[Message], seq: int, usage: Usage, steps: int
     ) -> None:
-        point = Checkpoint(agent, tuple(messages), seq + 1, usage)
+        point = Checkpoint(agent, tuple(messages), seq + 1, usage, steps)
         await self.store.save_checkpoint(run_id, point.dumps())
 
     async def cancel(self, record: RunRecord) -> None:

@@ -9,6 +9,8 @@ variable                       meaning                                          
 ``KANAWA_API_KEYS_FILE``       a file of ``key:tenant`` / ``sha256:<hex>:tenant`` lines      none
 ``KANAWA_REDIS_URL``           Redis for run streams and run records (any worker resumes)    in memory
 ``KANAWA_REDIS_PREFIX``        the prefix of every Redis key the server writes               kanawa:
+``KANAWA_CELERY_BROKER``       runs execute on Celery workers (``kanawa worker``)              off
+``KANAWA_CELERY_QUEUE``        the Celery queue runs are sent to                             kanawa-runs
 ``KANAWA_RUN_TTL``             seconds a finished (or abandoned) run stays resumable         3600
 ``KANAWA_RUN_BUFFER``          most chunks kept per run (oldest dropped beyond it)           10000
 ``KANAWA_SSE_PING``            seconds between keep-alive comments on an idle stream         15
@@ -61,6 +63,8 @@ class ServerSettings:
     api_keys_file: Path | None = None
     redis_url: str | None = None
     redis_prefix: str = "kanawa:"
+    celery_broker: str | None = None
+    celery_queue: str = "kanawa-runs"
     run_ttl: float = 3600.0
     run_buffer: int = 10_000
     sse_ping: float = 15.0
@@ -82,6 +86,8 @@ class ServerSettings:
             api_keys_file=Path(keys_file) if keys_file else None,
             redis_url=os.environ.get("KANAWA_REDIS_URL", "").strip() or None,
             redis_prefix=os.environ.get("KANAWA_REDIS_PREFIX", "").strip() or "kanawa:",
+            celery_broker=os.environ.get("KANAWA_CELERY_BROKER", "").strip() or None,
+            celery_queue=os.environ.get("KANAWA_CELERY_QUEUE", "").strip() or "kanawa-runs",
             run_ttl=_env_float("KANAWA_RUN_TTL", 3600.0, minimum=1.0),
             run_buffer=_env_int("KANAWA_RUN_BUFFER", 10_000, minimum=16),
             sse_ping=_env_float("KANAWA_SSE_PING", 15.0, minimum=0.05),

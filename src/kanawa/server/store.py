@@ -60,6 +60,10 @@ class RunStore(Protocol):
 
     async def get(self, tenant: str, run_id: str) -> RunRecord | None: ...
 
+    async def get_any(self, run_id: str) -> RunRecord | None:
+        """The record whoever owns it (for workers, never for request handlers)."""
+        ...
+
     async def list(self, tenant: str, *, limit: int) -> list[RunRecord]: ...
 
     async def set_status(self, run_id: str, status: RunStatus, *, reason: str | None = None) -> None: ...
@@ -69,6 +73,8 @@ class RunStore(Protocol):
         ...
 
     async def request_cancel(self, run_id: str) -> None: ...
+
+    async def cancel_requested(self, run_id: str) -> bool: ...
 
     def read(self, run_id: str, *, after: int) -> AsyncIterator[Entry]:
         """Chunks with ``seq > after`` as they come, ending after the terminal chunk."""
@@ -125,6 +131,10 @@ class MemoryRunStore:
         run = self._live(run_id)
         return run.record if run is not None and run.record.tenant == tenant else None
 
+    async def get_any(self, run_id: str) -> RunRecord | None:
+        run = self._live(run_id)
+        return run.record if run is not None else None
+
     async def list(self, tenant: str, *, limit: int) -> list[RunRecord]:
         self._sweep()
         mine = [run.record for run in self._runs.values() if run.record.tenant == tenant]
@@ -154,6 +164,10 @@ class MemoryRunStore:
         run = self._runs.get(run_id)
         if run is not None:
             run.cancel = True
+
+    async def cancel_requested(self, run_id: str) -> bool:
+        run = self._runs.get(run_id)
+        return run is not None and run.cancel
 
     async def read(self, run_id: str, *, after: int) -> AsyncIterator[Entry]:
         cursor = after
