@@ -25,8 +25,11 @@ from typing import Any, Final
 
 from celery import Celery
 
+from kanawa.llm.tokens import text_counter
+from kanawa.server.redis_store import RedisRunStore
 from kanawa.server.registry import load_agents
 from kanawa.server.runs import RunManager
+from kanawa.server.settings import ServerSettings
 
 TASK_NAME: Final = "kanawa.execute_run"
 DEFAULT_QUEUE: Final = "kanawa-runs"
@@ -45,6 +48,8 @@ def make_celery(broker: str, *, queue: str = DEFAULT_QUEUE) -> Celery:
         broker_connection_retry_on_startup=True,
         broker_transport_options={"visibility_timeout": 30},
         worker_hijack_root_logger=False,
+        # results are not used: a dead pool process's task goes back to the broker at once
+        worker_lost_wait=0.2,
     )
     app.task(name=TASK_NAME, bind=False)(execute_run)
     return app
@@ -59,15 +64,20 @@ def _manager() -> RunManager:
     return RunManager(load_agents(os.environ.get("KANAWA_SERVE_AGENTS") or None), MemoryRunStore())
 
 
+def _warm_up() -> None:
+    """Load the agents and resolve what their runs load lazily (token counters) in the main process,
+    before the pool forks: a pool process that replaces a dead one then starts work at once instead of
+    loading them again. A bad registry fails here, not per task."""
+    for agent in _manager().agents.values():
+        text_counter(agent.model.model)
+
+
 def execute_run(run_id: str) -> None:
     """The task: continue ``run_id`` from its checkpoint until it ends."""
     asyncio.run(_execute(run_id))
 
 
 async def _execute(run_id: str) -> None:
-    from kanawa.server.redis_store import RedisRunStore
-    from kanawa.server.settings import ServerSettings
-
     settings = ServerSettings.from_env()
     if not settings.redis_url:
         raise RuntimeError("kanawa worker needs KANAWA_REDIS_URL (run streams live in Redis)")
@@ -112,16 +122,31 @@ def run_worker(*, concurrency: int = 1, loglevel: str = "WARNING") -> None:
     if not broker:
         raise RuntimeError("set KANAWA_CELERY_BROKER (amqp://… or redis://…) to run a worker")
     queue = os.environ.get("KANAWA_CELERY_QUEUE", "").strip() or DEFAULT_QUEUE
-    _manager()  # load the agents before taking work: a bad registry fails here, not per task
+    _warm_up()
     app = make_celery(broker, queue=queue)
     pool = "solo" if concurrency == 1 else "prefork"
+    node = f"kanawa-{os.getpid()}@%h"  # unique per process: two workers on one host must not share a name
     app.worker_main(
-        ["worker", f"--loglevel={loglevel}", f"--pool={pool}", f"--concurrency={concurrency}", "-Q", queue]
+        [
+            "worker",
+            f"--loglevel={loglevel}",
+            f"--pool={pool}",
+            f"--concurrency={concurrency}",
+            "-Q",
+            queue,
+            "-n",
+            node,
+            "--without-gossip",
+            "--without-mingle",
+        ]
     )
 
 
 if __name__ == "__main__":
-    run_worker(concurrency=int(os.environ.get("KANAWA_WORKER_CONCURRENCY", "1")))
+    run_worker(
+        concurrency=int(os.environ.get("KANAWA_WORKER_CONCURRENCY", "1")),
+        loglevel=os.environ.get("KANAWA_WORKER_LOGLEVEL", "WARNING"),
+    )
 
 
 __all__ = ["TASK_NAME", "Dispatcher", "execute_run", "make_celery", "run_worker"]
