@@ -66,7 +66,10 @@ async def test_runs_belong_to_their_tenant(store: RunStore) -> None:
 async def test_status_cancel_and_checkpoint(store: RunStore) -> None:
     await store.create(_record("r4"))
     assert await store.append("r4", Entry(1, "{}", False)) is False
+    assert await store.cancel_requested("r4") is False
     await store.request_cancel("r4")
+    assert await store.cancel_requested("r4") is True
+    await asyncio.sleep(0.25)  # a Redis writer reads the flag every 0.2 s
     assert await store.append("r4", Entry(2, "{}", False)) is True
     await store.set_status("r4", "cancelled", reason="cancelled")
     record = await store.get("alpha", "r4")
@@ -95,19 +98,28 @@ async def test_memory_runs_expire_after_their_ttl() -> None:
     assert await store.get("alpha", "new") is not None
 
 
-async def test_redis_keys_carry_a_ttl_refreshed_on_every_chunk(redis_url: str) -> None:
+async def test_redis_keys_carry_a_ttl_refreshed_deliberately(redis_url: str) -> None:
     prefix = f"kanawa-test-{uuid.uuid4().hex[:8]}:"
     store = RedisRunStore(redis_url, ttl=30, cap=100, prefix=prefix)
     probe = Redis.from_url(redis_url)
     try:
         await store.create(_record("r6"))
         await store.append("r6", Entry(1, "{}", False))
-        await probe.pexpire(f"{prefix}run:r6:chunks", 1000)
+        assert await probe.pttl(f"{prefix}run:r6:chunks") > 20_000  # the first chunk sets it
+        await probe.pexpire(f"{prefix}run:r6:chunks", 3000)
+        await probe.pexpire(f"{prefix}run:r6", 3000)
+        await asyncio.sleep(1.05)  # XADD alone would leave the TTL running down; the writer refreshes it
         await store.append("r6", Entry(2, "{}", False))
         assert await probe.pttl(f"{prefix}run:r6:chunks") > 20_000
         assert await probe.pttl(f"{prefix}run:r6") > 20_000
+        await probe.pexpire(f"{prefix}run:r6:chunks", 3000)
+        await store.append("r6", Entry(3, "{}", True))  # and always with the last chunk
+        assert await probe.pttl(f"{prefix}run:r6:chunks") > 20_000
         ids = [entry_id for entry_id, _ in await probe.xrange(f"{prefix}run:r6:chunks")]
-        assert ids == [b"1-0", b"2-0"]  # the stream's own ids are the seqs
+        assert ids == [b"1-0", b"2-0", b"3-0"]  # the stream's own ids are the seqs
+        record = await store.get("alpha", "r6")
+        assert record is not None
+        assert record.last_seq == 3
     finally:
         await probe.aclose()
         await store.aclose()

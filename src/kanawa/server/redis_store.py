@@ -8,11 +8,12 @@ Layout (``prefix`` defaults to ``kanawa:``)::
     {prefix}run:{id}:checkpoint   string: a durable run's last completed step
     {prefix}tenant:{t}:runs       sorted set of run ids by creation time
 
-Each chunk is one pipelined round trip: ``XADD`` with the explicit id ``<seq>-0`` (Redis itself
-refuses an id that is not above the last one, so ``seq`` is monotonic even with two writers), then
-``PEXPIRE`` on the stream and the hash — ``XADD`` does not refresh a key's TTL, so it is refreshed
-deliberately with every chunk — and ``HGET cancel``, which is how a cancel issued on another worker
-reaches the run.
+Each chunk is an ``XADD`` with the explicit id ``<seq>-0`` (Redis itself refuses an id that is not
+above the last one, so ``seq`` is monotonic even with two writers). ``XADD`` does not refresh a key's
+TTL, so the writer refreshes it deliberately — ``PEXPIRE`` on the stream and the hash, with the
+record's ``last_seq``/``updated`` — once a second per run and with its last chunk, and reads the
+run's ``cancel`` flag (how a cancel sent to another worker reaches it) every 0.2 s. The commands of
+all runs writing at the same moment go to Redis in one pipeline (group commit).
 
 Readers never hold a Redis connection each. One :class:`StreamHub` per process owns one connection
 that ``XREAD BLOCK``\\ s on every stream some local client follows and fans entries out to per-client
@@ -28,15 +29,19 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, Final, cast
 
 from redis.asyncio import BlockingConnectionPool, Redis
-from redis.exceptions import ResponseError
 
 from kanawa._logging import get_logger
 from kanawa.server.store import ChunksExpired, Entry, RunRecord, RunStatus
 
 _log = get_logger("kanawa.server")
+REFRESH_S: Final = 1.0
+"""How often a running run's TTL (``XADD`` does not refresh it) and record fields are refreshed."""
+CANCEL_CHECK_S: Final = 0.2
+"""How often a running run's writer reads its cancel flag."""
 BLOCK_MS: Final = 5_000
 """How long the hub's ``XREAD`` blocks when nothing arrives (it is woken early when needed)."""
 
@@ -145,6 +150,46 @@ class StreamHub:
             self._conn = None
 
 
+class _GroupCommit:
+    """Group commit: the commands of every append waiting when the previous round trip ends go to
+    Redis in one pipeline, so many concurrent runs cost one round trip per batch, not one per chunk.
+    Each run awaits its own append, so a run's chunks still go in ``seq`` order."""
+
+    def __init__(self, redis: Redis) -> None:
+        self._redis = redis
+        self._pending: list[
+            tuple[list[tuple[str, tuple[Any, ...], dict[str, Any]]], asyncio.Future[list[Any]]]
+        ] = []
+        self._flushing: asyncio.Task[None] | None = None
+
+    async def run(self, commands: list[tuple[str, tuple[Any, ...], dict[str, Any]]]) -> list[Any]:
+        future: asyncio.Future[list[Any]] = asyncio.get_running_loop().create_future()
+        self._pending.append((commands, future))
+        if self._flushing is None or self._flushing.done():
+            self._flushing = asyncio.create_task(self._flush())
+        return await future
+
+    async def _flush(self) -> None:
+        while self._pending:
+            batch, self._pending = self._pending, []
+            try:
+                async with self._redis.pipeline(transaction=False) as pipe:
+                    for commands, _ in batch:
+                        for name, args, kwargs in commands:
+                            getattr(pipe, name)(*args, **kwargs)
+                    results = await pipe.execute(raise_on_error=False)
+            except Exception as exc:
+                for _, future in batch:
+                    if not future.done():
+                        future.set_exception(exc)
+                continue
+            at = 0
+            for commands, future in batch:
+                if not future.done():
+                    future.set_result(list(results[at : at + len(commands)]))
+                at += len(commands)
+
+
 class RedisRunStore:
     """The :class:`~kanawa.server.store.RunStore` contract over Redis (see the module docstring)."""
 
@@ -164,6 +209,9 @@ class RedisRunStore:
         self._cap = cap
         self._prefix = prefix
         self.hub = StreamHub(url, self._redis)
+        self._batcher = _GroupCommit(self._redis)
+        self._upkeep: dict[str, list[Any]] = {}
+        """Per running run: [next TTL refresh, next cancel check, last cancel flag]."""
 
     @property
     def redis(self) -> Redis:
@@ -186,8 +234,18 @@ class RedisRunStore:
             await pipe.execute()
 
     async def _record(self, run_id: str) -> RunRecord | None:
-        raw = await self._redis.hgetall(self._run(run_id))
-        return _from_hash(run_id, raw) if raw else None
+        """The record, with ``last_seq`` read from the stream itself (the hash's copy is refreshed
+        only now and then)."""
+        async with self._redis.pipeline(transaction=False) as pipe:
+            pipe.hgetall(self._run(run_id))
+            pipe.xrevrange(self._chunks(run_id), count=1)
+            raw, top = await pipe.execute()
+        if not raw:
+            return None
+        record = _from_hash(run_id, raw)
+        if top:
+            record = replace(record, last_seq=max(record.last_seq, _seq(top[0][0])))
+        return record
 
     async def get_any(self, run_id: str) -> RunRecord | None:
         return await self._record(run_id)
@@ -213,19 +271,40 @@ class RedisRunStore:
             await pipe.execute()
 
     async def append(self, run_id: str, entry: Entry) -> bool:
-        key, stream = self._run(run_id), self._chunks(run_id)
-        fields = {"d": entry.text, "t": "1" if entry.terminal else "0"}
-        async with self._redis.pipeline(transaction=False) as pipe:
-            pipe.xadd(stream, fields, id=f"{entry.seq}-0", maxlen=self._cap, approximate=False)  # type: ignore[arg-type]
-            pipe.pexpire(stream, self._ttl_ms)
-            pipe.hset(key, mapping={"last_seq": entry.seq, "updated": repr(time.time())})
-            pipe.pexpire(key, self._ttl_ms)
-            pipe.hget(key, "cancel")
-            try:
-                results = await pipe.execute()
-            except ResponseError as exc:
-                raise ValueError(f"seq {entry.seq} was refused by Redis: {exc}") from None
-        return bool(results[-1])
+        """Queue the ``XADD`` for the next group commit and wait for it. The keys' TTL and the run's
+        ``updated``/``last_seq`` fields are refreshed at most every :data:`REFRESH_S` seconds per run
+        (and with its terminal chunk), the cancel flag read at most every :data:`CANCEL_CHECK_S`."""
+        now = time.monotonic()
+        state = self._upkeep.get(run_id)
+        if state is None:
+            state = self._upkeep[run_id] = [0.0, 0.0, False]
+        commands: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = [
+            (
+                "xadd",
+                (self._chunks(run_id), {"d": entry.text, "t": "1" if entry.terminal else "0"}),
+                {"id": f"{entry.seq}-0", "maxlen": self._cap, "approximate": False},
+            )
+        ]
+        if entry.terminal or now >= state[0]:
+            state[0] = now + REFRESH_S
+            key = self._run(run_id)
+            commands.append(("pexpire", (self._chunks(run_id), self._ttl_ms), {}))
+            commands.append(
+                ("hset", (key,), {"mapping": {"last_seq": entry.seq, "updated": repr(time.time())}})
+            )
+            commands.append(("pexpire", (key, self._ttl_ms), {}))
+        check = now >= state[1]
+        if check:
+            state[1] = now + CANCEL_CHECK_S
+            commands.append(("hget", (self._run(run_id), "cancel"), {}))
+        if entry.terminal:
+            self._upkeep.pop(run_id, None)
+        results = await self._batcher.run(commands)
+        if isinstance(results[0], Exception):
+            raise ValueError(f"seq {entry.seq} was refused by Redis: {results[0]}")
+        if check:
+            state[2] = bool(results[-1]) and not isinstance(results[-1], Exception)
+        return bool(state[2])
 
     async def request_cancel(self, run_id: str) -> None:
         await self._redis.hset(self._run(run_id), "cancel", "1")
