@@ -25,6 +25,7 @@ from tests.server.durable_agents import ANSWER, ROUNDS
 from tests.server.sse import AUTH_A, Event, comparable, read_stream, start_run
 
 KILLS = 20
+PARALLEL = 3
 
 
 @pytest.fixture(scope="module")
@@ -75,19 +76,22 @@ async def test_a_killed_workers_run_finishes_elsewhere_with_nothing_lost_repeate
     expected = comparable(reference)
     rng = random.Random("celery-kills")
     kills = 0
-    for trial in range(KILLS * 2):
-        if kills == KILLS:
-            break
-        run_id, events, killed = await _run_and_kill(
-            client, redis_client, celery_cluster, rng.uniform(0.0, 0.15)
+    trial = 0
+    while kills < KILLS and trial < KILLS * 2:
+        # a few runs at once, each killed at its own random point: their redeliveries overlap
+        delays = [rng.uniform(0.0, 0.15) for _ in range(min(PARALLEL, KILLS - kills))]
+        outcomes = await asyncio.gather(
+            *(_run_and_kill(client, redis_client, celery_cluster, delay) for delay in delays)
         )
-        kills += killed
-        assert [e.id for e in events] == list(range(1, len(events) + 1)), f"trial {trial}"
-        assert comparable(events) == expected, f"trial {trial}"
-        prefix = f"{celery_cluster.prefix}test:{run_id}"
-        assert await redis_client.get(f"{prefix}:violations") is None, (
-            f"trial {trial}: a recorded call ran again"
-        )
-        for n in range(ROUNDS):
-            assert int(await redis_client.get(f"{prefix}:executions:call_{n}") or 0) >= 1
+        for run_id, events, killed in outcomes:
+            trial += 1
+            kills += killed
+            assert [e.id for e in events] == list(range(1, len(events) + 1)), f"trial {trial}"
+            assert comparable(events) == expected, f"trial {trial}"
+            prefix = f"{celery_cluster.prefix}test:{run_id}"
+            assert await redis_client.get(f"{prefix}:violations") is None, (
+                f"trial {trial}: a recorded call ran again"
+            )
+            for n in range(ROUNDS):
+                assert int(await redis_client.get(f"{prefix}:executions:call_{n}") or 0) >= 1
     assert kills == KILLS  # a run that ended before its kill does not count
