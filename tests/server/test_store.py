@@ -126,21 +126,41 @@ async def test_redis_keys_carry_a_ttl_refreshed_deliberately(redis_url: str) -> 
 
 
 async def test_redis_fans_out_from_one_connection_whatever_the_number_of_readers(redis_url: str) -> None:
+    """Readers on one worker, the run written by another: one XREAD connection serves all 150."""
     prefix = f"kanawa-test-{uuid.uuid4().hex[:8]}:"
-    store = RedisRunStore(redis_url, ttl=30, cap=1000, prefix=prefix)
+    writer = RedisRunStore(redis_url, ttl=30, cap=1000, prefix=prefix)
+    reader = RedisRunStore(redis_url, ttl=30, cap=1000, prefix=prefix)
     probe = Redis.from_url(redis_url)
     try:
-        await store.create(_record("r7"))
-        await store.append("r7", Entry(1, "{}", False))
-        readers = [asyncio.create_task(_collect(store, "r7", 0)) for _ in range(150)]
+        await writer.create(_record("r7"))
+        await writer.append("r7", Entry(1, "{}", False))
+        readers = [asyncio.create_task(_collect(reader, "r7", 0)) for _ in range(150)]
         await asyncio.sleep(0.2)
         clients = await probe.client_list()
         blocked = [c for c in clients if c.get("cmd") == "xread"]
         assert len(blocked) == 1
         for seq in range(2, 6):
-            await store.append("r7", Entry(seq, "{}", seq == 5))
+            await writer.append("r7", Entry(seq, "{}", seq == 5))
         results = await asyncio.gather(*readers)
         assert all(r == [1, 2, 3, 4, 5] for r in results)
     finally:
         await probe.aclose()
+        await reader.aclose()
+        await writer.aclose()
+
+
+async def test_redis_readers_of_a_run_written_here_need_no_redis_reader(redis_url: str) -> None:
+    prefix = f"kanawa-test-{uuid.uuid4().hex[:8]}:"
+    store = RedisRunStore(redis_url, ttl=30, cap=1000, prefix=prefix)
+    try:
+        await store.create(_record("r8"))
+        await store.append("r8", Entry(1, "{}", False))
+        readers = [asyncio.create_task(_collect(store, "r8", 0)) for _ in range(20)]
+        await asyncio.sleep(0.05)
+        for seq in range(2, 6):
+            await store.append("r8", Entry(seq, "{}", seq == 5))
+        results = await asyncio.gather(*readers)
+        assert all(r == [1, 2, 3, 4, 5] for r in results)
+        assert store.hub._task is None  # the writer fed them; no XREAD connection was opened
+    finally:
         await store.aclose()

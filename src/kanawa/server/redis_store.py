@@ -15,10 +15,12 @@ record's ``last_seq``/``updated`` — once a second per run and with its last ch
 run's ``cancel`` flag (how a cancel sent to another worker reaches it) every 0.2 s. The commands of
 all runs writing at the same moment go to Redis in one pipeline (group commit).
 
-Readers never hold a Redis connection each. One :class:`StreamHub` per process owns one connection
-that ``XREAD BLOCK``\\ s on every stream some local client follows and fans entries out to per-client
-queues. A client first registers with the hub, then reads what is already stored with a plain
-``XRANGE`` on the shared pool; the two overlap and ``seq`` removes the duplicates, so nothing falls
+Readers never hold a Redis connection each. A run written by this process reaches its local readers
+straight from the writer, after its ``XADD`` succeeded; for runs written elsewhere (another worker, a
+Celery worker) one :class:`StreamHub` per process owns one connection that ``XREAD BLOCK``\\ s on
+every such stream some local client follows and fans entries out to per-client queues. A client
+first registers with the hub, then reads what is already stored with a plain ``XRANGE`` on the
+shared pool; the two overlap and ``seq`` removes the duplicates, so nothing falls
 between them. When a new stream is followed, the hub's blocked read is cut short with
 ``CLIENT UNBLOCK`` so it starts following at once.
 """
@@ -74,6 +76,9 @@ class StreamHub:
         self._task: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
         self._starting = asyncio.Lock()
+        self.local: set[str] = set()
+        """Streams this process is writing: their entries reach local readers straight from the writer
+        (:meth:`deliver`), and the pump leaves them out of its ``XREAD``."""
 
     async def _ensure(self) -> None:
         async with self._starting:
@@ -83,10 +88,12 @@ class StreamHub:
                 self._task = asyncio.create_task(self._pump(), name="kanawa-stream-hub")
 
     async def follow(self, key: str, after: int) -> asyncio.Queue[Entry]:
-        await self._ensure()
         queue: asyncio.Queue[Entry] = asyncio.Queue()
         listeners = self._queues.setdefault(key, set())
         listeners.add(queue)
+        if key in self.local:
+            return queue
+        await self._ensure()
         if key not in self._cursors:
             self._cursors[key] = f"{after}-0"
             self._generation += 1
@@ -104,6 +111,17 @@ class StreamHub:
                 await self._redis.client_unblock(self._client_id)
             await asyncio.sleep(0.001)
 
+    def deliver(self, key: str, entry: Entry) -> None:
+        """An entry this process has just added: hand it to the local readers of its stream."""
+        for queue in self._queues.get(key, ()):
+            queue.put_nowait(entry)
+
+    def end_local(self, key: str) -> None:
+        """This process stopped writing ``key``; readers still following it go back to ``XREAD``."""
+        self.local.discard(key)
+        if key in self._cursors:
+            self._wake.set()
+
     def unfollow(self, key: str, queue: asyncio.Queue[Entry]) -> None:
         listeners = self._queues.get(key)
         if listeners is None:
@@ -116,12 +134,12 @@ class StreamHub:
     async def _pump(self) -> None:
         assert self._conn is not None
         while True:
-            if not self._cursors:
+            streams = {key: cursor for key, cursor in self._cursors.items() if key not in self.local}
+            self._seen = self._generation
+            if not streams:
                 self._wake.clear()
                 await self._wake.wait()
                 continue
-            streams = dict(self._cursors)
-            self._seen = self._generation
             try:
                 reply = await self._conn.xread(streams, block=BLOCK_MS, count=500)  # type: ignore[arg-type]
             except asyncio.CancelledError:
@@ -297,11 +315,18 @@ class RedisRunStore:
         if check:
             state[1] = now + CANCEL_CHECK_S
             commands.append(("hget", (self._run(run_id), "cancel"), {}))
+        stream = self._chunks(run_id)
+        self.hub.local.add(stream)
         if entry.terminal:
             self._upkeep.pop(run_id, None)
-        results = await self._batcher.run(commands)
-        if isinstance(results[0], Exception):
-            raise ValueError(f"seq {entry.seq} was refused by Redis: {results[0]}")
+        try:
+            results = await self._batcher.run(commands)
+            if isinstance(results[0], Exception):
+                raise ValueError(f"seq {entry.seq} was refused by Redis: {results[0]}")
+            self.hub.deliver(stream, entry)
+        finally:
+            if entry.terminal:
+                self.hub.end_local(stream)
         if check:
             state[2] = bool(results[-1]) and not isinstance(results[-1], Exception)
         return bool(state[2])
