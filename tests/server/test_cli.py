@@ -69,6 +69,12 @@ def test_serve_refuses_what_it_cannot_do_safely() -> None:
     result = runner.invoke(app, ["serve", "no_such_module_xyz:agents"])
     assert result.exit_code == 2
     assert "cannot import" in result.output
+    celery_only = CliRunner(
+        env={"KANAWA_CELERY_BROKER": "amqp://x//", "KANAWA_REDIS_URL": "", "COLUMNS": "200"}
+    )
+    result = celery_only.invoke(app, ["serve"])
+    assert result.exit_code == 2
+    assert "KANAWA_REDIS_URL" in result.output
     bad_keys = CliRunner(env={"KANAWA_API_KEYS": "nocolon", "COLUMNS": "200"})
     result = bad_keys.invoke(app, ["serve"])
     assert result.exit_code == 2

@@ -45,6 +45,11 @@ def serve(
     except (RegistryError, KeyConfigError, ValueError) as exc:
         err.print(Text(f"kanawa serve: {exc}"), soft_wrap=True)
         return EXIT_SETUP
+    if settings.celery_broker and not settings.redis_url:
+        err.print(
+            Text("kanawa serve: KANAWA_CELERY_BROKER needs KANAWA_REDIS_URL (runs stream through Redis)")
+        )
+        return EXIT_SETUP
     if workers > 1 and not settings.redis_url:
         err.print(
             Text(
@@ -72,7 +77,10 @@ def serve(
         environ["KANAWA_DEV_KEY"] = key
         console.print(Text.assemble(("development key ", "bold yellow"), key))
         console.print(Text("(no KANAWA_API_KEYS configured: loopback clients only)", style="dim"))
-    mode = "Redis Streams" if settings.redis_url else "embedded (in memory)"
+    if settings.celery_broker:
+        mode = "Celery workers (kanawa worker), streams in Redis"
+    else:
+        mode = "Redis Streams" if settings.redis_url else "embedded (in memory)"
     console.print(Text.assemble(("agents ", "bold"), ", ".join(registry)))
     console.print(Text.assemble(("mode   ", "bold"), mode))
     console.print(Text.assemble(("listen ", "bold"), f"http://{host}:{port}  (timeline: /runs)"))
