@@ -8,6 +8,7 @@ The API suite is parametrised over the run-store modes: ``embedded`` (in memory)
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import shutil
 import socket
 import subprocess
@@ -225,6 +226,15 @@ class CeleryCluster:
             if worker.poll() is None:
                 worker.kill()
             worker.wait(timeout=10)
+        from kanawa.server.workers import make_celery
+
+        app = make_celery(self.broker, queue=self.queue)
+        try:  # the broker may be shared: leave no test queue behind (best effort)
+            with contextlib.suppress(Exception), app.connection_for_write() as connection:
+                connection.default_channel.queue_delete(self.queue)
+                connection.default_channel.exchange_delete(self.queue)
+        finally:
+            app.close()
 
 
 @pytest.fixture(scope="session")

@@ -43,7 +43,9 @@ def counted(ctx: RunContext[Any], n: int) -> str:
             recorded = {m.get("tool_call_id") for m in json.loads(raw)["messages"] if m["role"] == "tool"}
             if call_id in recorded:
                 client.incr(f"{prefix}test:{run}:violations")
+                client.expire(f"{prefix}test:{run}:violations", 600)
         client.incr(f"{prefix}test:{run}:executions:{call_id}")
+        client.expire(f"{prefix}test:{run}:executions:{call_id}", 600)  # the Redis may be shared
     finally:
         client.close()
     return f"round {n} done"
