@@ -21,7 +21,7 @@ UV ?= $(shell command -v uv 2>/dev/null || echo $(UV_BOOT)/bin/uv)
 VENV := $(CURDIR)/.venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint typecheck pytest fuzz bench clean plugins
+.PHONY: demo test lint typecheck pytest fuzz bench clean plugins browser
 
 $(UV_BOOT)/bin/uv:
 	$(PYTHON) -m venv $(UV_BOOT)
@@ -41,7 +41,13 @@ lint: $(VENV)/.synced
 typecheck: $(VENV)/.synced
 	$(BIN)/mypy --strict src/kanawa examples
 
-pytest: $(VENV)/.synced
+# The timeline page test drives Debian's chromium through Playwright (no browser download, ever).
+browser:
+	@if [ -x /usr/bin/chromium ]; then :; else \
+	  $$( [ "$$(id -u)" = 0 ] || echo sudo ) apt-get update -q && \
+	  $$( [ "$$(id -u)" = 0 ] || echo sudo ) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; fi
+
+pytest: $(VENV)/.synced browser
 	$(BIN)/python -m pytest -q
 
 test: lint typecheck pytest
@@ -58,6 +64,7 @@ bench: $(VENV)/.synced
 	$(BIN)/python bench/ace_search.py
 	$(BIN)/python bench/multi_agent_overhead.py
 	$(BIN)/python bench/dify_plugin_overhead.py
+	$(BIN)/python bench/serve_load.py
 
 plugins: $(VENV)/.synced
 	$(BIN)/python tools/difypkg.py app/openai_gpt5_responses app/gpt5_agent_strategies --out dist

@@ -1,4 +1,5 @@
-"""The ``kanawa`` command (typer + rich): ``demo``, ``run``, ``trace show``, ``ace …`` and ``--version``.
+"""The ``kanawa`` command (typer + rich): ``demo``, ``run``, ``serve``, ``worker``, ``trace show|view``,
+``ace …`` and ``--version``.
 
 typer and rich are imported here and in the other ``kanawa.cli`` modules only; ``import kanawa`` never
 loads them. Each command is a thin sync wrapper that runs one coroutine with :func:`asyncio.run` and
@@ -123,6 +124,54 @@ def run(
         max_cost=max_cost,
     )
     raise typer.Exit(_run(coro, err))
+
+
+@app.command()
+def serve(
+    agents: Annotated[
+        str | None,
+        typer.Argument(help="The agents to serve, as module:attr (default: the demo agents calc and echo)."),
+    ] = None,
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
+    workers: Annotated[
+        int, typer.Option(min=1, help="Worker processes (above 1 needs KANAWA_REDIS_URL).")
+    ] = 1,
+    log_level: Annotated[str, typer.Option(help="uvicorn's log level.")] = "info",
+) -> None:
+    """Serve agents over HTTP: SSE chunks with seq numbers, resume, API keys (see docs/server.md)."""
+    from kanawa.cli.serve_cmd import serve as run_server
+
+    console, err = _consoles()
+    raise typer.Exit(
+        run_server(console, err, agents=agents, host=host, port=port, workers=workers, log_level=log_level)
+    )
+
+
+@app.command()
+def worker(
+    concurrency: Annotated[int, typer.Option(min=1, help="Runs executed at once by this worker.")] = 1,
+    log_level: Annotated[str, typer.Option(help="Celery's log level.")] = "WARNING",
+) -> None:
+    """Execute runs sent by `kanawa serve` through a Celery broker (KANAWA_CELERY_BROKER, KANAWA_REDIS_URL;
+    agents from KANAWA_SERVE_AGENTS)."""
+    from kanawa.cli.serve_cmd import worker as run_worker
+
+    _, err = _consoles()
+    raise typer.Exit(run_worker(err, concurrency=concurrency, log_level=log_level))
+
+
+@trace_app.command("view")
+def trace_view(
+    file: Annotated[Path, typer.Argument(help="A .jsonl trace file.")],
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8765,
+) -> None:
+    """Open a JSONL trace in the timeline page (served on loopback until Ctrl-C)."""
+    from kanawa.cli.serve_cmd import trace_view as view
+
+    console, err = _consoles()
+    raise typer.Exit(view(console, err, file, host=host, port=port))
 
 
 @trace_app.command("show")

@@ -1,0 +1,369 @@
+"""Concurrent SSE sessions against ``kanawa serve`` (seed 002 §8 "Load: 同時 100 セッション").
+
+Three servers, each in its own process with one uvicorn worker, measured in one run by the same lean
+aiohttp client (its own process):
+
+- ``bare``: a plain sse-starlette endpoint streaming the same chunks at the same pace — the ceiling;
+- ``embedded``: kanawa's app, runs buffered in memory;
+- ``redis``: kanawa's app with ``KANAWA_REDIS_URL`` (each chunk is an XADD; SSE clients are fed by one
+  XREAD reader per process).
+
+Every session starts a run of a scripted agent that streams 40 text deltas 20 ms apart, then its
+final answer, usage and ``done`` chunk (the bare endpoint sends the same chunk texts). At 100, 500 and
+1,000 concurrent sessions: sessions held at once, events/s, time to first event, latency of each event
+(client receive time minus the chunk's ``time``), the added latency against the bare endpoint, errors,
+lost chunks (a gap in ``seq``) and server memory per open session. Writes bench/results/serve_load.json
+and .md. Run: ``python bench/serve_load.py`` (``make bench``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import machine, percentile, write_results
+
+DELTAS = 40
+PACE = 0.02
+TEXT = "kanawa streams each chunk once, in order. "
+SESSIONS = (100, 500, 1000)
+SYSTEMS = ("bare", "embedded", "redis")
+KEY = "bench-key-0123456789"
+REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/0")
+
+
+# ------------------------------------------------------------------------------------------- servers
+
+
+def _paced_agents() -> dict[str, Any]:
+    from kanawa import Agent
+    from kanawa.llm.testing import FunctionLLM
+    from kanawa.llm.testing.models import ModelRequest, Script
+    from kanawa.types import StreamEvent
+
+    class PacedLLM(FunctionLLM):
+        """Streams its answer one delta every PACE seconds, like a model generating."""
+
+        async def stream(self, messages: Any, **kwargs: Any) -> AsyncIterator[StreamEvent]:  # type: ignore[override]
+            async for event in super().stream(messages, **kwargs):
+                if event.kind == "text_delta":
+                    await asyncio.sleep(PACE)
+                yield event
+
+    def answer(request: ModelRequest) -> Script:
+        self_requests = model.requests
+        self_requests.clear()
+        return (TEXT * ((DELTAS * 8) // len(TEXT) + 1))[: DELTAS * 8]
+
+    model = PacedLLM(answer)
+    return {"bench": Agent("bench", "Stream.", (), model)}
+
+
+def _bare_app() -> Any:
+    from fastapi import FastAPI
+    from sse_starlette import EventSourceResponse
+
+    from kanawa.trace.serialize import iso_time
+
+    app = FastAPI()
+    text = (TEXT * ((DELTAS * 8) // len(TEXT) + 1))[: DELTAS * 8]
+    pieces = [text[i : i + 8] for i in range(0, len(text), 8)]
+
+    async def events() -> AsyncIterator[bytes]:
+        seq = 0
+        for piece in pieces:
+            await asyncio.sleep(PACE)
+            seq += 1
+            body = {
+                "time": iso_time(time.time()),
+                "agent": "bench",
+                "type": "delta",
+                "data": {"text": piece},
+                "seq": seq,
+            }
+            yield f"id: {seq}\r\ndata: {json.dumps(body, separators=(',', ':'))}\r\n\r\n".encode()
+        for kind, data in (
+            ("final", {"step": 1, "output": text, "text": text}),
+            ("usage", {"requests": 1}),
+            ("done", {"status": "completed", "termination_reason": "completed"}),
+        ):
+            seq += 1
+            body = {"time": iso_time(time.time()), "agent": "bench", "type": kind, "data": data, "seq": seq}
+            yield f"id: {seq}\r\ndata: {json.dumps(body, separators=(',', ':'))}\r\n\r\n".encode()
+
+    @app.post("/v1/runs")
+    async def runs() -> EventSourceResponse:
+        return EventSourceResponse(events(), ping=600)
+
+    return app
+
+
+def serve(system: str, port: int) -> None:
+    import uvicorn
+
+    if system == "bare":
+        app = _bare_app()
+    else:
+        from kanawa.server.app import create_app
+        from kanawa.server.settings import ServerSettings
+
+        settings = ServerSettings(
+            api_keys=f"{KEY}:bench",
+            redis_url=REDIS_URL if system == "redis" else None,
+            redis_prefix=f"kanawa-bench-{os.getpid()}:",
+            run_ttl=120,
+            sse_ping=600,
+            rate_limit=0,
+            max_runs=100_000,
+            run_buffer=1000,
+        )
+        app = create_app(_paced_agents(), settings)
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="error", backlog=4096, timeout_keep_alive=30)
+
+
+# -------------------------------------------------------------------------------------------- client
+
+
+def _parse_time(text: str) -> float:
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+async def _session(http: Any, url: str, out: dict[str, Any], held: list[int]) -> None:
+    start = time.time()
+    first: float | None = None
+    seqs: list[int] = []
+    latencies: list[float] = []
+    try:
+        async with http.post(
+            f"{url}/v1/runs",
+            json={"agent": "bench", "input": "go"},
+            headers={"Authorization": f"Bearer {KEY}"},
+        ) as response:
+            if response.status != 200:
+                out["errors"] += 1
+                return
+            held[0] += 1
+            out["held_max"] = max(out["held_max"], held[0])
+            try:
+                async for raw in response.content:
+                    line = raw.decode().rstrip("\r\n")
+                    if not line.startswith("data:"):
+                        continue
+                    now = time.time()
+                    chunk = json.loads(line[5:])
+                    if first is None:
+                        first = now
+                    seqs.append(chunk["seq"])
+                    if chunk["type"] != "trace":
+                        latencies.append(now - _parse_time(chunk["time"]))
+                    if chunk["type"] == "done":
+                        break
+            finally:
+                held[0] -= 1
+    except Exception:
+        out["errors"] += 1
+        return
+    if not seqs or seqs != list(range(1, len(seqs) + 1)) or len([s for s in seqs]) == 0:
+        out["lost"] += 1
+    out["events"] += len(seqs)
+    out["latencies"].extend(latencies)
+    if first is not None:
+        out["ttfe"].append(first - start)
+
+
+async def load(url: str, sessions: int, server_pid: int) -> dict[str, Any]:
+    import aiohttp
+    import psutil
+
+    server = psutil.Process(server_pid)
+    baseline = server.memory_info().rss
+    out: dict[str, Any] = {"errors": 0, "lost": 0, "events": 0, "latencies": [], "ttfe": [], "held_max": 0}
+    held = [0]
+    peak = baseline
+    stop = asyncio.Event()
+
+    async def sample() -> None:
+        nonlocal peak
+        while not stop.is_set():
+            peak = max(peak, server.memory_info().rss)
+            await asyncio.sleep(0.05)
+
+    connector = aiohttp.TCPConnector(limit=0, force_close=True)
+    timeout = aiohttp.ClientTimeout(total=300)
+    async with aiohttp.ClientSession(connector=connector, timeout=timeout) as http:
+        sampler = asyncio.create_task(sample())
+        started = time.perf_counter()
+        await asyncio.gather(*(_session(http, url, out, held) for _ in range(sessions)))
+        elapsed = time.perf_counter() - started
+        stop.set()
+        await sampler
+    lat = [x * 1000 for x in out["latencies"]]
+    ttfe = [x * 1000 for x in out["ttfe"]]
+    return {
+        "sessions": sessions,
+        "held_max": out["held_max"],
+        "errors": out["errors"],
+        "lost": out["lost"],
+        "events": out["events"],
+        "events_per_s": round(out["events"] / elapsed, 1),
+        "wall_s": round(elapsed, 3),
+        "ttfe_p50_ms": round(percentile(ttfe, 50), 2),
+        "ttfe_p99_ms": round(percentile(ttfe, 99), 2),
+        "latency_p50_ms": round(percentile(lat, 50), 2),
+        "latency_p99_ms": round(percentile(lat, 99), 2),
+        "rss_baseline_mib": round(baseline / 2**20, 1),
+        "rss_peak_mib": round(peak / 2**20, 1),
+        "kib_per_session": round((peak - baseline) / 1024 / max(out["held_max"], 1), 1),
+    }
+
+
+# ------------------------------------------------------------------------------------------ driver
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _wait_port(port: int) -> None:
+    for _ in range(400):
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.05)
+    raise RuntimeError(f"server on port {port} did not start")
+
+
+def measure(system: str, sessions: int) -> dict[str, Any]:
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, __file__, "--serve", system, "--port", str(port)])
+    try:
+        _wait_port(port)
+        warm = subprocess.run(
+            [
+                sys.executable,
+                __file__,
+                "--client",
+                f"http://127.0.0.1:{port}",
+                "--sessions",
+                "20",
+                "--pid",
+                str(proc.pid),
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        del warm
+        run = subprocess.run(
+            [
+                sys.executable,
+                __file__,
+                "--client",
+                f"http://127.0.0.1:{port}",
+                "--sessions",
+                str(sessions),
+                "--pid",
+                str(proc.pid),
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=600,
+        )
+        return dict(json.loads(run.stdout.strip().splitlines()[-1]))
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def table(results: dict[str, dict[str, dict[str, Any]]]) -> str:
+    lines = [
+        "# Concurrent SSE sessions (`bench/serve_load.py`)",
+        "",
+        f"Each session streams a scripted run: {DELTAS} text deltas {int(PACE * 1000)} ms apart, then final, usage and done "
+        "(kanawa also sends its trace chunks). One uvicorn worker per server; client (aiohttp) and server share the 2 cores.",
+        "",
+        "| sessions | system | held at once | errors | lost | events/s | first event p50 / p99 ms | event latency p50 / p99 ms | added p50 / p99 ms | KiB per open session |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for sessions in SESSIONS:
+        bare = results["bare"].get(str(sessions))
+        for system in SYSTEMS:
+            r = results[system].get(str(sessions))
+            if r is None:
+                continue
+            added = (
+                f"{r['latency_p50_ms'] - bare['latency_p50_ms']:.1f} / {r['latency_p99_ms'] - bare['latency_p99_ms']:.1f}"
+                if bare is not None and system != "bare"
+                else "–"
+            )
+            lines.append(
+                f"| {sessions} | {system} | {r['held_max']} | {r['errors']} | {r['lost']} | {r['events_per_s']:,.0f} | "
+                f"{r['ttfe_p50_ms']:.1f} / {r['ttfe_p99_ms']:.1f} | {r['latency_p50_ms']:.1f} / {r['latency_p99_ms']:.1f} | "
+                f"{added} | {r['kib_per_session']:.1f} |"
+            )
+    lines.append("")
+    for sessions in SESSIONS:
+        bare = results["bare"].get(str(sessions))
+        if bare is None:
+            continue
+        for system in ("embedded", "redis"):
+            r = results[system].get(str(sessions))
+            if r is None:
+                continue
+            lines.append(
+                f"- {sessions} sessions, {system}: throughput {r['events_per_s'] / bare['events_per_s']:.2f}× the bare endpoint's, "
+                f"memory per session {r['kib_per_session'] / max(bare['kib_per_session'], 0.1):.2f}× its"
+            )
+    m = machine()
+    lines.append(
+        f"- Python {m['python']} on {m['machine']}; latency = client receive time − the chunk's `time` (ms resolution)."
+    )
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--serve", choices=SYSTEMS)
+    parser.add_argument("--port", type=int)
+    parser.add_argument("--client")
+    parser.add_argument("--sessions", type=int)
+    parser.add_argument("--pid", type=int)
+    parser.add_argument("--only", nargs="*", type=int, default=list(SESSIONS))
+    args = parser.parse_args()
+    if args.serve:
+        serve(args.serve, args.port)
+        return
+    if args.client:
+        print(json.dumps(asyncio.run(load(args.client, args.sessions, args.pid))))
+        return
+    results: dict[str, dict[str, dict[str, Any]]] = {system: {} for system in SYSTEMS}
+    for sessions in args.only:
+        for system in SYSTEMS:
+            results[system][str(sessions)] = measure(system, sessions)
+            print(system, sessions, results[system][str(sessions)], file=sys.stderr)
+    write_results(
+        "serve_load", {"machine": machine(), "deltas": DELTAS, "pace_s": PACE, **results}, table(results)
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,133 @@
+"""``kanawa serve``, ``kanawa worker`` and ``kanawa trace view``: the service commands.
+
+``serve`` checks everything a misconfiguration could break before it listens (the agent registry,
+the keys, Redis for more than one worker) and exits with code 2 and one line otherwise. With no API
+keys configured it listens on loopback only and prints a generated development key.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from rich.console import Console
+from rich.text import Text
+
+from kanawa.cli.running import EXIT_OK, EXIT_SETUP
+
+LOOPBACK = frozenset({"127.0.0.1", "::1", "localhost"})
+
+
+def serve(
+    console: Console,
+    err: Console,
+    *,
+    agents: str | None,
+    host: str,
+    port: int,
+    workers: int,
+    log_level: str,
+) -> int:
+    """Validate, then run uvicorn (blocking) with ``workers`` processes; returns the exit code."""
+    import secrets
+
+    import uvicorn
+
+    from kanawa.server.auth import KeyConfigError, KeyRing
+    from kanawa.server.registry import RegistryError, load_agents
+    from kanawa.server.settings import ServerSettings
+
+    try:
+        settings = ServerSettings.from_env()
+        registry = load_agents(agents)
+        if settings.keys_configured:
+            KeyRing.parse(settings.api_keys, file=settings.api_keys_file)
+    except (RegistryError, KeyConfigError, ValueError) as exc:
+        err.print(Text(f"kanawa serve: {exc}"), soft_wrap=True)
+        return EXIT_SETUP
+    if settings.celery_broker and not settings.redis_url:
+        err.print(
+            Text("kanawa serve: KANAWA_CELERY_BROKER needs KANAWA_REDIS_URL (runs stream through Redis)")
+        )
+        return EXIT_SETUP
+    if workers > 1 and not settings.redis_url:
+        err.print(
+            Text(
+                "kanawa serve: --workers above 1 needs KANAWA_REDIS_URL "
+                "(runs must be resumable from any worker)"
+            ),
+            soft_wrap=True,
+        )
+        return EXIT_SETUP
+    environ = os.environ
+    if agents:
+        environ["KANAWA_SERVE_AGENTS"] = agents
+    if not settings.keys_configured:
+        if host not in LOOPBACK:
+            err.print(
+                Text(
+                    "kanawa serve: no API keys configured, so only loopback is served; "
+                    f"refusing --host {host}. "
+                    "Set KANAWA_API_KEYS=key:tenant,... or KANAWA_API_KEYS_FILE."
+                ),
+                soft_wrap=True,
+            )
+            return EXIT_SETUP
+        key = environ.get("KANAWA_DEV_KEY") or "kw-dev-" + secrets.token_urlsafe(24)
+        environ["KANAWA_DEV_KEY"] = key
+        console.print(Text.assemble(("development key ", "bold yellow"), key))
+        console.print(Text("(no KANAWA_API_KEYS configured: loopback clients only)", style="dim"))
+    if settings.celery_broker:
+        mode = "Celery workers (kanawa worker), streams in Redis"
+    else:
+        mode = "Redis Streams" if settings.redis_url else "embedded (in memory)"
+    console.print(Text.assemble(("agents ", "bold"), ", ".join(registry)))
+    console.print(Text.assemble(("mode   ", "bold"), mode))
+    console.print(Text.assemble(("listen ", "bold"), f"http://{host}:{port}  (timeline: /runs)"))
+    uvicorn.run(
+        "kanawa.server.factory:app_from_env",
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        log_level=log_level,
+        timeout_graceful_shutdown=5,
+    )
+    return EXIT_OK
+
+
+def trace_view(console: Console, err: Console, file: Path, *, host: str, port: int) -> int:
+    """Serve ``file`` in the timeline page until interrupted."""
+    import uvicorn
+
+    from kanawa.server.trace_view import create_trace_app
+    from kanawa.trace.records import TraceFileError
+
+    try:
+        app = create_trace_app(file)
+    except TraceFileError as exc:
+        err.print(Text(f"kanawa trace view: {exc}"), soft_wrap=True)
+        return 1
+    console.print(Text.assemble(("timeline ", "bold"), f"http://{host}:{port}/trace"))
+    uvicorn.run(app, host=host, port=port, log_level="warning")
+    return EXIT_OK
+
+
+def worker(err: Console, *, concurrency: int, log_level: str) -> int:
+    """Run a Celery worker until it is stopped; exit code 2 with one line when it is not configured."""
+    from kanawa.server.registry import RegistryError
+    from kanawa.server.workers import run_worker
+
+    missing = [name for name in ("KANAWA_CELERY_BROKER", "KANAWA_REDIS_URL") if not os.environ.get(name)]
+    if missing:
+        err.print(Text(f"kanawa worker: set {' and '.join(missing)}"), soft_wrap=True)
+        return EXIT_SETUP
+    try:
+        run_worker(concurrency=concurrency, loglevel=log_level.upper())
+    except RegistryError as exc:
+        err.print(Text(f"kanawa worker: {exc}"), soft_wrap=True)
+        return EXIT_SETUP
+    return EXIT_OK
+
+
+__all__ = ["serve", "trace_view", "worker"]

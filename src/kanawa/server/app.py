@@ -1,0 +1,344 @@
+"""The FastAPI application: routes, authentication, limits and the SSE responses.
+
+``create_app(agents, settings)`` builds it; the store and the run manager are made in the lifespan
+(so a Redis connection belongs to the server's event loop). Every ``/v1`` route resolves the caller's
+tenant from its API key first; run routes then look the run up by ``(tenant, id)``, so another
+tenant's run is a 404 exactly like a missing one.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from fastapi import Depends, FastAPI, Header, HTTPException, Path, Query, Request, Response
+from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import BaseModel, Field
+from sse_starlette import EventSourceResponse
+
+from kanawa import __version__
+from kanawa.agents.agent import Agent
+from kanawa.server.auth import KeyRing, RateLimiter, is_loopback, key_hash
+from kanawa.server.chunks import Chunk
+from kanawa.server.limits import BodySizeLimit
+from kanawa.server.page import PAGE_HTML
+from kanawa.server.runs import NotAwaitingApproval, RunLimitReached, RunManager
+from kanawa.server.settings import ServerSettings
+from kanawa.server.store import ChunksExpired, MemoryRunStore, RunRecord, RunStore
+
+RUN_ID = r"^[0-9a-f]{32}$"
+SSE_MEDIA = "text/event-stream"
+_SSE_DOC: dict[int | str, dict[str, Any]] = {
+    200: {
+        "description": "Server-sent events: `id:` is the chunk's seq, `data:` the chunk JSON "
+        "`{time, agent, type, data, seq}`; the last chunk has type `done`.",
+        "content": {SSE_MEDIA: {"schema": {"type": "string"}}},
+    }
+}
+
+
+class RunRequest(BaseModel):
+    """``POST /v1/runs``: which agent, what to ask, an optional session id."""
+
+    agent: str = Field(min_length=1, max_length=200)
+    input: str = Field(min_length=1, max_length=200_000)
+    session_id: str | None = Field(default=None, max_length=200)
+
+
+class ApprovalRequest(BaseModel):
+    """``POST /v1/runs/{id}/approvals``: the tool calls a human approved or rejected (with a reason)."""
+
+    approved: list[Annotated[str, Field(max_length=200)]] = Field(default_factory=list, max_length=1000)
+    rejected: dict[str, Annotated[str, Field(max_length=2000)]] = Field(default_factory=dict)
+
+
+class AgentInfo(BaseModel):
+    name: str
+    tools: list[str]
+    model: str
+
+
+class AgentList(BaseModel):
+    agents: list[AgentInfo]
+
+
+class RunInfo(BaseModel):
+    id: str
+    agent: str
+    status: str
+    created: float
+    updated: float
+    last_seq: int
+    termination_reason: str | None
+    session_id: str | None
+
+
+class RunList(BaseModel):
+    runs: list[RunInfo]
+
+
+def _info(record: RunRecord) -> RunInfo:
+    return RunInfo(
+        id=record.run_id,
+        agent=record.agent,
+        status=record.status,
+        created=record.created,
+        updated=record.updated,
+        last_seq=record.last_seq,
+        termination_reason=record.termination_reason,
+        session_id=record.session_id,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    tenant: str
+    key_id: str
+
+
+_BEARER = HTTPBearer(auto_error=False, description="An API key (KANAWA_API_KEYS).")
+
+
+def caller(
+    request: Request,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_BEARER)],
+) -> Caller:
+    """The caller's tenant from its API key, after the dev-mode loopback check and the rate limit."""
+    ring: KeyRing = request.app.state.ring
+    limiter: RateLimiter = request.app.state.limiter
+    if ring.dev and not is_loopback(request.client.host if request.client else None):
+        raise HTTPException(403, "no API keys are configured: this server answers loopback clients only")
+    key = credentials.credentials if credentials is not None else ""
+    tenant = ring.tenant_for(key)
+    if tenant is None:
+        raise HTTPException(401, "a valid API key is required", headers={"WWW-Authenticate": "Bearer"})
+    key_id = key_hash(key)
+    wait = limiter.check(key_id)
+    if wait:
+        raise HTTPException(
+            429, "rate limit exceeded for this API key", headers={"Retry-After": str(int(wait) + 1)}
+        )
+    return Caller(tenant, key_id)
+
+
+CallerArg = Annotated[Caller, Depends(caller)]
+RunIdArg = Annotated[str, Path(pattern=RUN_ID, description="A run id (32 hex digits).")]
+
+
+def _sse_bytes(seq: int, text: str) -> bytes:
+    return f"id: {seq}\r\ndata: {text}\r\n\r\n".encode()
+
+
+async def _stream(manager: RunManager, run_id: str, after: int) -> AsyncIterator[bytes]:
+    try:
+        async for entry in manager.read(run_id, after=after):
+            yield _sse_bytes(entry.seq, entry.text)
+    except ChunksExpired as exc:
+        chunk = Chunk("", "error", {"code": "chunks_expired", "message": str(exc)}, time.time())
+        yield f"data: {chunk.encode(0)}\r\n\r\n".encode()
+
+
+def create_app(
+    agents: Mapping[str, Agent[Any, Any]] | None = None,
+    settings: ServerSettings | None = None,
+    *,
+    store: RunStore | None = None,
+) -> FastAPI:
+    """The service for ``agents`` (default: the demo agents). Keys come from ``settings``; with none
+    configured, a development key (``settings.dev_key`` or generated) is accepted from loopback only."""
+    from kanawa.server.registry import demo_agents
+
+    config = settings if settings is not None else ServerSettings.from_env()
+    if config.celery_broker and not config.redis_url:
+        raise ValueError("KANAWA_CELERY_BROKER needs KANAWA_REDIS_URL: runs stream through Redis")
+    registry = dict(agents) if agents is not None else demo_agents()
+    if config.keys_configured:
+        ring = KeyRing.parse(config.api_keys, file=config.api_keys_file)
+        dev_key = None
+    else:
+        ring, dev_key = KeyRing.development(config.dev_key)
+    limiter = RateLimiter(config.rate_limit)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if store is not None:
+            run_store: RunStore = store
+        elif config.redis_url:
+            from kanawa.server.redis_store import RedisRunStore
+
+            run_store = RedisRunStore(
+                config.redis_url, ttl=config.run_ttl, cap=config.run_buffer, prefix=config.redis_prefix
+            )
+        else:
+            run_store = MemoryRunStore(ttl=config.run_ttl, cap=config.run_buffer)
+        dispatcher = None
+        if config.celery_broker:
+            from kanawa.server.workers import Dispatcher
+
+            dispatcher = Dispatcher(config.celery_broker, queue=config.celery_queue)
+        manager = RunManager(registry, run_store, max_runs=config.max_runs, dispatch=dispatcher)
+        app.state.manager = manager
+        try:
+            yield
+        finally:
+            await manager.aclose()
+            if dispatcher is not None:
+                dispatcher.close()
+            if store is None:
+                await run_store.aclose()
+
+    app = FastAPI(
+        title="kanawa",
+        version=__version__,
+        summary="Agents as a service: SSE chunks with seq numbers and lossless resume (seed 002 §5).",
+        lifespan=lifespan,
+    )
+    app.add_middleware(BodySizeLimit, limit=config.max_request_bytes)
+    app.state.dev_key = dev_key
+    app.state.settings = config
+    app.state.ring = ring
+    app.state.limiter = limiter
+
+    def manager_of(request: Request) -> RunManager:
+        manager: RunManager = request.app.state.manager
+        return manager
+
+    async def owned(request: Request, who: Caller, run_id: str) -> RunRecord:
+        record = await manager_of(request).store.get(who.tenant, run_id)
+        if record is None:
+            raise HTTPException(404, "no such run")
+        return record
+
+    @app.get("/v1/agents", response_model=AgentList, tags=["agents"])
+    async def list_agents(who: CallerArg) -> AgentList:
+        """The agents this server runs."""
+        return AgentList(
+            agents=[
+                AgentInfo(name=name, tools=[t.name for t in agent.tools], model=agent.model.model)
+                for name, agent in registry.items()
+            ]
+        )
+
+    @app.post(
+        "/v1/runs",
+        responses={**_SSE_DOC, 404: {"description": "Unknown agent"}, 429: {"description": "Too many"}},
+        response_class=Response,
+        tags=["runs"],
+    )
+    async def start_run(body: RunRequest, request: Request, who: CallerArg) -> Response:
+        """Start a run and stream its chunks. The run id is in the ``X-Run-Id`` header; the run goes on
+        if the client disconnects (resume with ``GET /v1/runs/{id}/events``)."""
+        if body.agent not in registry:
+            raise HTTPException(404, f"no agent named {body.agent!r}")
+        manager = manager_of(request)
+        try:
+            record = await manager.start(who.tenant, body.agent, body.input, session_id=body.session_id)
+        except RunLimitReached as exc:
+            raise HTTPException(429, str(exc), headers={"Retry-After": "1"}) from None
+        return EventSourceResponse(
+            _stream(manager, record.run_id, 0),
+            ping=config.sse_ping,
+            headers={"X-Run-Id": record.run_id, "Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        )
+
+    @app.get("/v1/runs", response_model=RunList, tags=["runs"])
+    async def list_runs(request: Request, who: CallerArg) -> RunList:
+        """This tenant's runs, newest first."""
+        records = await manager_of(request).store.list(who.tenant, limit=100)
+        return RunList(runs=[_info(r) for r in records])
+
+    @app.get(
+        "/v1/runs/{run_id}",
+        response_model=RunInfo,
+        responses={404: {"description": "No such run"}},
+        tags=["runs"],
+    )
+    async def get_run(run_id: RunIdArg, request: Request, who: CallerArg) -> RunInfo:
+        """A run's status and its last ``seq``."""
+        return _info(await owned(request, who, run_id))
+
+    @app.get(
+        "/v1/runs/{run_id}/events",
+        responses={**_SSE_DOC, 404: {"description": "No such run"}},
+        response_class=Response,
+        tags=["runs"],
+    )
+    async def run_events(
+        run_id: RunIdArg,
+        request: Request,
+        who: CallerArg,
+        last_event_id: Annotated[str | None, Header(max_length=20)] = None,
+        after: Annotated[int | None, Query(ge=0)] = None,
+    ) -> Response:
+        """The run's chunks after ``Last-Event-ID`` (or ``?after=``; from the start without either):
+        no gap, no duplicate."""
+        record = await owned(request, who, run_id)
+        start = after or 0
+        if last_event_id is not None and last_event_id.strip():
+            try:
+                start = int(last_event_id.strip())
+            except ValueError:
+                raise HTTPException(400, "Last-Event-ID must be a chunk seq (an integer)") from None
+            if start < 0:
+                raise HTTPException(400, "Last-Event-ID must not be negative")
+        return EventSourceResponse(
+            _stream(manager_of(request), record.run_id, start),
+            ping=config.sse_ping,
+            headers={"X-Run-Id": record.run_id, "Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        )
+
+    @app.post(
+        "/v1/runs/{run_id}/cancel",
+        response_model=RunInfo,
+        status_code=202,
+        responses={404: {"description": "No such run"}},
+        tags=["runs"],
+    )
+    async def cancel_run(run_id: RunIdArg, request: Request, who: CallerArg) -> RunInfo:
+        """Ask a run to stop; its stream ends with a ``done`` chunk of status ``cancelled``."""
+        record = await owned(request, who, run_id)
+        if record.status == "running":
+            await manager_of(request).cancel(record)
+        return _info(record)
+
+    @app.post(
+        "/v1/runs/{run_id}/approvals",
+        response_model=RunInfo,
+        status_code=202,
+        responses={404: {"description": "No such run"}, 409: {"description": "Not awaiting approval"}},
+        tags=["runs"],
+    )
+    async def approve_run(
+        run_id: RunIdArg, body: ApprovalRequest, request: Request, who: CallerArg
+    ) -> RunInfo:
+        """Answer a run waiting for human approval; the run continues in the same stream (resume
+        after the ``done`` chunk of status ``awaiting_approval``)."""
+        record = await owned(request, who, run_id)
+        try:
+            await manager_of(request).approve(record, approved=body.approved, rejected=body.rejected)
+        except NotAwaitingApproval as exc:
+            raise HTTPException(409, str(exc)) from None
+        refreshed = await owned(request, who, run_id)
+        return _info(refreshed)
+
+    @app.get("/healthz", tags=["service"])
+    async def healthz() -> JSONResponse:
+        """Liveness (no authentication)."""
+        return JSONResponse({"status": "ok"})
+
+    @app.get("/runs", response_class=HTMLResponse, include_in_schema=False)
+    async def runs_page() -> HTMLResponse:
+        return HTMLResponse(PAGE_HTML)
+
+    @app.get("/runs/{run_id}", response_class=HTMLResponse, include_in_schema=False)
+    async def run_page(run_id: RunIdArg) -> HTMLResponse:
+        return HTMLResponse(PAGE_HTML)
+
+    return app
+
+
+__all__ = ["ApprovalRequest", "RunRequest", "create_app"]

@@ -1,0 +1,182 @@
+"""A run's state as JSON text: the conversation, usage and the next ``seq``.
+
+A checkpoint is written after every completed step (a tool round, a thinking step, the final answer)
+so a run can continue from it: on another worker after its worker died (durable runs), or after a
+human answered an approval request. It holds exactly what the loop needs to go on — the messages,
+system message first, with every recorded tool result (so no completed call is executed again) —
+plus the usage so far and the ``seq`` the next chunk gets.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from kanawa.types import (
+    AssistantMessage,
+    ContentPart,
+    FilePart,
+    ImagePart,
+    Message,
+    ReasoningPart,
+    SystemMessage,
+    TextPart,
+    ToolCall,
+    ToolMessage,
+    Usage,
+    UserMessage,
+)
+
+
+def _part(part: ContentPart) -> dict[str, Any]:
+    if isinstance(part, TextPart):
+        return {"kind": "text", "text": part.text}
+    if isinstance(part, ImagePart):
+        data = base64.b64encode(part.data).decode() if part.data is not None else None
+        return {"kind": "image", "url": part.url, "data": data, "media_type": part.media_type}
+    return {
+        "kind": "file",
+        "data": base64.b64encode(part.data).decode(),
+        "media_type": part.media_type,
+        "filename": part.filename,
+    }
+
+
+def _unpart(obj: dict[str, Any]) -> ContentPart:
+    kind = obj.get("kind")
+    if kind == "text":
+        return TextPart(str(obj["text"]))
+    if kind == "image":
+        raw = obj.get("data")
+        return ImagePart(
+            url=obj.get("url"),
+            data=base64.b64decode(raw) if raw is not None else None,
+            media_type=str(obj.get("media_type", "image/png")),
+        )
+    if kind == "file":
+        return FilePart(
+            base64.b64decode(obj["data"]),
+            media_type=str(obj.get("media_type", "application/octet-stream")),
+            filename=obj.get("filename"),
+        )
+    raise ValueError(f"unknown content part kind {kind!r}")
+
+
+def _call(call: ToolCall) -> dict[str, Any]:
+    return {
+        "id": call.id,
+        "name": call.name,
+        "arguments": call.arguments,
+        "provider_details": dict(call.provider_details) if call.provider_details is not None else None,
+        "invalid_arguments": call.invalid_arguments,
+    }
+
+
+def encode_message(message: Message) -> dict[str, Any]:
+    if isinstance(message, SystemMessage):
+        return {"role": "system", "content": message.content}
+    if isinstance(message, UserMessage):
+        return {"role": "user", "parts": [_part(p) for p in message.parts]}
+    if isinstance(message, ToolMessage):
+        return {
+            "role": "tool",
+            "tool_call_id": message.tool_call_id,
+            "parts": [_part(p) for p in message.parts],
+            "is_error": message.is_error,
+            "name": message.name,
+        }
+    return {
+        "role": "assistant",
+        "text": message.text,
+        "tool_calls": [_call(c) for c in message.tool_calls],
+        "reasoning": [
+            {"text": r.text, "provider": r.provider, "payload": dict(r.payload) if r.payload else None}
+            for r in message.reasoning
+        ],
+        "provider_details": dict(message.provider_details) if message.provider_details else None,
+    }
+
+
+def decode_message(obj: dict[str, Any]) -> Message:
+    role = obj.get("role")
+    if role == "system":
+        return SystemMessage(str(obj["content"]))
+    if role == "user":
+        return UserMessage([_unpart(p) for p in obj["parts"]])
+    if role == "tool":
+        return ToolMessage(
+            str(obj["tool_call_id"]),
+            [_unpart(p) for p in obj["parts"]],
+            is_error=bool(obj.get("is_error")),
+            name=str(obj.get("name", "")),
+        )
+    if role == "assistant":
+        return AssistantMessage(
+            text=str(obj.get("text", "")),
+            tool_calls=tuple(
+                ToolCall(
+                    str(c["id"]),
+                    str(c["name"]),
+                    str(c["arguments"]),
+                    c.get("provider_details"),
+                    c.get("invalid_arguments"),
+                )
+                for c in obj.get("tool_calls", ())
+            ),
+            reasoning=tuple(
+                ReasoningPart(str(r.get("text", "")), str(r.get("provider", "")), r.get("payload"))
+                for r in obj.get("reasoning", ())
+            ),
+            provider_details=obj.get("provider_details"),
+        )
+    raise ValueError(f"unknown message role {role!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """Where a run stands after its last completed step."""
+
+    agent: str
+    messages: tuple[Message, ...]
+    next_seq: int
+    usage: Usage = field(default_factory=Usage)
+    steps: int = 0
+    fresh: bool = False
+    """Nothing has run yet (the checkpoint a Celery-mode run starts from)."""
+
+    def dumps(self) -> str:
+        return json.dumps(
+            {
+                "agent": self.agent,
+                "messages": [encode_message(m) for m in self.messages],
+                "next_seq": self.next_seq,
+                "usage": [
+                    self.usage.input_tokens,
+                    self.usage.output_tokens,
+                    self.usage.reasoning_tokens,
+                    self.usage.cached_tokens,
+                    self.usage.requests,
+                ],
+                "steps": self.steps,
+                "fresh": self.fresh,
+            },
+            ensure_ascii=False,
+            separators=(",", ":"),
+        )
+
+    @classmethod
+    def loads(cls, text: str) -> Checkpoint:
+        obj = json.loads(text)
+        return cls(
+            agent=str(obj["agent"]),
+            messages=tuple(decode_message(m) for m in obj["messages"]),
+            next_seq=int(obj["next_seq"]),
+            usage=Usage(*(int(v) for v in obj.get("usage", ()))),
+            steps=int(obj.get("steps", 0)),
+            fresh=bool(obj.get("fresh", False)),
+        )
+
+
+__all__ = ["Checkpoint", "decode_message", "encode_message"]

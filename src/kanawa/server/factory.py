@@ -1,0 +1,25 @@
+"""The app as uvicorn's worker processes build it (``uvicorn --factory kanawa.server.factory:app_from_env``).
+
+``kanawa serve`` passes its choices through the environment so every worker process builds the same
+app: ``KANAWA_SERVE_AGENTS`` (the ``module:attr`` registry, default the demo agents) and, when no API
+keys are configured, ``KANAWA_DEV_KEY`` (the development key it printed).
+"""
+
+from __future__ import annotations
+
+import os
+
+from fastapi import FastAPI
+
+from kanawa.server.app import create_app
+from kanawa.server.registry import load_agents
+from kanawa.server.settings import ServerSettings
+
+
+def app_from_env() -> FastAPI:
+    agents = load_agents(os.environ.get("KANAWA_SERVE_AGENTS") or None)
+    settings = ServerSettings.from_env(dev_key=os.environ.get("KANAWA_DEV_KEY") or None)
+    return create_app(agents, settings)
+
+
+__all__ = ["app_from_env"]

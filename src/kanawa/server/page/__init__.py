@@ -1,0 +1,19 @@
+"""The live trace timeline page (plain HTML and vanilla JavaScript, no build step).
+
+One page serves three views, chosen from its URL: ``/runs`` lists the caller's runs, ``/runs/{id}``
+follows a run's SSE stream live (resuming after a dropped connection with ``Last-Event-ID``) and the
+page of ``kanawa trace view FILE`` draws a JSONL trace read from ``./trace.json``. The timeline is
+built the way :mod:`kanawa.trace.timeline` builds it for the terminal: ``*_start``/``*_end`` records
+paired by call id (tools) or by step (model calls), lanes per agent, durations and token counts.
+
+The API key is taken from the URL fragment (``/runs/{id}#key=...``, never sent to the server in a
+URL) or typed into the page, and kept in the tab's ``sessionStorage``.
+"""
+
+from __future__ import annotations
+
+from importlib.resources import files
+
+PAGE_HTML: str = (files(__package__) / "timeline.html").read_text(encoding="utf-8")
+
+__all__ = ["PAGE_HTML"]

@@ -1,0 +1,107 @@
+"""Which agents a server offers: ``kanawa serve myapp:agents`` or the built-in demo agents.
+
+``module:attr`` names a dict of name → :class:`~kanawa.Agent`, a list of agents (each under its own
+name), one agent, or a function returning any of those (called once at start). The demo agents run
+offline with no API key, so a newcomer sees the service work:
+
+- ``calc`` — asks the ``calculator`` tool for the arithmetic in the question, then answers with it;
+- ``echo`` — streams the question back (handy for load tests).
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from kanawa.agents.agent import Agent
+from kanawa.llm.testing.models import FunctionLLM, ModelRequest, Script
+from kanawa.tools.builtin import calculator
+from kanawa.types import AssistantMessage, ToolCall
+
+AgentRegistry = Mapping[str, Agent[Any, Any]]
+_ARITHMETIC = re.compile(r"[0-9(][0-9+\-*/().% ]*[0-9)]")
+
+
+class RegistryError(ValueError):
+    """``module:attr`` cannot be loaded or does not hold agents."""
+
+
+class _DemoLLM(FunctionLLM):
+    """A FunctionLLM that keeps no request history (a server's demo model runs forever)."""
+
+    async def _produce(self, request: ModelRequest) -> Script:
+        self.requests.clear()
+        return await super()._produce(request)
+
+
+def _calc_answer(request: ModelRequest) -> Script:
+    results = request.tool_results
+    if results:
+        return f"The answer is {results[-1].text}."
+    match = _ARITHMETIC.search(request.last_user_text)
+    if match is None:
+        return "Ask me some arithmetic, for example: what is 2 + 3?"
+    arguments = '{"expression": "' + match.group(0).strip() + '"}'
+    return AssistantMessage(tool_calls=(ToolCall("call_1", "calculator", arguments),))
+
+
+def _echo_answer(request: ModelRequest) -> Script:
+    return request.last_user_text or "(nothing to echo)"
+
+
+def demo_agents() -> dict[str, Agent[Any, Any]]:
+    """The built-in agents (no key, no services)."""
+    return {
+        "calc": Agent(
+            "calc", "Answer arithmetic with the calculator tool.", [calculator], _DemoLLM(_calc_answer)
+        ),
+        "echo": Agent("echo", "Repeat the user's words.", (), _DemoLLM(_echo_answer)),
+    }
+
+
+def _as_registry(value: object, where: str) -> dict[str, Agent[Any, Any]]:
+    if isinstance(value, Agent):
+        return {value.name: value}
+    if isinstance(value, Mapping):
+        out: dict[str, Agent[Any, Any]] = {}
+        for name, agent in value.items():
+            if not isinstance(agent, Agent):
+                raise RegistryError(f"{where}[{name!r}] is a {type(agent).__name__}, not an Agent")
+            out[str(name)] = agent
+        return out
+    if isinstance(value, list | tuple):
+        out = {}
+        for agent in value:
+            if not isinstance(agent, Agent):
+                raise RegistryError(f"{where} holds a {type(agent).__name__}, not an Agent")
+            out[agent.name] = agent
+        return out
+    raise RegistryError(f"{where} is a {type(value).__name__}; expected agents (a dict, a list or an Agent)")
+
+
+def load_agents(spec: str | None) -> dict[str, Agent[Any, Any]]:
+    """The registry named by ``module:attr`` (``None`` or ``"demo"``: the demo agents)."""
+    if spec is None or spec == "demo":
+        return demo_agents()
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        raise RegistryError(f"expected module:attr (e.g. myapp:agents), not {spec!r}")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise RegistryError(f"cannot import {module_name!r}: {exc}") from None
+    try:
+        value = getattr(module, attr)
+    except AttributeError:
+        raise RegistryError(f"module {module_name!r} has no attribute {attr!r}") from None
+    if callable(value) and not isinstance(value, Agent):
+        value = value()
+    agents = _as_registry(value, spec)
+    if not agents:
+        raise RegistryError(f"{spec} holds no agents")
+    return agents
+
+
+__all__ = ["AgentRegistry", "RegistryError", "demo_agents", "load_agents"]

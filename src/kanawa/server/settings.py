@@ -1,0 +1,106 @@
+"""``ServerSettings``: every knob of ``kanawa serve`` in one frozen object (keyword arguments first, then
+``KANAWA_*`` environment variables, then defaults).
+
+=============================  ===========================================================  =========
+variable                       meaning                                                      default
+=============================  ===========================================================  =========
+``KANAWA_API_KEYS``            ``key:tenant,key2:tenant2`` (a key may be given as            none
+                               ``sha256:<hex>`` so only its hash is configured)
+``KANAWA_API_KEYS_FILE``       a file of ``key:tenant`` / ``sha256:<hex>:tenant`` lines      none
+``KANAWA_REDIS_URL``           Redis for run streams and run records (any worker resumes)    in memory
+``KANAWA_REDIS_PREFIX``        the prefix of every Redis key the server writes               kanawa:
+``KANAWA_CELERY_BROKER``       runs execute on Celery workers (``kanawa worker``)              off
+``KANAWA_CELERY_QUEUE``        the Celery queue runs are sent to                             kanawa-runs
+``KANAWA_RUN_TTL``             seconds a finished (or abandoned) run stays resumable         3600
+``KANAWA_RUN_BUFFER``          most chunks kept per run (oldest dropped beyond it)           10000
+``KANAWA_SSE_PING``            seconds between keep-alive comments on an idle stream         15
+``KANAWA_MAX_REQUEST_BYTES``   largest request body accepted (413 beyond)                    1048576
+``KANAWA_RATE_LIMIT``          requests per minute per API key (429 beyond; 0 = off)         600
+``KANAWA_MAX_RUNS``            runs one tenant may have running at once (429 beyond)         64
+=============================  ===========================================================  =========
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Self
+
+
+def _env_int(name: str, default: int, *, minimum: int = 0) -> int:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValueError(f"{name} must be an integer, not {raw!r}") from None
+    if value < minimum:
+        raise ValueError(f"{name} must be at least {minimum}, not {value}")
+    return value
+
+
+def _env_float(name: str, default: float, *, minimum: float = 0.0) -> float:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError(f"{name} must be a number, not {raw!r}") from None
+    if value < minimum:
+        raise ValueError(f"{name} must be at least {minimum}, not {value}")
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class ServerSettings:
+    """What the app needs to know. Build with :meth:`from_env` (keyword overrides win over the
+    environment); the dataclass itself never reads the environment."""
+
+    api_keys: str = ""
+    api_keys_file: Path | None = None
+    redis_url: str | None = None
+    redis_prefix: str = "kanawa:"
+    celery_broker: str | None = None
+    celery_queue: str = "kanawa-runs"
+    run_ttl: float = 3600.0
+    run_buffer: int = 10_000
+    sse_ping: float = 15.0
+    max_request_bytes: int = 1_048_576
+    rate_limit: int = 600
+    max_runs: int = 64
+    dev_key: str | None = None
+    """With no keys configured: the generated development key (loopback clients only)."""
+    extra: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_env(cls, **overrides: object) -> Self:
+        """Settings from ``KANAWA_*`` variables, then ``overrides`` (``None`` values are ignored).
+
+        Raises ``ValueError`` naming the variable when one is malformed."""
+        keys_file = os.environ.get("KANAWA_API_KEYS_FILE", "").strip()
+        base = cls(
+            api_keys=os.environ.get("KANAWA_API_KEYS", "").strip(),
+            api_keys_file=Path(keys_file) if keys_file else None,
+            redis_url=os.environ.get("KANAWA_REDIS_URL", "").strip() or None,
+            redis_prefix=os.environ.get("KANAWA_REDIS_PREFIX", "").strip() or "kanawa:",
+            celery_broker=os.environ.get("KANAWA_CELERY_BROKER", "").strip() or None,
+            celery_queue=os.environ.get("KANAWA_CELERY_QUEUE", "").strip() or "kanawa-runs",
+            run_ttl=_env_float("KANAWA_RUN_TTL", 3600.0, minimum=1.0),
+            run_buffer=_env_int("KANAWA_RUN_BUFFER", 10_000, minimum=16),
+            sse_ping=_env_float("KANAWA_SSE_PING", 15.0, minimum=0.05),
+            max_request_bytes=_env_int("KANAWA_MAX_REQUEST_BYTES", 1_048_576, minimum=1024),
+            rate_limit=_env_int("KANAWA_RATE_LIMIT", 600),
+            max_runs=_env_int("KANAWA_MAX_RUNS", 64, minimum=1),
+        )
+        given = {key: value for key, value in overrides.items() if value is not None}
+        return replace(base, **given)  # type: ignore[arg-type]
+
+    @property
+    def keys_configured(self) -> bool:
+        return bool(self.api_keys) or self.api_keys_file is not None
+
+
+__all__ = ["ServerSettings"]

@@ -1,0 +1,81 @@
+"""Agents the server tests run: scripted content (FunctionLLM), real tools, real loop."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from kanawa import Agent, tool
+from kanawa.llm.errors import LLMConnectionError
+from kanawa.llm.testing import FunctionLLM
+from kanawa.llm.testing.models import ModelRequest, Script
+from kanawa.server.registry import demo_agents
+from kanawa.types import AssistantMessage, ToolCall
+
+SECRET = "sk-proj-SERVERTESTSECRET0123456789abcdefXYZ"
+STORY = "Once upon a time a timber joint held a house together without a single nail. " * 3
+STORY_STEPS = 3
+
+
+@tool
+async def tick(n: int) -> str:
+    """Wait a moment and answer.
+
+    Args:
+        n: which tick
+    """
+    await asyncio.sleep(0.001)
+    return f"tick {n}"
+
+
+@tool
+def leaky(note: str) -> str:
+    """A tool that fails with a secret in its exception.
+
+    Args:
+        note: anything
+    """
+    raise RuntimeError(f"database password is {SECRET}")
+
+
+def _story(request: ModelRequest) -> Script:
+    done = len(request.tool_results)
+    if done < STORY_STEPS:
+        return AssistantMessage(tool_calls=(ToolCall(f"call_{done}", "tick", f'{{"n": {done}}}'),))
+    return STORY
+
+
+async def _slow(request: ModelRequest) -> Script:
+    """Sleeps per step for the seconds the question names (disconnect, cancel and ping tests)."""
+    seconds = float(request.last_user_text or "0.3")
+    await asyncio.sleep(seconds)
+    if len(request.tool_results) < 2:
+        n = len(request.tool_results)
+        return AssistantMessage(tool_calls=(ToolCall(f"call_{n}", "tick", f'{{"n": {n}}}'),))
+    return "slow and steady"
+
+
+def _boom(request: ModelRequest) -> Script:
+    return LLMConnectionError(f"upstream refused key {SECRET}", provider="test")
+
+
+def _crash(request: ModelRequest) -> Script:
+    raise ValueError(f"an internal failure mentioning {SECRET}")
+
+
+def _leak(request: ModelRequest) -> Script:
+    if request.tool_results:
+        return "the tool failed"
+    return AssistantMessage(tool_calls=(ToolCall("call_0", "leaky", '{"note": "x"}'),))
+
+
+def server_agents() -> dict[str, Agent[Any, Any]]:
+    agents = demo_agents()
+    agents.update(
+        story=Agent("story", "Tell a story.", [tick], FunctionLLM(_story)),
+        slow=Agent("slow", "Take your time.", [tick], FunctionLLM(_slow)),
+        boom=Agent("boom", "Fail.", (), FunctionLLM(_boom)),
+        crash=Agent("crash", "Crash.", (), FunctionLLM(_crash)),
+        leak=Agent("leak", "Leak.", [leaky], FunctionLLM(_leak)),
+    )
+    return agents

@@ -1,0 +1,192 @@
+"""Run events → SSE chunks (seed 002 §5-1, §7), including the multi-agent events by their ``kind``.
+
+The handoff, guardrail and approval events are modelled here as frozen dataclasses shaped like the
+library's (a ``kind`` literal and fields); the mapping must handle them by kind alone.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from kanawa.llm.errors import LLMConnectionError
+from kanawa.loop.errors import AgentError, LLMCallFailed, MaxStepsExceeded
+from kanawa.loop.steps import FinalResponse, Thinking, ToolCallStep, ToolResultStep
+from kanawa.server.chunks import Chunk, done_chunk, error_chunk, event_chunks, to_data
+from kanawa.tools.base import ToolErrorKind, ToolResult
+from kanawa.tools.errors import ToolValidationError
+from kanawa.types import (
+    ReasoningDelta,
+    TextDelta,
+    TextPart,
+    ToolCall,
+    ToolCallArgsDelta,
+    ToolCallStarted,
+    Usage,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class HandoffStarted:
+    step: int
+    source: str
+    target: str
+    depth: int
+    call_id: str
+    kind: Literal["handoff_start"] = "handoff_start"
+
+
+@dataclass(frozen=True, slots=True)
+class NestedEvent:
+    agent: str
+    depth: int
+    event: Any
+    kind: Literal["nested"] = "nested"
+
+
+@dataclass(frozen=True, slots=True)
+class GuardrailTripped:
+    step: int
+    stage: str
+    guardrail: str
+    action: str
+    reasons: tuple[str, ...] = field(default_factory=tuple)
+    kind: Literal["guardrail"] = "guardrail"
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalRequired:
+    step: int
+    calls: tuple[ToolCall, ...]
+    kind: Literal["approval_required"] = "approval_required"
+
+
+class GuardrailViolation(AgentError):  # noqa: N818 (seed 002 name)
+    pass
+
+
+def one(event: object, agent: str = "coord") -> Chunk:
+    chunks = list(event_chunks(event, agent=agent, now=0.0))
+    assert len(chunks) == 1
+    return chunks[0]
+
+
+def test_seed_5_1_deltas_are_delta_chunks() -> None:
+    assert one(TextDelta("hi")).type == "delta"
+    assert one(TextDelta("hi")).data == {"text": "hi"}
+    assert one(ReasoningDelta("hmm")).data == {"reasoning": "hmm"}
+    assert one(ToolCallStarted(0, "c1", "add")).data == {"index": 0, "id": "c1", "name": "add"}
+    assert one(ToolCallArgsDelta(0, "c1", '{"a"')).type == "tool_call_delta"
+
+
+def test_seed_5_1_tool_call_and_tool_response() -> None:
+    call = one(ToolCallStep(2, ToolCall("c1", "add", '{"a": 1}')))
+    assert (call.type, call.data) == (
+        "tool_call",
+        {"step": 2, "id": "c1", "name": "add", "arguments": '{"a": 1}', "invalid_arguments": None},
+    )
+    result = ToolResult(
+        "c1", "add", (TextPart("boom"),), True, ToolErrorKind.EXECUTION_ERROR, 1.5, detail="secret detail"
+    )
+    response = one(ToolResultStep(2, result))
+    assert response.type == "tool_response"
+    assert response.data == {
+        "step": 2,
+        "call_id": "c1",
+        "name": "add",
+        "content": "boom",
+        "is_error": True,
+        "error_kind": "execution_error",
+        "duration_ms": 1.5,
+    }
+    assert "secret detail" not in json.dumps(response.data)
+
+
+def test_final_response_is_followed_by_usage() -> None:
+    class Answer(BaseModel):
+        value: int
+
+    chunks = list(
+        event_chunks(
+            FinalResponse(3, Answer(value=5), '{"value":5}', Usage(10, 2, requests=2)), agent="a", now=0
+        )
+    )
+    assert [c.type for c in chunks] == ["final", "usage"]
+    assert chunks[0].data == {"step": 3, "output": {"value": 5}, "text": '{"value":5}'}
+    assert chunks[1].data["total_tokens"] == 12  # type: ignore[call-overload,index]
+
+
+def test_thinking_and_unknown_kinds_map_generically() -> None:
+    assert one(Thinking(1, "policy", "draft")).type == "thinking"
+
+    @dataclass(frozen=True)
+    class BudgetWarning:
+        spent: float
+        kind: str = "budget_warning"
+
+    chunk = one(BudgetWarning(0.5))
+    assert (chunk.type, chunk.data) == ("budget_warning", {"spent": 0.5})
+
+
+def test_handoff_and_nested_events_carry_the_handed_off_agents_name() -> None:
+    start = one(HandoffStarted(1, "coord", "DraftAgent", 1, "c9"))
+    assert start.type == "handoff_start"
+    assert start.data == {"step": 1, "source": "coord", "target": "DraftAgent", "depth": 1, "call_id": "c9"}
+    nested = one(NestedEvent("DraftAgent", 1, TextDelta("draft text")))
+    assert (nested.agent, nested.type, nested.data) == (
+        "DraftAgent",
+        "delta",
+        {"text": "draft text", "depth": 1},
+    )
+    deeper = one(NestedEvent("DraftAgent", 1, NestedEvent("StyleAgent", 2, TextDelta("x"))))
+    assert (deeper.agent, deeper.data) == ("StyleAgent", {"text": "x", "depth": 1})
+
+
+def test_guardrail_warn_and_approval_required_chunks() -> None:
+    warn = one(GuardrailTripped(2, "output", "no_pii", "warn", ("contains an email address",)))
+    assert warn.type == "guardrail"
+    assert warn.data == {
+        "step": 2,
+        "stage": "output",
+        "guardrail": "no_pii",
+        "action": "warn",
+        "reasons": ["contains an email address"],
+    }
+    approval = one(ApprovalRequired(3, (ToolCall("c1", "delete_file", '{"path": "x"}'),)))
+    assert approval.type == "approval_required"
+    assert approval.data["calls"][0]["id"] == "c1"  # type: ignore[call-overload,index]
+
+
+def test_seed_7_errors_become_error_chunks_with_safe_messages() -> None:
+    secret = "sk-ant-api03-" + "A" * 40
+    cases = [
+        (GuardrailViolation("blocked by guardrail no_pii"), "GuardrailViolation"),
+        (ToolValidationError("bad arguments for add"), "ToolValidationError"),
+        (MaxStepsExceeded(10), "MaxStepsExceeded"),
+        (LLMCallFailed(LLMConnectionError(f"502 from upstream with {secret}"), step=1), "LLMCallFailed"),
+    ]
+    for exc, code in cases:
+        chunk = error_chunk(exc, agent="coord", now=0)
+        assert chunk.type == "error"
+        assert chunk.data["code"] == code  # type: ignore[call-overload,index]
+        assert secret not in json.dumps(chunk.data)
+    internal = error_chunk(KeyError(secret), agent="coord", now=0)
+    assert internal.data == {"code": "internal_error", "message": "the run failed with an internal error"}
+
+
+def test_chunk_encoding_has_the_seed_keys_in_order() -> None:
+    text = Chunk("calc", "delta", {"text": "5"}, 1748000000.0).encode(7)
+    assert list(json.loads(text)) == ["time", "agent", "type", "data", "seq"]
+    assert json.loads(text)["seq"] == 7
+    assert json.loads(done_chunk("completed", agent="a", now=0).encode(1))["data"]["status"] == "completed"
+    odd = Chunk("a", "x", {"v": float("nan")}, 0).encode(1)  # type: ignore[dict-item]
+    assert json.loads(odd)["data"] == {"v": "nan"}
+
+
+def test_to_data_handles_pydantic_enums_and_nested_dataclasses() -> None:
+    assert to_data(ToolErrorKind.PARSE_ERROR) == "parse_error"
+    assert to_data((1, {2})) == [1, [2]]
+    assert to_data({"k": ToolCall("c", "n", "{}")})["k"]["name"] == "n"  # type: ignore[call-overload,index]

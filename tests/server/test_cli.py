@@ -1,0 +1,94 @@
+"""``kanawa serve`` / ``kanawa worker`` / ``kanawa trace view`` as a user runs them."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+from typer.testing import CliRunner
+
+from kanawa.cli.app import app
+from tests.server.conftest import free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _clean_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KANAWA_")}
+    return {**env, "PYTHONPATH": str(ROOT), "COLUMNS": "200", "NO_COLOR": "1"}
+
+
+def test_serve_without_keys_prints_a_dev_key_and_serves_loopback() -> None:
+    port = free_port()
+    proc = subprocess.Popen(
+        [str(Path(sys.executable).parent / "kanawa"), "serve", "--port", str(port), "--log-level", "warning"],
+        env=_clean_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        key = ""
+        for _ in range(50):
+            line = proc.stdout.readline()
+            found = re.search(r"development key (kw-dev-\S+)", line)
+            if found:
+                key = found.group(1)
+                break
+        assert key
+        for _ in range(200):
+            try:
+                response = httpx.get(
+                    f"http://127.0.0.1:{port}/v1/agents", headers={"Authorization": f"Bearer {key}"}
+                )
+                break
+            except httpx.ConnectError:
+                time.sleep(0.05)
+        assert response.status_code == 200
+        assert {a["name"] for a in response.json()["agents"]} == {"calc", "echo"}
+        assert httpx.get(f"http://127.0.0.1:{port}/v1/agents").status_code == 401
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=20)
+
+
+def test_serve_refuses_what_it_cannot_do_safely() -> None:
+    runner = CliRunner(env={"COLUMNS": "200", "NO_COLOR": "1", "KANAWA_API_KEYS": "", "KANAWA_REDIS_URL": ""})
+    result = runner.invoke(app, ["serve", "--host", "0.0.0.0"])
+    assert result.exit_code == 2
+    assert "loopback" in result.output
+    result = runner.invoke(app, ["serve", "--workers", "2"])
+    assert result.exit_code == 2
+    assert "KANAWA_REDIS_URL" in result.output
+    result = runner.invoke(app, ["serve", "no_such_module_xyz:agents"])
+    assert result.exit_code == 2
+    assert "cannot import" in result.output
+    celery_only = CliRunner(
+        env={"KANAWA_CELERY_BROKER": "amqp://x//", "KANAWA_REDIS_URL": "", "COLUMNS": "200"}
+    )
+    result = celery_only.invoke(app, ["serve"])
+    assert result.exit_code == 2
+    assert "KANAWA_REDIS_URL" in result.output
+    bad_keys = CliRunner(env={"KANAWA_API_KEYS": "nocolon", "COLUMNS": "200"})
+    result = bad_keys.invoke(app, ["serve"])
+    assert result.exit_code == 2
+    assert "KANAWA_API_KEYS entry 1" in result.output
+
+
+def test_worker_without_a_broker_says_what_to_set() -> None:
+    runner = CliRunner(env={"KANAWA_CELERY_BROKER": "", "KANAWA_REDIS_URL": "", "COLUMNS": "200"})
+    result = runner.invoke(app, ["worker"])
+    assert result.exit_code == 2
+    assert "KANAWA_CELERY_BROKER" in result.output
+
+
+def test_trace_view_of_a_missing_file_is_a_clear_error(tmp_path: Path) -> None:
+    result = CliRunner(env={"COLUMNS": "200"}).invoke(app, ["trace", "view", str(tmp_path / "none.jsonl")])
+    assert result.exit_code == 1
+    assert "trace file not found" in result.output

@@ -1,0 +1,166 @@
+"""The run-store contract, for the in-memory ring and Redis Streams alike (kanawa.server.store)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import AsyncIterator
+
+import pytest
+from redis.asyncio import Redis
+
+from kanawa.server.redis_store import RedisRunStore
+from kanawa.server.store import ChunksExpired, Entry, MemoryRunStore, RunRecord, RunStore
+
+
+@pytest.fixture(params=["memory", "redis"])
+async def store(request: pytest.FixtureRequest) -> AsyncIterator[RunStore]:
+    if request.param == "memory":
+        made: RunStore = MemoryRunStore(ttl=60, cap=32)
+    else:
+        url = request.getfixturevalue("redis_url")
+        made = RedisRunStore(url, ttl=60, cap=32, prefix=f"kanawa-test-{uuid.uuid4().hex[:8]}:")
+    try:
+        yield made
+    finally:
+        await made.aclose()
+
+
+def _record(run_id: str, tenant: str = "alpha") -> RunRecord:
+    now = time.time()
+    return RunRecord(run_id, tenant, "echo", "running", now, now)
+
+
+async def _collect(store: RunStore, run_id: str, after: int) -> list[int]:
+    return [entry.seq async for entry in store.read(run_id, after=after)]
+
+
+async def test_readers_get_every_entry_after_their_seq_then_stop_at_the_terminal_one(store: RunStore) -> None:
+    await store.create(_record("r1"))
+    reader = asyncio.create_task(_collect(store, "r1", 0))
+    late = asyncio.create_task(_collect(store, "r1", 3))
+    for seq in range(1, 11):
+        await store.append("r1", Entry(seq, f'{{"n":{seq}}}', seq == 10))
+        await asyncio.sleep(0)
+    assert await reader == list(range(1, 11))
+    assert await late == list(range(4, 11))
+    assert await _collect(store, "r1", 7) == [8, 9, 10]
+
+
+async def test_seq_must_increase(store: RunStore) -> None:
+    await store.create(_record("r2"))
+    await store.append("r2", Entry(1, "{}", False))
+    with pytest.raises(ValueError, match="seq 1"):
+        await store.append("r2", Entry(1, "{}", False))
+
+
+async def test_runs_belong_to_their_tenant(store: RunStore) -> None:
+    await store.create(_record("r3", "alpha"))
+    assert await store.get("alpha", "r3") is not None
+    assert await store.get("beta", "r3") is None
+    assert [r.run_id for r in await store.list("alpha", limit=10)] == ["r3"]
+    assert await store.list("beta", limit=10) == []
+
+
+async def test_status_cancel_and_checkpoint(store: RunStore) -> None:
+    await store.create(_record("r4"))
+    assert await store.append("r4", Entry(1, "{}", False)) is False
+    assert await store.cancel_requested("r4") is False
+    await store.request_cancel("r4")
+    assert await store.cancel_requested("r4") is True
+    await asyncio.sleep(0.25)  # a Redis writer reads the flag every 0.2 s
+    assert await store.append("r4", Entry(2, "{}", False)) is True
+    await store.set_status("r4", "cancelled", reason="cancelled")
+    record = await store.get("alpha", "r4")
+    assert record is not None
+    assert (record.status, record.termination_reason, record.last_seq) == ("cancelled", "cancelled", 2)
+    await store.save_checkpoint("r4", '{"x":1}')
+    assert await store.load_checkpoint("r4") == '{"x":1}'
+
+
+async def test_a_capped_buffer_reports_dropped_chunks_instead_of_a_gap(store: RunStore) -> None:
+    await store.create(_record("r5"))
+    for seq in range(1, 101):
+        await store.append("r5", Entry(seq, "{}", seq == 100))
+    with pytest.raises(ChunksExpired):
+        await _collect(store, "r5", 0)
+    assert await _collect(store, "r5", 95) == [96, 97, 98, 99, 100]
+
+
+async def test_memory_runs_expire_after_their_ttl() -> None:
+    store = MemoryRunStore(ttl=0.05, cap=16)
+    await store.create(_record("old"))
+    await asyncio.sleep(0.06)
+    store._swept = 0.0  # sweep on the next lookup
+    await store.create(_record("new"))
+    assert await store.get("alpha", "old") is None
+    assert await store.get("alpha", "new") is not None
+
+
+async def test_redis_keys_carry_a_ttl_refreshed_deliberately(redis_url: str) -> None:
+    prefix = f"kanawa-test-{uuid.uuid4().hex[:8]}:"
+    store = RedisRunStore(redis_url, ttl=30, cap=100, prefix=prefix)
+    probe = Redis.from_url(redis_url)
+    try:
+        await store.create(_record("r6"))
+        await store.append("r6", Entry(1, "{}", False))
+        assert await probe.pttl(f"{prefix}run:r6:chunks") > 20_000  # the first chunk sets it
+        await probe.pexpire(f"{prefix}run:r6:chunks", 3000)
+        await probe.pexpire(f"{prefix}run:r6", 3000)
+        await asyncio.sleep(1.05)  # XADD alone would leave the TTL running down; the writer refreshes it
+        await store.append("r6", Entry(2, "{}", False))
+        assert await probe.pttl(f"{prefix}run:r6:chunks") > 20_000
+        assert await probe.pttl(f"{prefix}run:r6") > 20_000
+        await probe.pexpire(f"{prefix}run:r6:chunks", 3000)
+        await store.append("r6", Entry(3, "{}", True))  # and always with the last chunk
+        assert await probe.pttl(f"{prefix}run:r6:chunks") > 20_000
+        ids = [entry_id for entry_id, _ in await probe.xrange(f"{prefix}run:r6:chunks")]
+        assert ids == [b"1-0", b"2-0", b"3-0"]  # the stream's own ids are the seqs
+        record = await store.get("alpha", "r6")
+        assert record is not None
+        assert record.last_seq == 3
+    finally:
+        await probe.aclose()
+        await store.aclose()
+
+
+async def test_redis_fans_out_from_one_connection_whatever_the_number_of_readers(redis_url: str) -> None:
+    """Readers on one worker, the run written by another: one XREAD connection serves all 150."""
+    prefix = f"kanawa-test-{uuid.uuid4().hex[:8]}:"
+    writer = RedisRunStore(redis_url, ttl=30, cap=1000, prefix=prefix)
+    reader = RedisRunStore(redis_url, ttl=30, cap=1000, prefix=prefix)
+    probe = Redis.from_url(redis_url)
+    try:
+        await writer.create(_record("r7"))
+        await writer.append("r7", Entry(1, "{}", False))
+        readers = [asyncio.create_task(_collect(reader, "r7", 0)) for _ in range(150)]
+        await asyncio.sleep(0.2)
+        clients = await probe.client_list()
+        blocked = [c for c in clients if c.get("cmd") == "xread"]
+        assert len(blocked) == 1
+        for seq in range(2, 6):
+            await writer.append("r7", Entry(seq, "{}", seq == 5))
+        results = await asyncio.gather(*readers)
+        assert all(r == [1, 2, 3, 4, 5] for r in results)
+    finally:
+        await probe.aclose()
+        await reader.aclose()
+        await writer.aclose()
+
+
+async def test_redis_readers_of_a_run_written_here_need_no_redis_reader(redis_url: str) -> None:
+    prefix = f"kanawa-test-{uuid.uuid4().hex[:8]}:"
+    store = RedisRunStore(redis_url, ttl=30, cap=1000, prefix=prefix)
+    try:
+        await store.create(_record("r8"))
+        await store.append("r8", Entry(1, "{}", False))
+        readers = [asyncio.create_task(_collect(store, "r8", 0)) for _ in range(20)]
+        await asyncio.sleep(0.05)
+        for seq in range(2, 6):
+            await store.append("r8", Entry(seq, "{}", seq == 5))
+        results = await asyncio.gather(*readers)
+        assert all(r == [1, 2, 3, 4, 5] for r in results)
+        assert store.hub._task is None  # the writer fed them; no XREAD connection was opened
+    finally:
+        await store.aclose()
