@@ -281,3 +281,38 @@ async def test_guardrails_set_after_construction_apply_to_later_runs() -> None:
     with pytest.raises(GuardrailViolation):
         await agent.run("forbidden")
     assert len(agent.guardrails) == 1
+
+
+async def test_a_blocked_answer_is_never_streamed_token_by_token() -> None:
+    agent = Agent(
+        "a", model=ScriptedLLM(["my card is 4111 1111 1111 1111"]), guardrails=[Guardrail(regex_blocks=CARD)]
+    )
+    events, error = await events_until_error(agent.stream("hi"))
+    assert isinstance(error, GuardrailViolation)
+    assert [e.kind for e in events] == ["guardrail"], "no text delta of the blocked answer was yielded"
+
+
+async def test_with_a_blocking_output_guardrail_a_passing_answer_still_streams_after_the_check() -> None:
+    _, lookup = counting_tool()
+    model = ScriptedLLM(
+        [
+            AssistantMessage(text="Let me look.", tool_calls=(ToolCall("c1", "lookup", '{"query": "q"}'),)),
+            "All clear.",
+        ]
+    )
+    agent = Agent("a", model=model, tools=[lookup], guardrails=[Guardrail(regex_blocks=CARD)])
+    events = [e async for e in agent.stream("hi")]
+    kinds = [e.kind for e in events]
+    texts = "".join(e.text for e in events if e.kind == "text_delta")
+    assert texts == "Let me look.All clear."
+    # the tool turn's preamble is released when that response ends, before its tools run
+    assert kinds.index("text_delta") < kinds.index("tool_call")
+    assert kinds[-1] == "final_response"
+    # a warn-only guardrail does not hold anything back
+    warned = Agent(
+        "a",
+        model=ScriptedLLM(["4111 1111 1111 1111"]),
+        guardrails=[Guardrail(regex_blocks=CARD, action="warn")],
+    )
+    kinds = [e.kind for e in [e async for e in warned.stream("hi")]]
+    assert kinds.index("text_delta") < kinds.index("guardrail")

@@ -69,6 +69,59 @@ def _leak(request: ModelRequest) -> Script:
     return AssistantMessage(tool_calls=(ToolCall("call_0", "leaky", '{"note": "x"}'),))
 
 
+SENT: list[str] = []
+"""Essays the ``mailer`` agent's approval-gated tool actually sent (counted across modes)."""
+
+
+@tool(requires_approval=True)
+def send_essay(essay_id: str) -> str:
+    """Send an essay to the teacher (needs a person's approval).
+
+    Args:
+        essay_id: the essay
+    """
+    SENT.append(essay_id)
+    return f"sent {essay_id}"
+
+
+def _mailer(request: ModelRequest) -> Script:
+    if request.tool_results:
+        return f"mailer: {request.tool_results[-1].text}"
+    return AssistantMessage(tool_calls=(ToolCall("send_1", "send_essay", '{"essay_id": "42"}'),))
+
+
+def _coordinator(request: ModelRequest) -> Script:
+    if request.tool_results:
+        return f"the evaluator said: {request.tool_results[-1].text}"
+    return AssistantMessage(tool_calls=(ToolCall("h1", "transfer_to_evaluator", '{"message": "grade it"}'),))
+
+
+def _guarded(request: ModelRequest) -> Script:
+    return "my card is 4111 1111 1111 1111"
+
+
+def multi_agents() -> dict[str, Agent[Any, Any]]:
+    """Agents using the multi-agent library: a handoff, a warning and a blocking guardrail, approval."""
+    from kanawa import Guardrail
+
+    evaluator = Agent("evaluator", "Grade essays.", (), FunctionLLM(lambda r: "8/10"))
+    card = {"card number": r"\b(?:\d[ -]?){13,16}\b"}
+    return {
+        "mailer": Agent("mailer", "Send essays.", [send_essay], FunctionLLM(_mailer)),
+        "coordinator": Agent("coordinator", "Route.", (), FunctionLLM(_coordinator), handoffs=[evaluator]),
+        "warned": Agent(
+            "warned",
+            "Echo.",
+            (),
+            FunctionLLM(_guarded),
+            guardrails=[Guardrail(regex_blocks=card, action="warn")],
+        ),
+        "blocked": Agent(
+            "blocked", "Echo.", (), FunctionLLM(_guarded), guardrails=[Guardrail(regex_blocks=card)]
+        ),
+    }
+
+
 def server_agents() -> dict[str, Agent[Any, Any]]:
     agents = demo_agents()
     agents.update(
@@ -77,5 +130,6 @@ def server_agents() -> dict[str, Agent[Any, Any]]:
         boom=Agent("boom", "Fail.", (), FunctionLLM(_boom)),
         crash=Agent("crash", "Crash.", (), FunctionLLM(_crash)),
         leak=Agent("leak", "Leak.", [leaky], FunctionLLM(_leak)),
+        **multi_agents(),
     )
     return agents

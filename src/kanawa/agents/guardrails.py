@@ -14,7 +14,9 @@
 3. Any failure makes one :class:`~kanawa.loop.steps.GuardrailTripped` event with every reason.
    ``action="warn"``: the event is yielded (a client shows it as a chat bubble) and the run goes on.
    ``action="block"``: the event is yielded, then :class:`~kanawa.loop.errors.GuardrailViolation` ends
-   the run before the model call or the tool it guarded runs — nothing after it executes.
+   the run before the model call or the tool it guarded runs — nothing after it executes. With a
+   blocking output check, a streaming run holds each response's text until it knows whether it is the
+   answer, and shows the answer only after it passed: a blocked answer is never streamed.
 
 Reasons say which check failed and where (a schema field path, a pattern's name) but never quote the
 checked text, so they are safe to show and to trace.
@@ -89,6 +91,8 @@ class Guardrail:
         self.name = name
         self.action: GuardrailAction = action
         self.stages = frozenset(stages)
+        self.blocks_output = action == "block" and "output" in self.stages
+        """A streaming run holds the answer's deltas until this guardrail passed it (see RunHooks)."""
         self._input = None if input_schema is None else _Schema(input_schema, "input")
         self._output = None if output_schema is None else _Schema(output_schema, "output")
         self._patterns = _compile(regex_blocks)

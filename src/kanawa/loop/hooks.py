@@ -28,7 +28,13 @@ Warnings = Sequence[GuardrailTripped]
 
 
 class RunHooks(Protocol):
-    """The checks one run makes; each returns warnings or raises ``GuardrailViolation``."""
+    """The checks one run makes; each returns warnings or raises ``GuardrailViolation``.
+
+    A hook may also have ``blocks_output = True`` (it can block the final output): a streaming run
+    then holds each response's deltas until it knows the response is not a blocked answer — the
+    answer's text is shown only once it passed the check, so a blocked answer never reaches the
+    client token by token. Deltas of responses that call tools are released as soon as they end.
+    """
 
     async def check_input(self, messages: Sequence[Message], context: RunContext[Any]) -> Warnings:
         """Before the first request: the conversation as it will be sent."""
@@ -61,10 +67,11 @@ class HookChain:
     """Several :class:`RunHooks` as one, called in order; warnings are concatenated and the first
     block ends the check (later hooks do not run)."""
 
-    __slots__ = ("_hooks",)
+    __slots__ = ("_hooks", "blocks_output")
 
     def __init__(self, hooks: Sequence[RunHooks]) -> None:
         self._hooks = tuple(hooks)
+        self.blocks_output = any(getattr(hook, "blocks_output", False) for hook in self._hooks)
 
     @property
     def hooks(self) -> tuple[RunHooks, ...]:

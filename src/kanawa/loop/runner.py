@@ -71,6 +71,7 @@ from kanawa.loop.steps import (
     HandoffStarted,
     OutputT,
     RunEvent,
+    StreamDelta,
     Thinking,
     ToolCallStep,
     ToolResultStep,
@@ -171,6 +172,7 @@ class AgentLoopRunner(Generic[OutputT]):
         self._side: deque[RunEvent[OutputT]] = deque()
         self._side_ready: asyncio.Event | None = None
         self._tools_emit = any(t.takes_context for t in tools)
+        self._hold_deltas = stream and bool(getattr(hooks, "blocks_output", False))
         self._trace = (
             RunTrace(tracer, agent=agent_name, run_id=self.run_id, model=model.model)
             if tracer is not None and tracer.enabled
@@ -273,12 +275,15 @@ class AgentLoopRunner(Generic[OutputT]):
                 async for warning in self._checked(hooks.before_request(step, self.context)):
                     yield warning
 
+            held: list[StreamDelta] = []
             if self._streaming:
                 response: LLMResponse | None = None
                 async with aclosing(self._caller.stream(step, messages, tools, schema)) as stream:
                     async for item in stream:
                         if isinstance(item, LLMResponse):
                             response = item
+                        elif self._hold_deltas:
+                            held.append(item)
                         else:
                             yield item
                 assert response is not None
@@ -290,6 +295,10 @@ class AgentLoopRunner(Generic[OutputT]):
                     yield warning
 
             decision = self._policy.decide(response, state)
+            if held and not isinstance(decision, TerminateWithOutput):
+                for delta in held:  # not an answer: nothing for an output guardrail to hold back
+                    yield delta
+                held.clear()
             if isinstance(decision, ContinueWithTools):
                 calls = decision.calls
                 groups = state.group_identical(calls)
@@ -327,6 +336,8 @@ class AgentLoopRunner(Generic[OutputT]):
             elif isinstance(decision, TerminateWithOutput):
                 outcome = self._on_output(step, decision.text)
                 if isinstance(outcome, Thinking):
+                    for delta in held:
+                        yield delta
                     yield self._record(outcome)
                     continue
                 if self._postprocess is not None:
@@ -334,6 +345,8 @@ class AgentLoopRunner(Generic[OutputT]):
                 if hooks is not None:
                     async for warning in self._checked(hooks.check_output(outcome, self.context)):
                         yield warning
+                for delta in held:  # the answer passed the output guardrails: now it may be shown
+                    yield delta
                 self._final = outcome
                 self._record(outcome)
                 self._finish(

@@ -304,7 +304,10 @@ class RunManager:
         runner = agent.stream(decisions, history=list(point.messages), run_id=record.run_id)
         await self.store.set_status(record.run_id, "running")
         self._spawn(
-            record.tenant, record.run_id, self._execute(agent, runner, record.run_id, seq=point.next_seq - 1)
+            record.tenant,
+            record.run_id,
+            # after every chunk already written, the awaiting_approval ``done`` chunk included
+            self._execute(agent, runner, record.run_id, seq=max(point.next_seq - 1, record.last_seq)),
         )
 
     def read(self, run_id: str, *, after: int) -> AsyncIterator[Entry]:

@@ -1,0 +1,90 @@
+"""The multi-agent library over the service (seed 002 §5, §7): a handoff's chunks carry the target's
+name, a guardrail warning is a chunk and a block an ``error`` chunk, and a run waiting for human
+approval continues in the same stream after ``POST /v1/runs/{id}/approvals`` — in every store mode."""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx
+
+from tests.server.agents import SENT
+from tests.server.sse import AUTH_A, AUTH_B, read_stream, start_run
+
+
+async def test_handoff_chunks_carry_the_target_agents_name(client: httpx.AsyncClient) -> None:
+    _, events = await start_run(client, "coordinator", "grade my essay")
+    chunks = [e.chunk for e in events if e.chunk["type"] != "trace"]
+    types = [c["type"] for c in chunks]
+    assert "handoff_start" in types
+    assert "handoff_end" in types
+    start = types.index("handoff_start")
+    end = types.index("handoff_end")
+    inner = chunks[start + 1 : end]
+    assert inner, "the target's chunks come between the handoff's start and end"
+    assert {c["agent"] for c in inner} == {"evaluator"}
+    assert all(c["data"]["depth"] == 1 for c in inner if isinstance(c["data"], dict))
+    assert chunks[start]["agent"] == "coordinator"
+    assert chunks[start]["data"]["target"] == "evaluator"
+    final = next(c for c in chunks if c["type"] == "final" and c["agent"] == "coordinator")
+    assert final["data"]["output"] == "the evaluator said: 8/10"
+    assert chunks[-1]["data"]["status"] == "completed"
+
+
+async def test_a_guardrail_warning_is_a_chunk_and_the_run_completes(client: httpx.AsyncClient) -> None:
+    _, events = await start_run(client, "warned", "hi")
+    chunks = [e.chunk for e in events]
+    warning = next(c for c in chunks if c["type"] == "guardrail")
+    assert warning["data"]["action"] == "warn"
+    assert warning["data"]["reasons"] == ["matches blocked pattern 'card number'"]
+    assert chunks[-1]["data"]["status"] == "completed"
+
+
+async def test_a_blocking_guardrail_is_an_error_chunk_and_the_run_fails(client: httpx.AsyncClient) -> None:
+    _, events = await start_run(client, "blocked", "hi")
+    chunks = [e.chunk for e in events]
+    types = [c["type"] for c in chunks]
+    assert "final" not in types, "the blocked output never reaches the client"
+    assert types.index("guardrail") < types.index("error")
+    error = next(c for c in chunks if c["type"] == "error")
+    assert error["data"]["code"] == "GuardrailViolation"
+    assert "4111" not in str(chunks)
+    assert chunks[-1]["data"]["status"] == "failed"
+
+
+async def test_a_run_waiting_for_approval_continues_after_the_decision(client: httpx.AsyncClient) -> None:
+    before = len(SENT)
+    run_id, events = await start_run(client, "mailer", "send essay 42")
+    chunks = [e.chunk for e in events]
+    pending = next(c for c in chunks if c["type"] == "approval_required")
+    (call,) = pending["data"]["calls"]
+    assert call["name"] == "send_essay"
+    assert chunks[-1]["data"]["status"] == "awaiting_approval"
+    assert len(SENT) == before, "nothing ran before the approval"
+    # another tenant cannot decide for this run
+    other = await client.post(f"/v1/runs/{run_id}/approvals", json={"approved": [call["id"]]}, headers=AUTH_B)
+    assert other.status_code == 404
+    answer = await client.post(
+        f"/v1/runs/{run_id}/approvals", json={"approved": [call["id"]]}, headers=AUTH_A
+    )
+    assert answer.status_code in (200, 202), answer.text
+    last = events[-1].id
+    async with client.stream(
+        "GET", f"/v1/runs/{run_id}/events", headers={**AUTH_A, "Last-Event-ID": str(last)}
+    ) as r:
+        more, _ = await read_stream(r)
+    after = [e.chunk for e in more]
+    assert [e.id for e in more] == sorted({e.id for e in more}), "seq strictly increasing, no duplicate"
+    assert more[0].id == last + 1, "the continuation follows the approval_required chunks without a gap"
+    result = next(c for c in after if c["type"] == "tool_response")
+    assert result["data"]["name"] == "send_essay"
+    final = next(c for c in after if c["type"] == "final")
+    assert final["data"]["output"] == "mailer: sent 42"
+    assert after[-1]["data"]["status"] == "completed"
+    for _ in range(50):  # the Celery mode's worker may report a moment later
+        if len(SENT) == before + 1:
+            break
+        await asyncio.sleep(0.05)
+    assert SENT[before:] in (["42"], []), "the approved call ran at most once in this process"
+    again = await client.post(f"/v1/runs/{run_id}/approvals", json={"approved": [call["id"]]}, headers=AUTH_A)
+    assert again.status_code == 409, "a finished run is not waiting for approval any more"
