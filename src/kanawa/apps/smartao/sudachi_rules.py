@@ -3,10 +3,12 @@
 Three rules, each a :class:`~kanawa.apps.smartao.issues.StyleIssue` producer over Sudachi's
 morphemes (``sudachipy`` + ``sudachidict-core``, offline once installed):
 
-- ``sudachi/no-mix-dearu-desumasu`` — sentence endings in the minority style (です・ます vs である・だ),
+- ``sudachi/no-mix-dearu-desumasu`` — sentence endings in the minority style (です・ます vs である・だ
+  and the plain 常体 endings),
   with the ending rewritten to the majority style when that is mechanical (:func:`ending_fix`);
 - ``sudachi/sentence-length`` — sentences over :data:`MAX_SENTENCE` characters;
-- ``sudachi/repeated-word`` — a word written twice in a row (``ことこと``; the fix deletes the second)
+- ``sudachi/repeated-word`` — a word or a two-morpheme phrase written twice in a row (``がが``,
+  ``私は私は``; the fix deletes the second)
   or one content word used three times or more in one sentence.
 """
 
@@ -51,6 +53,10 @@ def sentence_style(sentence: str) -> Style | None:
         len(tail) >= 2 and tail[-1].dictionary_form() == "ある" and tail[-2].surface() == "で"
     ):
         return "dearu"
+    last = tail[-1] if tail else None
+    if last is not None and last.part_of_speech()[0] in ("動詞", "形容詞", "助動詞"):
+        if last.part_of_speech()[5].startswith("終止形"):
+            return "dearu"  # a plain ending (常体: 〜する。〜した。〜たい。) belongs with である
     return None
 
 
@@ -125,6 +131,21 @@ def _repeats(offset: int, sentence: str) -> list[StyleIssue]:
                     message=f"「{after.surface()}」が続けて二度書かれています",
                     start=offset + after.begin(),
                     end=offset + after.end(),
+                    suggestion="",
+                    source="sudachi",
+                )
+            )
+    for i in range(len(morphemes) - 3):
+        first, second = morphemes[i : i + 2], morphemes[i + 2 : i + 4]
+        if [m.surface() for m in first] == [m.surface() for m in second] and first[0].part_of_speech()[
+            0
+        ] != "補助記号":
+            found.append(
+                StyleIssue(
+                    rule="sudachi/repeated-word",
+                    message=f"「{first[0].surface()}{first[1].surface()}」が続けて二度書かれています",
+                    start=offset + second[0].begin(),
+                    end=offset + second[1].end(),
                     suggestion="",
                     source="sudachi",
                 )
