@@ -127,7 +127,8 @@ def test_large_corpora_use_minhash_lsh_and_find_the_same_source() -> None:
     exact = PlagiarismIndex(corpus, lsh_min_corpus=1000)
     for essay in (SOURCE, LIGHTLY_EDITED, SOURCE[: len(SOURCE) // 2] + SAME_TOPIC):
         fast, full = lsh.check(essay), exact.check(essay)
-        assert fast.method == "lsh" and full.method == "exact"
+        assert fast.method == "lsh"
+        assert full.method == "exact"
         assert fast.matches[0].source_id == full.matches[0].source_id == "prior-medical"
         assert fast.score == full.score
         assert fast.candidates < full.candidates

@@ -54,9 +54,9 @@ def sentence_style(sentence: str) -> Style | None:
     ):
         return "dearu"
     last = tail[-1] if tail else None
-    if last is not None and last.part_of_speech()[0] in ("動詞", "形容詞", "助動詞"):
-        if last.part_of_speech()[5].startswith("終止形"):
-            return "dearu"  # a plain ending (常体: 〜する。〜した。〜たい。) belongs with である
+    plain = last is not None and last.part_of_speech()[0] in ("動詞", "形容詞", "助動詞")
+    if plain and last is not None and last.part_of_speech()[5].startswith("終止形"):
+        return "dearu"  # a plain ending (常体: 〜する。〜した。〜たい。) belongs with である
     return None
 
 
