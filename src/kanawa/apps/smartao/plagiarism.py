@@ -21,6 +21,7 @@ the method's known limit, and the constructed test cases document it.
 from __future__ import annotations
 
 import unicodedata
+import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -148,7 +149,7 @@ class PlagiarismIndex:
 
         keys = list(self._docs)
         sets = [shingles(self._docs[k].normalised, self.n) for k in keys]
-        hashes = MinHash.bulk([[s.encode() for s in group] for group in sets], num_perm=NUM_PERM)
+        hashes = MinHash.bulk([[s.encode() for s in group] for group in sets], num_perm=NUM_PERM, hashfunc=_crc32)
         self._lsh = MinHashLSHEnsemble(threshold=CANDIDATE_THRESHOLD, num_perm=NUM_PERM, num_part=16)
         self._lsh.index((k, h, max(1, len(s))) for k, h, s in zip(keys, hashes, sets, strict=True))
 
@@ -157,7 +158,7 @@ class PlagiarismIndex:
             return [k for k, s in self._exact.items() if not essay_shingles.isdisjoint(s)]
         from datasketch import MinHash
 
-        query = MinHash(num_perm=NUM_PERM)
+        query = MinHash(num_perm=NUM_PERM, hashfunc=_crc32)
         query.update_batch([s.encode() for s in essay_shingles])
         return sorted(self._lsh.query(query, len(essay_shingles)))
 
@@ -201,6 +202,12 @@ class PlagiarismIndex:
             candidates=len(keys),
             method="exact" if self._exact is not None else "lsh",
         )
+
+
+def _crc32(data: bytes) -> int:
+    """The 32-bit shingle hash MinHash permutes: CRC-32 in C, several times faster than datasketch's
+    default SHA-1 and as good for hashing distinct short strings into 32 bits."""
+    return zlib.crc32(data)
 
 
 def _passages(essay: str, normalised: str, origin: Sequence[int], common: set[str], n: int) -> list[Passage]:
