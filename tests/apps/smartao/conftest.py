@@ -24,6 +24,9 @@ from kanawa.apps.smartao.session import (
     sample_text,
 )
 from kanawa.apps.smartao.textlint import TextlintSidecar, textlint_available
+from tests.agents.memory.conftest import postgres_url
+
+__all__ = ["postgres_url"]  # the memory tests' pgserver fixture, for RefAgent on pgvector
 
 
 @pytest.fixture(scope="session")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -199,3 +200,23 @@ async def test_eval_agent_returns_a_rubric_over_the_seven_axes(
     system = model.requests[0].messages[0]
     assert isinstance(system, SystemMessage)
     assert all(axis in system.content for axis in AXES)
+
+
+async def test_ref_agent_on_pgvector_uses_the_seeds_cos_sim_fallback_scan(
+    postgres_url: str, embedder: Any, essay_request: EssayRequest, corpus_index: Any
+) -> None:
+    from kanawa.agents.memory.long_term import LongTermMemory
+    from kanawa.agents.memory.pgvector_store import PgVectorMemoryStore
+    from kanawa.apps.smartao.session import load_references
+
+    store = await PgVectorMemoryStore.open(postgres_url, dim=embedder.dim, table="smartao_refs", index=None)
+    memory = LongTermMemory(store, embedder)
+    try:
+        assert not store.indexed
+        await load_references(memory, sample_documents("references.json"))
+        session = CoachingSession(essay_request, SmartAOResources(plagiarism=corpus_index, references=memory))
+        model = calls_then("vector_search", {"query": "人工知能の答えを確かめる批判的思考", "k": 3}, "ok")
+        await RefAgent(model=model).run("資料", deps=session)
+        assert "ref-08" in [r.id for r in session.references][:2]
+    finally:
+        await memory.close()

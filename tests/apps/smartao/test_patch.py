@@ -145,3 +145,12 @@ def test_overlapping_or_out_of_range_change_maps_are_refused_with_a_clear_error(
         apply_changes("abcdef", [make_change(0, 3, "x"), make_change(2, 4, "y")])
     with pytest.raises(ValueError, match="past the end"):
         PatchJSON(new_text="", change_map=[make_change(0, 9, "x")]).apply("abc")
+
+
+def test_rebase_moves_later_changes_and_drops_the_ones_that_conflict() -> None:
+    original = "私は学生である。研究である。"
+    first = PatchJSON.from_changes(original, [make_change(2, 8, "高校二年生です。")])
+    second = PatchJSON.from_changes(original, [make_change(4, 8, "です。"), make_change(10, 14, "です。")])
+    rebased = second.rebase(first, original)
+    assert [(c.start, c.end) for c in rebased.change_map] == [(12, 16)]
+    assert rebased.new_text == "私は高校二年生です。研究です。"

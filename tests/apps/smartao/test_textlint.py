@@ -67,3 +67,12 @@ def test_sidecar_answers_many_requests_in_order_and_closes(textlint: TextlintSid
     assert not other.running
     with pytest.raises(TextlintError, match="not running"):
         other.raw("テスト")
+
+
+def test_without_node_the_sidecar_refuses_with_the_install_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    import kanawa.apps.smartao.textlint as module
+
+    monkeypatch.setattr(module.shutil, "which", lambda name: None)
+    assert not module.textlint_available()
+    with pytest.raises(TextlintError, match="make smartao-textlint"):
+        TextlintSidecar()
