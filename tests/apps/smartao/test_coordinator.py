@@ -166,7 +166,7 @@ async def test_guardrails_are_passed_to_every_agent_the_budget_hook_point(
         await Coordinator(resources, guardrails=[block]).run(essay, focus="style")
 
 
-async def test_one_model_for_every_agent_and_bad_input(resources: SmartAOResources) -> None:
+async def test_one_model_for_every_agent_cost_per_run_and_bad_input(resources: SmartAOResources) -> None:
     seen: list[str] = []
 
     def answer(request: ModelRequest) -> Script:
