@@ -149,7 +149,8 @@ class PlagiarismIndex:
 
         keys = list(self._docs)
         sets = [shingles(self._docs[k].normalised, self.n) for k in keys]
-        hashes = MinHash.bulk([[s.encode() for s in group] for group in sets], num_perm=NUM_PERM, hashfunc=_crc32)
+        encoded = [[s.encode() for s in group] for group in sets]
+        hashes = MinHash.bulk(encoded, num_perm=NUM_PERM, hashfunc=_crc32)
         self._lsh = MinHashLSHEnsemble(threshold=CANDIDATE_THRESHOLD, num_perm=NUM_PERM, num_part=16)
         self._lsh.index((k, h, max(1, len(s))) for k, h, s in zip(keys, hashes, sets, strict=True))
 
