@@ -182,3 +182,26 @@ async def test_one_model_for_every_agent_cost_per_run_and_bad_input(resources: S
     assert len(seen) == 2
     with pytest.raises(ValueError, match="empty"):
         coordinator.stream("  ")
+
+
+async def test_eval_runs_even_when_the_coordinators_model_does_not_hand_off(
+    resources: SmartAOResources, essay_request: EssayRequest
+) -> None:
+    from kanawa.apps.smartao.demo_model import demo_model
+
+    models = {
+        name: demo_model(role)
+        for name, role in [
+            ("GuardAgent", "guard"),
+            ("StyleAgent", "style"),
+            ("DraftAgent", "draft"),
+            ("RefAgent", "ref"),
+            ("EvalAgent", "eval"),
+        ]
+    }
+    models["Coordinator"] = FunctionLLM(lambda request: "評価は不要です。")  # type: ignore[assignment]
+    events, report = await collect(Coordinator(resources, models=models), essay_request)
+    assert not [e for e in events if isinstance(e, NestedEvent) and isinstance(e.event, HandoffStarted)]
+    assert "final_response" in nested_kinds(events, "EvalAgent")
+    assert report.rubric is not None
+    assert "EvalAgent" in report.agents

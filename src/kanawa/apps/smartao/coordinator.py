@@ -14,8 +14,9 @@ The story of one coaching run (``Coordinator(resources).stream(request)``):
 3. :meth:`Coordinator.merge_patches` combines Style's and Draft's patches into one
    :class:`~kanawa.apps.smartao.patch.PatchJSON` (Style's changes win an overlap: see
    :mod:`kanawa.apps.smartao.patch`), yielded as a ``patch`` event.
-4. The Coordinator's own agent hands off to :class:`EvalAgent` (``transfer_to_evalagent``); the rubric
-   comes back from the cache (:class:`~kanawa.apps.smartao.reflexion.EvalStore`) when this essay and
+4. The Coordinator's own agent hands off to :class:`EvalAgent` (``transfer_to_evalagent``; should its
+   model answer without handing off, EvalAgent runs directly, so a run always ends with a rubric); the
+   rubric comes back from the cache (:class:`~kanawa.apps.smartao.reflexion.EvalStore`) when this essay and
    policy were scored before. A ``rubric`` event carries it.
 5. The stream ends with a ``FinalResponse`` whose output is the :class:`CoachingReport` (patch, findings,
    rubric, usage and cost of every agent).
@@ -59,7 +60,7 @@ from kanawa.loop.errors import GuardrailViolation, InvalidLoopState
 from kanawa.loop.hooks import RunHooks
 from kanawa.loop.result import RunResult
 from kanawa.loop.steps import FinalResponse, NestedEvent
-from kanawa.types import Usage
+from kanawa.types import Usage, UserMessage
 
 AGENT_ORDER = ("GuardAgent", "StyleAgent", "DraftAgent", "RefAgent")
 Focus = Literal["all", "style", "refs", "draft"]
@@ -334,6 +335,22 @@ class SmartAORun:
                 async for event in events:
                     yield event if isinstance(event, NestedEvent) else NestedEvent("Coordinator", 0, event)
             results["Coordinator"] = runner.result
+            if session.rubric is None:
+                # the coordinator's model answered without handing off: the rubric is still owed, so
+                # EvalAgent runs directly, one level below the coordinator, on the same brief
+                direct = owner.eval_agent._start_nested(
+                    [UserMessage(brief)],
+                    deps=session,
+                    stream=self._stream,
+                    tracer=None,
+                    handoff_path=("Coordinator",),
+                )
+                async with aclosing(direct) as direct_events:
+                    async for step in direct_events:
+                        yield step if isinstance(step, NestedEvent) else NestedEvent("EvalAgent", 1, step)
+                results["EvalAgent"] = direct.result
+                if isinstance(direct.result.output, Rubric):
+                    session.rubric = direct.result.output
             if session.rubric is not None and store is not None:
                 store.put(key, session.rubric)
         if session.rubric is not None:
