@@ -205,3 +205,16 @@ async def test_eval_runs_even_when_the_coordinators_model_does_not_hand_off(
     assert "final_response" in nested_kinds(events, "EvalAgent")
     assert report.rubric is not None
     assert "EvalAgent" in report.agents
+
+
+async def test_plagiarism_warning_is_a_bubble_and_the_run_goes_on(resources: SmartAOResources) -> None:
+    copied = next(d.text for d in sample_documents("prior_essays.json") if d.id == "prior-02")
+    from kanawa.apps.smartao.session import sample_text
+
+    essay = copied[:70] + sample_text("shoronbun.txt")[60:200]
+    events, report = await collect(Coordinator(resources), EssayRequest(essay=essay), evaluate=False)
+    warnings = [e.event for e in events if isinstance(e, NestedEvent) and e.event.kind == "guardrail"]
+    assert [(w.guardrail, w.action) for w in warnings] == [("plagiarism", "warn")]
+    assert report.plagiarism is not None
+    assert report.plagiarism.verdict == "warn"
+    assert report.agents == ["GuardAgent", "StyleAgent", "DraftAgent", "RefAgent"]
