@@ -47,7 +47,7 @@ browser:
 	  $$( [ "$$(id -u)" = 0 ] || echo sudo ) apt-get update -q && \
 	  $$( [ "$$(id -u)" = 0 ] || echo sudo ) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; fi
 
-pytest: $(VENV)/.synced browser
+pytest: $(VENV)/.synced browser smartao-textlint
 	$(BIN)/python -m pytest -q
 
 test: lint typecheck pytest
@@ -55,7 +55,7 @@ test: lint typecheck pytest
 fuzz: $(VENV)/.synced
 	$(BIN)/python -m pytest -q -p no:cacheprovider -m hypothesis --hypothesis-profile=fuzz tests
 
-bench: $(VENV)/.synced
+bench: $(VENV)/.synced smartao-textlint
 	$(BIN)/python bench/loop_overhead.py
 	$(BIN)/python bench/stream_passthrough.py
 	$(BIN)/python bench/memory_retrieval.py
@@ -66,8 +66,21 @@ bench: $(VENV)/.synced
 	$(BIN)/python bench/dify_plugin_overhead.py
 	$(BIN)/python bench/serve_load.py
 
+	$(BIN)/python bench/smartao_run.py
+
 plugins: $(VENV)/.synced
 	$(BIN)/python tools/difypkg.py app/openai_gpt5_responses app/gpt5_agent_strategies --out dist
 
 clean:
 	rm -rf $(VENV) .cache .mypy_cache .ruff_cache .pytest_cache
+
+# SmartAO's textlint sidecar: npm ci from the committed lock into a gitignored node_modules. Without
+# node/npm on the machine the target says so and StyleAgent falls back to the Sudachi rules.
+SMARTAO_TEXTLINT := src/kanawa/apps/smartao/textlint
+$(SMARTAO_TEXTLINT)/node_modules/.installed: $(SMARTAO_TEXTLINT)/package-lock.json
+	@if command -v npm >/dev/null 2>&1; then \
+		cd $(SMARTAO_TEXTLINT) && npm ci --no-audit --no-fund --loglevel=error && touch node_modules/.installed; \
+	else echo "npm not found: SmartAO's textlint sidecar is not installed (Sudachi rules are used)"; fi
+
+.PHONY: smartao-textlint
+smartao-textlint: $(SMARTAO_TEXTLINT)/node_modules/.installed

@@ -19,6 +19,7 @@ from rich.text import Text
 
 from kanawa import __version__
 from kanawa.cli.ace_cmd import ace_app
+from kanawa.apps.smartao.cli import smartao_app
 
 app = typer.Typer(
     name="kanawa",
@@ -30,6 +31,7 @@ app = typer.Typer(
 trace_app = typer.Typer(help="Inspect JSONL traces.", no_args_is_help=True)
 app.add_typer(trace_app, name="trace")
 app.add_typer(ace_app, name="ace")
+app.add_typer(smartao_app, name="smartao")
 
 DEFAULT_INSTRUCTIONS = "You are a helpful assistant. Use the tools when they help; answer concisely."
 

@@ -1,0 +1,76 @@
+"""Seed 002 §4 EvalAgent: the rubric JSON (cached), the evaluation store, and ``apply_reflexion`` as a
+plain function and as ``kanawa smartao reflexion``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kanawa.apps.smartao.reflexion import EvalStore, apply_reflexion, evaluation_key
+from kanawa.apps.smartao.rubric import AXES, AxisScore, Rubric, heuristic_scores, load_rubric
+from kanawa.cli import app
+
+
+def rubric(score: int, *, low: str | None = None) -> Rubric:
+    return Rubric(
+        scores=[AxisScore(axis=a, score=1 if a == low else score, reason="理由") for a in AXES], summary=""
+    )
+
+
+def test_rubric_json_is_loaded_once_and_lists_the_seven_axes() -> None:
+    assert load_rubric() is load_rubric()
+    assert [a["name"] for a in load_rubric()["axes"]] == list(AXES)
+
+
+def test_evaluation_key_depends_on_essay_and_policy() -> None:
+    assert evaluation_key("a", "p") == evaluation_key("a", "p")
+    assert len({evaluation_key("a", "p"), evaluation_key("b", "p"), evaluation_key("a", "q")}) == 3
+
+
+def test_store_caches_rubrics_by_key(tmp_path: Path) -> None:
+    store = EvalStore(tmp_path / "e.sqlite3")
+    assert store.get("k") is None
+    store.put("k", rubric(4))
+    assert store.get("k") == rubric(4)
+    assert EvalStore(tmp_path / "e.sqlite3").get("k") == rubric(4)
+
+
+def test_apply_reflexion_learns_a_lesson_for_each_axis_the_day_scored_low(tmp_path: Path) -> None:
+    db = tmp_path / "e.sqlite3"
+    store = EvalStore(db)
+    for n in range(3):
+        store.put(f"day1-{n}", rubric(4, low="具体性"), day="2026-11-22")
+    store.put("day2", rubric(1), day="2026-11-23")
+    lessons = apply_reflexion(db, day="2026-11-22")
+    assert list(lessons) == ["具体性"]
+    assert "平均が1.0点（3件）" in lessons["具体性"]
+    assert store.latest_lessons() == (lessons["具体性"],)
+    assert apply_reflexion(db, day="2026-11-22") == lessons  # re-running replaces, never duplicates
+    assert len(store.latest_lessons()) == 1
+    assert apply_reflexion(db, day="2026-01-01") == {}
+    with pytest.raises(ValueError, match="isoformat"):
+        apply_reflexion(db, day="yesterday")
+
+
+def test_lessons_reach_the_rubric_evidence_eval_agent_reads() -> None:
+    scored = heuristic_scores(
+        "本文です。", policy="地域の課題", style_issue_count=0, plagiarism_score=0.0, lessons=("具体例を",)
+    )
+    assert "具体例を" in scored.summary
+    assert [s.axis for s in scored.scores] == list(AXES)
+
+
+def test_cli_reflexion_prints_the_lessons(tmp_path: Path) -> None:
+    db = tmp_path / "e.sqlite3"
+    EvalStore(db).put("x", rubric(2), day="2026-11-20")
+    runner = CliRunner()
+    result = runner.invoke(app, ["smartao", "reflexion", "--db", str(db), "--day", "2026-11-20"])
+    assert result.exit_code == 0, result.output
+    assert all(axis in result.output for axis in AXES)
+    missing = runner.invoke(app, ["smartao", "reflexion", "--db", str(tmp_path / "none.sqlite3")])
+    assert missing.exit_code == 1
+    bad = runner.invoke(app, ["smartao", "reflexion", "--db", str(db), "--day", "20-11"])
+    assert bad.exit_code == 2
+    assert "Traceback" not in bad.output
