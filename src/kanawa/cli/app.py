@@ -18,8 +18,8 @@ from rich.console import Console
 from rich.text import Text
 
 from kanawa import __version__
-from kanawa.cli.ace_cmd import ace_app
 from kanawa.apps.smartao.cli import smartao_app
+from kanawa.cli.ace_cmd import ace_app
 
 app = typer.Typer(
     name="kanawa",

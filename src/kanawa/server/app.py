@@ -23,6 +23,7 @@ from sse_starlette import EventSourceResponse
 from kanawa import __version__
 from kanawa.agents.agent import Agent
 from kanawa.server.auth import KeyRing, RateLimiter, is_loopback, key_hash
+from kanawa.server.budgets import apply_tenant_budget
 from kanawa.server.chunks import Chunk
 from kanawa.server.limits import BodySizeLimit
 from kanawa.server.page import PAGE_HTML
@@ -156,6 +157,7 @@ def create_app(
     if config.celery_broker and not config.redis_url:
         raise ValueError("KANAWA_CELERY_BROKER needs KANAWA_REDIS_URL: runs stream through Redis")
     registry = dict(agents) if agents is not None else demo_agents()
+    tenant_guard = apply_tenant_budget(registry.values(), config)
     if config.keys_configured:
         ring = KeyRing.parse(config.api_keys, file=config.api_keys_file)
         dev_key = None
@@ -190,6 +192,8 @@ def create_app(
                 dispatcher.close()
             if store is None:
                 await run_store.aclose()
+            if tenant_guard is not None:
+                await tenant_guard.aclose()
 
     app = FastAPI(
         title="kanawa",

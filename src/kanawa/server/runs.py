@@ -29,6 +29,7 @@ from kanawa._logging import get_logger
 from kanawa.agents.agent import Agent
 from kanawa.loop.runner import AgentLoopRunner
 from kanawa.loop.steps import FinalResponse
+from kanawa.server.budgets import CURRENT_TENANT
 from kanawa.server.checkpoint import Checkpoint
 from kanawa.server.chunks import Chunk, done_chunk, error_chunk, event_chunks
 from kanawa.server.store import Entry, RunRecord, RunStatus, RunStore
@@ -162,6 +163,7 @@ class RunManager:
         agent = self.agents[point.agent]
         runner = agent.stream([], history=list(point.messages), run_id=run_id)
         runner.state.current_step = point.steps  # steps go on numbering (and counting towards max_steps)
+        CURRENT_TENANT.set(record.tenant)  # this task serves only this run
         work = asyncio.create_task(
             self._execute(
                 agent,
@@ -190,7 +192,11 @@ class RunManager:
                 return
 
     def _spawn(self, tenant: str, run_id: str, coro: Any) -> None:
-        task = asyncio.create_task(coro, name=f"kanawa-run-{run_id}")
+        token = CURRENT_TENANT.set(tenant)  # the task copies this context: budgets know whose run it is
+        try:
+            task = asyncio.create_task(coro, name=f"kanawa-run-{run_id}")
+        finally:
+            CURRENT_TENANT.reset(token)
         self._tasks[run_id] = task
         self._by_tenant.setdefault(tenant, set()).add(run_id)
 

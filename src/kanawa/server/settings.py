@@ -73,6 +73,10 @@ class ServerSettings:
     max_runs: int = 64
     dev_key: str | None = None
     """With no keys configured: the generated development key (loopback clients only)."""
+    tenant_max_tokens: int | None = None
+    tenant_max_requests: int | None = None
+    tenant_max_cost_usd: float | None = None
+    """Per-tenant budgets (:mod:`kanawa.server.budgets`): ``None`` = no limit of that kind."""
     extra: dict[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -94,6 +98,9 @@ class ServerSettings:
             max_request_bytes=_env_int("KANAWA_MAX_REQUEST_BYTES", 1_048_576, minimum=1024),
             rate_limit=_env_int("KANAWA_RATE_LIMIT", 600),
             max_runs=_env_int("KANAWA_MAX_RUNS", 64, minimum=1),
+            tenant_max_tokens=_env_optional_int("KANAWA_TENANT_MAX_TOKENS"),
+            tenant_max_requests=_env_optional_int("KANAWA_TENANT_MAX_REQUESTS"),
+            tenant_max_cost_usd=_env_optional_float("KANAWA_TENANT_MAX_COST_USD"),
         )
         given = {key: value for key, value in overrides.items() if value is not None}
         return replace(base, **given)  # type: ignore[arg-type]
@@ -101,6 +108,16 @@ class ServerSettings:
     @property
     def keys_configured(self) -> bool:
         return bool(self.api_keys) or self.api_keys_file is not None
+
+
+def _env_optional_int(name: str) -> int | None:
+    text = os.environ.get(name, "").strip()
+    return None if not text else _env_int(name, 0, minimum=1)
+
+
+def _env_optional_float(name: str) -> float | None:
+    text = os.environ.get(name, "").strip()
+    return None if not text else _env_float(name, 0.0, minimum=0.0)
 
 
 __all__ = ["ServerSettings"]

@@ -59,9 +59,12 @@ def make_celery(broker: str, *, queue: str = DEFAULT_QUEUE) -> Celery:
 def _manager() -> RunManager:
     """One registry and run manager per worker process (the store is made per task: each task runs
     in its own event loop)."""
+    from kanawa.server.budgets import apply_tenant_budget
     from kanawa.server.store import MemoryRunStore
 
-    return RunManager(load_agents(os.environ.get("KANAWA_SERVE_AGENTS") or None), MemoryRunStore())
+    agents = load_agents(os.environ.get("KANAWA_SERVE_AGENTS") or None)
+    apply_tenant_budget(agents.values(), ServerSettings.from_env())
+    return RunManager(agents, MemoryRunStore())
 
 
 def _warm_up() -> None:
