@@ -29,6 +29,7 @@ async def test_handoff_chunks_carry_the_target_agents_name(client: httpx.AsyncCl
     final = next(c for c in chunks if c["type"] == "final" and c["agent"] == "coordinator")
     assert final["data"]["output"] == "the evaluator said: 8/10"
     assert chunks[-1]["data"]["status"] == "completed"
+    assert chunks[-1]["data"]["cost_usd"] is None, "a scripted model has no price: unknown, never 0"
 
 
 async def test_a_guardrail_warning_is_a_chunk_and_the_run_completes(client: httpx.AsyncClient) -> None:

@@ -196,10 +196,14 @@ def error_chunk(exc: BaseException, *, agent: str, now: float) -> Chunk:
     return Chunk(agent, "error", {"code": code, "message": message}, now)
 
 
-def done_chunk(status: str, *, agent: str, now: float, reason: str | None = None) -> Chunk:
+def done_chunk(
+    status: str, *, agent: str, now: float, reason: str | None = None, cost_usd: float | None = None
+) -> Chunk:
     """The last chunk of a run's stream: how it ended (``completed``, ``failed``, ``cancelled``,
-    ``awaiting_approval``) and the termination reason."""
-    return Chunk(agent, "done", {"status": status, "termination_reason": reason}, now)
+    ``awaiting_approval``), the termination reason, and what the run's model requests cost in USD
+    (``None`` when a model has no known price: :mod:`kanawa.llm.pricing`)."""
+    data: dict[str, JsonValue] = {"status": status, "termination_reason": reason, "cost_usd": cost_usd}
+    return Chunk(agent, "done", data, now)
 
 
 def _as_dict(value: JsonValue) -> dict[str, JsonValue]:

@@ -265,7 +265,8 @@ class RunManager:
                 await runner.aclose()
         await self.store.set_status(run_id, status, reason=reason)
         await writer.write(
-            done_chunk(status, agent=agent.name, now=time.time(), reason=reason), terminal=True
+            done_chunk(status, agent=agent.name, now=time.time(), reason=reason, cost_usd=runner.cost),
+            terminal=True,
         )
 
     async def _flush_traces(self, writer: _Writer, traces: list[TraceEvent]) -> bool:
