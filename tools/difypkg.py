@@ -26,6 +26,9 @@ KANAWA_SRC = REPO / "src" / "kanawa"
 MAX_UNCOMPRESSED_BYTES = 50 * 1024 * 1024
 _FIXED_TIME = (1980, 1, 1, 0, 0, 0)
 _ALWAYS_IGNORED = ("__pycache__/", "*.pyc", ".DS_Store")
+_KANAWA_LEFT_OUT = ("apps/", "node_modules/")
+"""Parts of kanawa a plugin never imports: the applications (their samples, data and Node sidecar would
+only weigh the package down — a textlint install alone is tens of megabytes)."""
 
 
 class PackageError(ValueError):
@@ -50,11 +53,11 @@ def plugin_files(plugin_dir: Path) -> list[tuple[str, Path]]:
             entries[name] = path
     if (plugin_dir / "kanawa").exists():
         raise PackageError(f"{plugin_dir} has its own kanawa/ directory; kanawa is bundled by the packager")
-    kanawa_spec = pathspec.GitIgnoreSpec.from_lines(_ALWAYS_IGNORED)
+    kanawa_spec = pathspec.GitIgnoreSpec.from_lines([*_ALWAYS_IGNORED, *_KANAWA_LEFT_OUT])
     for path in KANAWA_SRC.rglob("*"):
-        name = "kanawa/" + path.relative_to(KANAWA_SRC).as_posix()
-        if path.is_file() and not kanawa_spec.match_file(name):
-            entries[name] = path
+        inside = path.relative_to(KANAWA_SRC).as_posix()
+        if path.is_file() and not kanawa_spec.match_file(inside):
+            entries["kanawa/" + inside] = path
     return sorted(entries.items())
 
 

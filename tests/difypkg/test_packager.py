@@ -82,6 +82,10 @@ def test_cli_builds_both_plugins_with_their_files(tmp_path: Path) -> None:
         } <= names
         assert "_assets/icon.svg" in names
         assert ".env.example" in names
+        assert "kanawa/loop/runner.py" in names
+        assert not any(n.startswith("kanawa/apps/") or "node_modules" in n for n in names), (
+            "the applications (and a textlint install) are never bundled into a plugin"
+        )
 
 
 def test_requirements_pin_the_versions_the_repository_tests_with() -> None:
