@@ -43,7 +43,11 @@ async def test_seed_5_1_chunk_fields_and_seq_strictly_increasing(client: httpx.A
     assert response["data"]["is_error"] is False
     usage = next(e.chunk for e in events if e.chunk["type"] == "usage")
     assert usage["data"]["requests"] == 2
-    assert events[-1].chunk["data"] == {"status": "completed", "termination_reason": "completed"}
+    assert events[-1].chunk["data"] == {
+        "status": "completed",
+        "termination_reason": "completed",
+        "cost_usd": None,
+    }
 
 
 async def test_status_after_the_run(client: httpx.AsyncClient) -> None:
