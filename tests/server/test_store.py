@@ -128,22 +128,39 @@ async def test_redis_keys_carry_a_ttl_refreshed_deliberately(redis_url: str) -> 
 async def test_redis_fans_out_from_one_connection_whatever_the_number_of_readers(redis_url: str) -> None:
     """Readers on one worker, the run written by another: one XREAD connection serves all 150."""
     prefix = f"kanawa-test-{uuid.uuid4().hex[:8]}:"
+    name = f"kanawa-test-reader-{uuid.uuid4().hex[:8]}"  # tells the reader's connections from any other
     writer = RedisRunStore(redis_url, ttl=30, cap=1000, prefix=prefix)
-    reader = RedisRunStore(redis_url, ttl=30, cap=1000, prefix=prefix)
+    reader = RedisRunStore(f"{redis_url}?client_name={name}", ttl=30, cap=1000, prefix=prefix)
     probe = Redis.from_url(redis_url)
+
+    async def blocked_reads() -> int:
+        clients = await probe.client_list()
+        return sum(1 for c in clients if c.get("name") == name and c.get("cmd") == "xread")
+
+    readers: list[asyncio.Task[list[int]]] = []
     try:
         await writer.create(_record("r7"))
         await writer.append("r7", Entry(1, "{}", False))
         readers = [asyncio.create_task(_collect(reader, "r7", 0)) for _ in range(150)]
-        await asyncio.sleep(0.2)
-        clients = await probe.client_list()
-        blocked = [c for c in clients if c.get("cmd") == "xread"]
-        assert len(blocked) == 1
+        counts = []
+        for _ in range(500):  # until the reader blocks (a loaded machine may take a while), at most 10 s
+            counts.append(await blocked_reads())
+            if counts[-1]:
+                break
+            await asyncio.sleep(0.02)
+        for _ in range(10):  # and while all 150 wait, it stays one connection
+            await asyncio.sleep(0.02)
+            counts.append(await blocked_reads())
+        assert max(counts) == 1
+        assert counts[-1] == 1
         for seq in range(2, 6):
             await writer.append("r7", Entry(seq, "{}", seq == 5))
         results = await asyncio.gather(*readers)
         assert all(r == [1, 2, 3, 4, 5] for r in results)
     finally:
+        for task in readers:
+            task.cancel()
+        await asyncio.gather(*readers, return_exceptions=True)
         await probe.aclose()
         await reader.aclose()
         await writer.aclose()
