@@ -16,9 +16,12 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
-from typing import Literal, TypeAlias
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from kanawa._logging import get_logger
+
+if TYPE_CHECKING:
+    from kanawa.llm.errors import LLMError
 
 __all__ = [
     "AUDIT_ENV",
@@ -27,6 +30,7 @@ __all__ = [
     "AuditEvent",
     "audit_enabled",
     "audit_error",
+    "audit_failure",
     "audit_request",
     "audit_success",
     "logger",
@@ -136,3 +140,16 @@ def audit_error(
                 "request_id": request_id,
             },
         )
+
+
+def audit_failure(error: LLMError, context: AuditContext, *, param: str | None = None) -> None:
+    """The ``error`` event for a call that failed with ``error`` (status, code, request id; never the
+    message, which may quote the request)."""
+    audit_error(
+        context,
+        error_type=type(error).__name__,
+        status_code=error.status_code,
+        code=error.code,
+        param=param,
+        request_id=error.request_id,
+    )

@@ -36,13 +36,13 @@ import openai
 from openai import AsyncStream
 
 from kanawa.llm.base import ToolLike, canonical_model_name
-from kanawa.llm.errors import LLMConnectionError, LLMError, seal_errors, seal_stream_errors
+from kanawa.llm.errors import LLMError, seal_errors, seal_stream_errors
 from kanawa.llm.lifecycle import ClosableAdapter
-from kanawa.llm.openai.audit import AuditContext, audit_error, audit_request, audit_success
+from kanawa.llm.openai.audit import AuditContext, audit_failure, audit_request, audit_success
 from kanawa.llm.openai.catalogue import check_settings
 from kanawa.llm.openai.common import DEFAULT_TIMEOUT, MAPPED_EXCEPTIONS, build_client, map_openai_error
 from kanawa.llm.openai.credentials import base_url_host, normalize_base_url
-from kanawa.llm.openai.responses_output import ResponsesStreamAssembler, check_response_shape, parse_response
+from kanawa.llm.openai.responses_output import ResponsesStreamAssembler, completed_response
 from kanawa.llm.openai.responses_payload import build_responses_payload, response_format_of
 from kanawa.llm.settings import ModelSettings
 from kanawa.llm.tokens import count_message_tokens
@@ -173,19 +173,8 @@ class OpenAIResponsesAdapter(ClosableAdapter):
         error = map_openai_error(exc, provider=PROVIDER, model=self._model, streaming=streaming)
         if error.request_id is None:
             error.request_id = request_id
-        self._audit_failure(error, context, param=_param_of(exc))
+        audit_failure(error, context, param=_param_of(exc))
         return error
-
-    @staticmethod
-    def _audit_failure(error: LLMError, context: AuditContext, *, param: str | None = None) -> None:
-        audit_error(
-            context,
-            error_type=type(error).__name__,
-            status_code=error.status_code,
-            code=error.code,
-            param=param,
-            request_id=error.request_id,
-        )
 
     # --------------------------------------------------------------------- chat
     @seal_errors
@@ -213,17 +202,9 @@ class OpenAIResponsesAdapter(ClosableAdapter):
         except MAPPED_EXCEPTIONS as exc:
             raise self._failed(exc, context) from None
         request_id = raw.headers.get("x-request-id")
-        try:
-            shaped = check_response_shape(data)
-        except LLMConnectionError as exc:
-            error = LLMConnectionError(
-                exc.message, provider=PROVIDER, model=self._model, request_id=request_id
-            )
-            self._audit_failure(error, context)
-            raise error from None
-        response = parse_response(shaped, stop=settings.stop)
-        audit_success(context, response_model=response.model or None, request_id=request_id)
-        return response
+        return completed_response(
+            data, request_id=request_id, model=self._model, context=context, stop=settings.stop
+        )
 
     # ------------------------------------------------------------------- stream
     @seal_stream_errors
@@ -272,7 +253,7 @@ class OpenAIResponsesAdapter(ClosableAdapter):
                         event = await anext(sdk_stream)
                 except StopAsyncIteration:
                     error = assembler.unfinished_error()
-                    self._audit_failure(error, context)
+                    audit_failure(error, context)
                     raise error from None
                 except MAPPED_EXCEPTIONS as exc:
                     raise self._failed(exc, context, streaming=True, request_id=request_id) from None
@@ -281,7 +262,7 @@ class OpenAIResponsesAdapter(ClosableAdapter):
                 try:
                     produced = assembler.feed(event)
                 except LLMError as error:
-                    self._audit_failure(error, context, param=_event_param(event))
+                    audit_failure(error, context, param=_event_param(event))
                     raise
                 for item in produced:
                     if isinstance(item, ResponseCompleted):

@@ -30,6 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from kanawa.llm.errors import LLMConnectionError, LLMError
+from kanawa.llm.openai.audit import AuditContext, audit_failure, audit_success
 from kanawa.llm.openai.chat_response import tool_call
 from kanawa.llm.openai.common import error_for_code
 from kanawa.types import (
@@ -49,7 +50,14 @@ from kanawa.types import (
     Usage,
 )
 
-__all__ = ["ResponsesStreamAssembler", "StopScanner", "find_stop", "parse_response", "parse_usage"]
+__all__ = [
+    "ResponsesStreamAssembler",
+    "StopScanner",
+    "completed_response",
+    "find_stop",
+    "parse_response",
+    "parse_usage",
+]
 
 PROVIDER = "openai"
 
@@ -381,3 +389,20 @@ class ResponsesStreamAssembler:
             model=self._model,
             request_id=self._request_id,
         )
+
+
+def completed_response(
+    data: object, *, request_id: str | None, model: str, context: AuditContext, stop: Sequence[str] = ()
+) -> LLMResponse:
+    """A whole (non-streamed) Responses body as an audited :class:`LLMResponse`, for the async and the
+    blocking adapter alike: a body without the response's shape is an ``LLMConnectionError`` that
+    names the request (audited as a failure), never a ``KeyError``."""
+    try:
+        shaped = check_response_shape(data)
+    except LLMConnectionError as exc:
+        error = LLMConnectionError(exc.message, provider=PROVIDER, model=model, request_id=request_id)
+        audit_failure(error, context)
+        raise error from None
+    response = parse_response(shaped, stop=stop)
+    audit_success(context, response_model=response.model or None, request_id=request_id)
+    return response

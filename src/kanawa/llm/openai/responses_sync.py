@@ -25,12 +25,12 @@ import httpx2
 import openai
 
 from kanawa.llm.base import ToolLike
-from kanawa.llm.errors import LLMConnectionError, LLMError
-from kanawa.llm.openai.audit import AuditContext, audit_error, audit_request, audit_success
+from kanawa.llm.errors import LLMError
+from kanawa.llm.openai.audit import AuditContext, audit_failure, audit_request, audit_success
 from kanawa.llm.openai.catalogue import check_settings
 from kanawa.llm.openai.common import MAPPED_EXCEPTIONS, map_openai_error
 from kanawa.llm.openai.credentials import OpenAICredentials
-from kanawa.llm.openai.responses_output import ResponsesStreamAssembler, check_response_shape, parse_response
+from kanawa.llm.openai.responses_output import ResponsesStreamAssembler, completed_response
 from kanawa.llm.openai.responses_payload import build_responses_payload, response_format_of
 from kanawa.llm.settings import ModelSettings
 from kanawa.secrets import guard_credentials
@@ -104,19 +104,8 @@ class OpenAIResponsesSyncClient:
         if error.request_id is None:
             error.request_id = request_id
         param = exc.param if isinstance(exc, openai.APIError) else None
-        self._audit_failure(error, context, param=param)
+        audit_failure(error, context, param=param)
         return error
-
-    @staticmethod
-    def _audit_failure(error: LLMError, context: AuditContext, *, param: str | None = None) -> None:
-        audit_error(
-            context,
-            error_type=type(error).__name__,
-            status_code=error.status_code,
-            code=error.code,
-            param=param,
-            request_id=error.request_id,
-        )
 
     def build(
         self,
@@ -160,17 +149,9 @@ class OpenAIResponsesSyncClient:
         except MAPPED_EXCEPTIONS as exc:
             raise self._failed(exc, context) from None
         request_id = raw.headers.get("x-request-id")
-        try:
-            shaped = check_response_shape(data)
-        except LLMConnectionError as exc:
-            error = LLMConnectionError(
-                exc.message, provider=PROVIDER, model=context.model, request_id=request_id
-            )
-            self._audit_failure(error, context)
-            raise error from None
-        response = parse_response(shaped, stop=settings.stop)
-        audit_success(context, response_model=response.model or None, request_id=request_id)
-        return response
+        return completed_response(
+            data, request_id=request_id, model=context.model, context=context, stop=settings.stop
+        )
 
     def _stream(
         self, payload: JsonObject, context: AuditContext, settings: ModelSettings
@@ -189,7 +170,7 @@ class OpenAIResponsesSyncClient:
                     event = next(sdk_stream)
                 except StopIteration:
                     error = assembler.unfinished_error()
-                    self._audit_failure(error, context)
+                    audit_failure(error, context)
                     raise error from None
                 except MAPPED_EXCEPTIONS as exc:
                     raise self._failed(exc, context, streaming=True, request_id=request_id) from None
@@ -198,7 +179,7 @@ class OpenAIResponsesSyncClient:
                 try:
                     produced = assembler.feed(event)
                 except LLMError as error:
-                    self._audit_failure(error, context)
+                    audit_failure(error, context)
                     raise
                 for item in produced:
                     if isinstance(item, ResponseCompleted):
