@@ -115,6 +115,16 @@ class AgentLoopState:
         self._by_tool[call.name] = self._by_tool.get(call.name, 0) + 1
         return record
 
+    def restore_tool_calls(self, records: Sequence[ToolCallRecord]) -> None:
+        """Take over the calls an earlier part of this run recorded (a run continued from a
+        checkpoint, on another worker or after an approval), so the duplicate and per-tool counts
+        cover the whole run, not just the part after the continuation."""
+        for record in records:
+            self.tool_call_history.append(record)
+            key = (record.name, record.input_hash)
+            self._by_call[key] = self._by_call.get(key, 0) + 1
+            self._by_tool[record.name] = self._by_tool.get(record.name, 0) + 1
+
     def count_duplicate_tool_calls(self, name: str, input_hash: str) -> int:
         """How many recorded calls had this tool name and input hash."""
         return self._by_call.get((name, input_hash), 0)

@@ -27,7 +27,7 @@ from kanawa.server.budgets import apply_tenant_budget
 from kanawa.server.chunks import Chunk
 from kanawa.server.limits import BodySizeLimit
 from kanawa.server.page import PAGE_HTML
-from kanawa.server.runs import NotAwaitingApproval, RunLimitReached, RunManager
+from kanawa.server.runs import InvalidDecisions, NotAwaitingApproval, RunLimitReached, RunManager
 from kanawa.server.settings import ServerSettings
 from kanawa.server.store import ChunksExpired, MemoryRunStore, RunRecord, RunStore
 
@@ -313,7 +313,11 @@ def create_app(
         "/v1/runs/{run_id}/approvals",
         response_model=RunInfo,
         status_code=202,
-        responses={404: {"description": "No such run"}, 409: {"description": "Not awaiting approval"}},
+        responses={
+            404: {"description": "No such run"},
+            409: {"description": "Not awaiting approval"},
+            422: {"description": "Decisions that do not fit the calls waiting"},
+        },
         tags=["runs"],
     )
     async def approve_run(
@@ -326,6 +330,8 @@ def create_app(
             await manager_of(request).approve(record, approved=body.approved, rejected=body.rejected)
         except NotAwaitingApproval as exc:
             raise HTTPException(409, str(exc)) from None
+        except InvalidDecisions as exc:
+            raise HTTPException(422, str(exc)) from None
         refreshed = await owned(request, who, run_id)
         return _info(refreshed)
 

@@ -1,10 +1,20 @@
-"""A run's state as JSON text: the conversation, usage and the next ``seq``.
+"""A run's state as JSON text: the conversation, the loop's counters, usage and the next ``seq``.
 
 A checkpoint is written after every completed step (a tool round, a thinking step, the final answer)
 so a run can continue from it: on another worker after its worker died (durable runs), or after a
 human answered an approval request. It holds exactly what the loop needs to go on — the messages,
 system message first, with every recorded tool result (so no completed call is executed again) —
-plus the usage so far and the ``seq`` the next chunk gets.
+plus what the loop counts over the whole run and must not forget on the way (the steps, towards
+``max_steps``; the tool calls, towards ``max_tool_calls_per_tool`` and the duplicate-call guard), the
+usage and cost so far and the ``seq`` the next chunk gets.
+
+The checkpoint saved when a person answers an approval request also carries their decisions: the run
+goes on from it by running the approved calls first (wherever it goes on — in Celery mode, on a
+worker). The first step completed after that saves a checkpoint without them, so a redelivered run
+never applies a decision twice.
+
+Every field added after the first version is optional on reading: a checkpoint saved by an older
+version still loads (with no tool calls counted, no cost and no decisions).
 """
 
 from __future__ import annotations
@@ -14,6 +24,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from kanawa.loop.approval import Approvals
+from kanawa.loop.state import ToolCallRecord
 from kanawa.types import (
     AssistantMessage,
     ContentPart,
@@ -145,6 +157,12 @@ class Checkpoint:
     steps: int = 0
     fresh: bool = False
     """Nothing has run yet (the checkpoint a Celery-mode run starts from)."""
+    tool_calls: tuple[ToolCallRecord, ...] = ()
+    """The calls the loop accepted so far (``AgentLoopState.tool_call_history``)."""
+    cost_usd: float | None = 0.0
+    """USD spent so far (``None``: some response came from a model without a price)."""
+    approvals: Approvals | None = None
+    """A person's decisions the run goes on with (saved by the approval endpoint)."""
 
     def dumps(self) -> str:
         return json.dumps(
@@ -161,6 +179,11 @@ class Checkpoint:
                 ],
                 "steps": self.steps,
                 "fresh": self.fresh,
+                "tool_calls": [
+                    [c.name, c.input_hash, c.timestamp, c.call_id, c.step] for c in self.tool_calls
+                ],
+                "cost_usd": self.cost_usd,
+                "approvals": _encode_approvals(self.approvals),
             },
             ensure_ascii=False,
             separators=(",", ":"),
@@ -176,7 +199,28 @@ class Checkpoint:
             usage=Usage(*(int(v) for v in obj.get("usage", ()))),
             steps=int(obj.get("steps", 0)),
             fresh=bool(obj.get("fresh", False)),
+            tool_calls=tuple(
+                ToolCallRecord(str(name), str(digest), float(at), str(call_id), int(step))
+                for name, digest, at, call_id, step in obj.get("tool_calls", ())
+            ),
+            cost_usd=None if obj.get("cost_usd", 0.0) is None else float(obj.get("cost_usd", 0.0)),
+            approvals=_decode_approvals(obj.get("approvals")),
         )
+
+
+def _encode_approvals(approvals: Approvals | None) -> dict[str, Any] | None:
+    if approvals is None:
+        return None
+    return {"approved": list(approvals.approved), "rejected": dict(approvals.rejected)}
+
+
+def _decode_approvals(obj: dict[str, Any] | None) -> Approvals | None:
+    if obj is None:
+        return None
+    return Approvals(
+        approved=tuple(str(i) for i in obj.get("approved", ())),
+        rejected={str(k): str(v) for k, v in obj.get("rejected", {}).items()},
+    )
 
 
 __all__ = ["Checkpoint", "decode_message", "encode_message"]

@@ -21,12 +21,13 @@ import contextlib
 import dataclasses
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from kanawa._logging import get_logger
 from kanawa.agents.agent import Agent
+from kanawa.loop.approval import Approvals, unanswered_calls
 from kanawa.loop.runner import AgentLoopRunner
 from kanawa.loop.steps import FinalResponse
 from kanawa.server.budgets import CURRENT_TENANT
@@ -51,6 +52,11 @@ class RunLimitReached(Exception):  # noqa: N818 - reads as the condition
 
 class NotAwaitingApproval(Exception):  # noqa: N818 - reads as the condition
     """Approvals were sent for a run that is not waiting for them."""
+
+
+class InvalidDecisions(ValueError):  # noqa: N818 - reads as the condition
+    """Approval decisions that do not fit the calls waiting (a call both approved and rejected, or
+    one that is not waiting): refused before anything is saved or run."""
 
 
 class _TraceRouter:
@@ -83,6 +89,18 @@ class _Forward:
 
     async def aclose(self) -> None:
         await self._tracer.aclose()
+
+
+@dataclass(frozen=True, slots=True)
+class _Spent:
+    """Usage and cost of a run's parts before the current runner (restored from a checkpoint)."""
+
+    usage: Usage = dataclasses.field(default_factory=Usage)
+    cost_usd: float | None = 0.0
+
+    def plus(self, cost: float | None) -> float | None:
+        """The run's cost so far: unknown once any part's cost is unknown (never a partial sum)."""
+        return None if self.cost_usd is None or cost is None else self.cost_usd + cost
 
 
 @dataclass(slots=True)
@@ -161,20 +179,8 @@ class RunManager:
         if record is None or record.status != "running":
             return
         agent = self.agents[point.agent]
-        runner = agent.stream([], history=list(point.messages), run_id=run_id)
-        runner.state.current_step = point.steps  # steps go on numbering (and counting towards max_steps)
         CURRENT_TENANT.set(record.tenant)  # this task serves only this run
-        work = asyncio.create_task(
-            self._execute(
-                agent,
-                runner,
-                run_id,
-                seq=point.next_seq - 1,
-                replayed_to=record.last_seq,
-                continuation=not point.fresh,
-                usage_offset=point.usage,
-            )
-        )
+        work = asyncio.create_task(self._resume(agent, run_id, point, replayed_to=record.last_seq))
         watcher = asyncio.create_task(self._watch_cancel(run_id, work))
         try:
             await work
@@ -182,6 +188,27 @@ class RunManager:
             watcher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await watcher
+
+    def _resume(
+        self, agent: Agent[Any, Any], run_id: str, point: Checkpoint, *, replayed_to: int
+    ) -> Coroutine[Any, Any, None]:
+        """The run going on from ``point``: with the decisions it carries (an approval), else from its
+        messages; the loop's counters (steps, tool calls) restored so its limits hold for the whole
+        run. Chunks up to ``replayed_to`` were sent before and are not sent again."""
+        user_input: Approvals | list[Message] = point.approvals if point.approvals is not None else []
+        runner = agent.stream(user_input, history=list(point.messages), run_id=run_id)
+        runner.state.current_step = point.steps
+        runner.state.restore_tool_calls(point.tool_calls)
+        return self._execute(
+            agent,
+            runner,
+            run_id,
+            seq=point.next_seq - 1,
+            replayed_to=replayed_to,
+            # an approval's continuation is a new part of the run, with its own agent_start
+            continuation=not point.fresh and point.approvals is None,
+            spent=_Spent(point.usage, point.cost_usd),
+        )
 
     async def _watch_cancel(self, run_id: str, work: asyncio.Task[None], *, every: float = 0.2) -> None:
         """A cancel sent to the web process reaches a worker's run even while it waits on a model."""
@@ -215,13 +242,15 @@ class RunManager:
         seq: int,
         replayed_to: int = 0,
         continuation: bool = False,
-        usage_offset: Usage | None = None,
+        spent: _Spent | None = None,
     ) -> None:
         """Drive one runner to its end, writing chunks. ``continuation``: the run goes on from a
-        checkpoint (its ``agent_start`` was sent before; usage adds ``usage_offset``)."""
+        checkpoint (its ``agent_start`` was sent before); ``spent``: usage and cost of the run's
+        earlier parts, added to this runner's."""
         writer = _Writer(self.store, run_id, agent.name, seq, replayed_to)
         traces = self._router.pending.setdefault(run_id, [])
-        offset = usage_offset if usage_offset is not None else Usage()
+        before = spent if spent is not None else _Spent()
+        offset = before.usage
         if continuation:
             self._router.skip_start.add(run_id)
         status: RunStatus = "completed"
@@ -234,10 +263,7 @@ class RunManager:
                 for chunk in event_chunks(event, agent=agent.name, now=time.time()):
                     stop = await writer.write(chunk) or stop
                 if getattr(event, "kind", "") in CHECKPOINT_KINDS:
-                    usage = offset + runner.usage
-                    await self._checkpoint(
-                        agent.name, run_id, runner.messages, writer.seq, usage, runner.step
-                    )
+                    await self._checkpoint(agent.name, run_id, runner, writer.seq, before)
                 if stop:
                     status, reason = "cancelled", "cancelled"
                     break
@@ -247,10 +273,7 @@ class RunManager:
                 reason = str(result.termination_reason)
                 if reason == "approval_required":
                     status = "awaiting_approval"
-                    usage = offset + result.usage
-                    await self._checkpoint(
-                        agent.name, run_id, result.messages, writer.seq, usage, runner.step
-                    )
+                    await self._checkpoint(agent.name, run_id, runner, writer.seq, before)
         except asyncio.CancelledError:
             status, reason = "cancelled", "cancelled"
         except Exception as exc:
@@ -265,7 +288,9 @@ class RunManager:
                 await runner.aclose()
         await self.store.set_status(run_id, status, reason=reason)
         await writer.write(
-            done_chunk(status, agent=agent.name, now=time.time(), reason=reason, cost_usd=runner.cost),
+            done_chunk(
+                status, agent=agent.name, now=time.time(), reason=reason, cost_usd=before.plus(runner.cost)
+            ),
             terminal=True,
         )
 
@@ -279,9 +304,17 @@ class RunManager:
         return stop
 
     async def _checkpoint(
-        self, agent: str, run_id: str, messages: Sequence[Message], seq: int, usage: Usage, steps: int
+        self, agent: str, run_id: str, runner: AgentLoopRunner[Any], seq: int, before: _Spent
     ) -> None:
-        point = Checkpoint(agent, tuple(messages), seq + 1, usage, steps)
+        point = Checkpoint(
+            agent,
+            tuple(runner.messages),
+            seq + 1,
+            before.usage + runner.usage,
+            runner.step,
+            tool_calls=tuple(runner.state.tool_call_history),
+            cost_usd=before.plus(runner.cost),
+        )
         await self.store.save_checkpoint(run_id, point.dumps())
 
     async def cancel(self, record: RunRecord) -> None:
@@ -294,27 +327,39 @@ class RunManager:
     async def approve(
         self, record: RunRecord, *, approved: Sequence[str], rejected: Mapping[str, str]
     ) -> None:
-        """Continue a run that waits for human approval with the decisions given."""
+        """Continue a run that waits for human approval with the decisions given: they are saved in
+        the run's checkpoint and the run goes on from it like a run a worker takes over — here, or in
+        Celery mode on a worker (the web process only relays)."""
         if record.status != "awaiting_approval":
             raise NotAwaitingApproval(f"run is {record.status}, not awaiting approval")
-        from kanawa import agents as agents_module
-
-        approvals_type = getattr(agents_module, "Approvals", None)
-        if approvals_type is None:
-            raise NotAwaitingApproval("this kanawa version has no human approval")
         text = await self.store.load_checkpoint(record.run_id)
         if text is None:
             raise NotAwaitingApproval("the run's saved state has expired")
         point = Checkpoint.loads(text)
-        agent = self.agents[record.agent]
-        decisions = approvals_type(approved=list(approved), rejected=dict(rejected))
-        runner = agent.stream(decisions, history=list(point.messages), run_id=record.run_id)
+        try:
+            decisions = Approvals(approved=tuple(approved), rejected=dict(rejected))
+        except ValueError as exc:
+            raise InvalidDecisions(str(exc)) from None
+        waiting = {call.id for call in unanswered_calls(point.messages)}
+        unknown = sorted((set(approved) | set(rejected)) - waiting)
+        if unknown:
+            raise InvalidDecisions(f"decisions name calls that are not waiting for approval: {unknown}")
+        decided = dataclasses.replace(
+            point,
+            # after every chunk already written, the awaiting_approval ``done`` chunk included
+            next_seq=max(point.next_seq, record.last_seq + 1),
+            approvals=decisions,
+        )
+        await self.store.save_checkpoint(record.run_id, decided.dumps())
         await self.store.set_status(record.run_id, "running")
+        if self.dispatch is not None:
+            await self.dispatch(record.run_id)
+            return
+        agent = self.agents[record.agent]
         self._spawn(
             record.tenant,
             record.run_id,
-            # after every chunk already written, the awaiting_approval ``done`` chunk included
-            self._execute(agent, runner, record.run_id, seq=max(point.next_seq - 1, record.last_seq)),
+            self._resume(agent, record.run_id, decided, replayed_to=decided.next_seq - 1),
         )
 
     def read(self, run_id: str, *, after: int) -> AsyncIterator[Entry]:
@@ -330,4 +375,4 @@ class RunManager:
                 await task
 
 
-__all__ = ["NotAwaitingApproval", "RunLimitReached", "RunManager"]
+__all__ = ["InvalidDecisions", "NotAwaitingApproval", "RunLimitReached", "RunManager"]
