@@ -7,18 +7,23 @@ import json
 import shutil
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 from playwright.async_api import Page, async_playwright
 
+from kanawa import Agent
+from kanawa.llm.pricing import cost_of
+from kanawa.llm.testing import FunctionLLM
 from kanawa.server.app import create_app
 from kanawa.server.trace_view import create_trace_app
 from kanawa.trace.events import Tracer
 from kanawa.trace.jsonl import JsonlTraceSink
-from tests.server.agents import STORY, server_agents
+from kanawa.types import Usage
+from tests.server.agents import STORY, _story, server_agents
 from tests.server.conftest import LiveServer, settings_for
-from tests.server.sse import AUTH_A, KEY_A
+from tests.server.sse import AUTH_A, KEY_A, start_run
 
 CHROMIUM = "/usr/bin/chromium"
 
@@ -42,9 +47,25 @@ async def page() -> AsyncIterator[Page]:
             await browser.close()
 
 
+PRICED_MODEL = "gpt-5-mini"
+
+
+def _page_agents() -> dict[str, Agent[Any, Any]]:
+    """The server test agents plus ``priced``: the story on a model with a known price."""
+    agents = server_agents()
+    story = agents["story"]
+    agents["priced"] = Agent("priced", "Tell a story.", story.tools, FunctionLLM(_story, model=PRICED_MODEL))
+    return agents
+
+
+def usd(value: float) -> str:
+    """The page's money format."""
+    return "$" + (f"{value:.4f}" if value >= 0.01 else f"{value:.6f}")
+
+
 @pytest.fixture(scope="module")
 def page_server() -> Iterator[LiveServer]:
-    server = LiveServer(create_app(server_agents(), settings_for("embedded", None))).start()
+    server = LiveServer(create_app(_page_agents(), settings_for("embedded", None))).start()
     try:
         yield server
     finally:
@@ -74,8 +95,54 @@ async def test_the_run_page_draws_the_timeline_of_a_finished_run(
     assert (await page.inner_text("#answer")).strip() == STORY.strip()
     _prompt, completion = (await page.inner_text("#tokens")).split(" / ")
     assert int(completion) > 0
+    # a scripted model has no price: no cost is shown, never $0
+    assert await page.inner_text("#cost") == "–"
+    assert await _llm_end_costs(page) == ["–"] * 4
     assert "#key" not in page.url  # the key leaves the address bar
     await page.screenshot(path=str(artifacts / "timeline-run.png"), full_page=True)
+
+
+async def _llm_end_costs(page: Page) -> list[str]:
+    """The cost column of the table's ``llm_end`` rows."""
+    cells: list[str] = await page.eval_on_selector_all(
+        "#rows tr",
+        "rows => rows.filter(r => r.children[1].textContent === 'llm_end')"
+        ".map(r => r.children[6].textContent)",
+    )
+    return cells
+
+
+async def test_the_run_page_shows_each_model_calls_cost_and_the_runs_total(
+    page: Page, page_server: LiveServer, artifacts: Path
+) -> None:
+    async with httpx.AsyncClient(base_url=page_server.url, timeout=20) as client:
+        run_id, events = await start_run(client, "priced", "go")
+    ends = [
+        e.chunk["data"]
+        for e in events
+        if e.chunk["type"] == "trace" and e.chunk["data"]["event"] == "llm_end"
+    ]
+    assert len(ends) == 4
+    for end in ends:  # priced by the server from the record's own model and usage
+        usage = Usage(
+            end["tok_prompt"],
+            end["tok_completion"],
+            end["data"]["reasoning_tokens"],
+            end["data"]["cached_tokens"],
+            1,
+        )
+        assert end["cost_usd"] == cost_of(PRICED_MODEL, usage)
+        assert end["cost_usd"] > 0
+    total = events[-1].chunk["data"]["cost_usd"]
+    assert total == pytest.approx(sum(end["cost_usd"] for end in ends))
+    await page.goto(f"{page_server.url}/runs/{run_id}#key={KEY_A}")
+    await page.wait_for_selector("body[data-status=completed]")
+    assert await page.inner_text("#cost") == usd(total)
+    assert await _llm_end_costs(page) == [usd(end["cost_usd"]) for end in ends]
+    assert usd(ends[0]["cost_usd"]) in (
+        await page.locator(".bar[data-kind=llm]").first.get_attribute("title") or ""
+    )
+    await page.screenshot(path=str(artifacts / "timeline-cost.png"), full_page=True)
 
 
 async def test_the_run_page_follows_a_live_run_to_its_end(
@@ -100,8 +167,10 @@ async def test_the_list_page_and_a_missing_key(page: Page, page_server: LiveServ
     await fresh.wait_for_selector("#keybox.show")
 
 
-async def test_trace_view_draws_a_jsonl_trace(page: Page, tmp_path: Path, artifacts: Path) -> None:
-    agent = server_agents()["story"]
+async def test_trace_view_draws_a_jsonl_trace_with_its_costs(
+    page: Page, tmp_path: Path, artifacts: Path
+) -> None:
+    agent = _page_agents()["priced"]
     sink = JsonlTraceSink(tmp_path / "run.jsonl")
     agent.tracer = Tracer([sink])
     await agent.run("go")
@@ -114,6 +183,14 @@ async def test_trace_view_draws_a_jsonl_trace(page: Page, tmp_path: Path, artifa
         await page.wait_for_selector("body[data-status=completed]")
         assert await page.locator(".bar[data-kind=tool]").count() == 3
         assert await page.locator("#rows tr").count() == len(lines)
+        costs = [
+            cost_of(PRICED_MODEL, Usage(r["tok_prompt"], r["tok_completion"], 0, 0, 1))
+            for r in map(json.loads, lines)
+            if r["event"] == "llm_end"
+        ]
+        assert all(c is not None and c > 0 for c in costs)
+        assert await _llm_end_costs(page) == [usd(c) for c in costs if c is not None]
+        assert await page.inner_text("#cost") == usd(sum(c for c in costs if c is not None))
         await page.screenshot(path=str(artifacts / "timeline-trace-view.png"), full_page=True)
     finally:
         server.stop()

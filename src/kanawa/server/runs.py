@@ -34,6 +34,7 @@ from kanawa.server.budgets import CURRENT_TENANT
 from kanawa.server.checkpoint import Checkpoint
 from kanawa.server.chunks import Chunk, done_chunk, error_chunk, event_chunks
 from kanawa.server.store import Entry, RunRecord, RunStatus, RunStore
+from kanawa.trace.costs import with_cost
 from kanawa.trace.events import TraceEvent, Tracer
 from kanawa.trace.redaction import drop_payloads
 from kanawa.trace.serialize import event_to_record
@@ -298,7 +299,7 @@ class RunManager:
         stop = False
         while traces:
             event = traces.pop(0)
-            record = event_to_record(drop_payloads(event))
+            record = with_cost(event_to_record(drop_payloads(event)))  # a model call's price
             record.pop("session", None)  # the agent's tracer session is shared by every tenant's runs
             stop = await writer.write(Chunk(event.agent, "trace", dict(record), event.time)) or stop
         return stop

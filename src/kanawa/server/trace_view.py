@@ -13,20 +13,22 @@ from fastapi import FastAPI
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 
 from kanawa.server.page import PAGE_HTML
+from kanawa.trace.costs import with_cost
 from kanawa.trace.records import TraceRecord, read_trace
 from kanawa.trace.serialize import iso_time
 from kanawa.types import JsonValue
 
 
 def record_json(record: TraceRecord) -> dict[str, JsonValue]:
-    """A parsed record back as the JSON object the page reads (ISO time, ``None`` fields dropped)."""
+    """A parsed record back as the JSON object the page reads (ISO time, ``None`` fields dropped;
+    a model call priced, as the live page's are: :mod:`kanawa.trace.costs`)."""
     out: dict[str, JsonValue] = {}
     for item in dataclasses.fields(record):
         value = getattr(record, item.name)
         if value is not None and value != "" and value != {}:
             out[item.name] = value
     out["time"] = iso_time(record.time)
-    return out
+    return with_cost(out)
 
 
 def create_trace_app(path: Path) -> FastAPI:

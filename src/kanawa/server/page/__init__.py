@@ -4,7 +4,10 @@ One page serves three views, chosen from its URL: ``/runs`` lists the caller's r
 follows a run's SSE stream live (resuming after a dropped connection with ``Last-Event-ID``) and the
 page of ``kanawa trace view FILE`` draws a JSONL trace read from ``./trace.json``. The timeline is
 built the way :mod:`kanawa.trace.timeline` builds it for the terminal: ``*_start``/``*_end`` records
-paired by call id (tools) or by step (model calls), lanes per agent, durations and token counts.
+paired by call id (tools) or by step (model calls), lanes per agent, durations and token counts —
+and costs: each model call as the server priced it (``cost_usd`` on its ``llm_end`` record,
+:mod:`kanawa.trace.costs`), the run's total from its ``done`` chunk (a trace file: the sum of its
+calls). A call without a known price shows "–", and so does a total that would leave one out.
 
 The API key is taken from the URL fragment (``/runs/{id}#key=...``, never sent to the server in a
 URL) or typed into the page, and kept in the tab's ``sessionStorage``.

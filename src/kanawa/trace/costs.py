@@ -1,0 +1,52 @@
+"""What one model call of a trace cost, from the fields its ``llm_end`` record already carries.
+
+An ``llm_end`` record names the model that answered and its usage (``tok_prompt``, ``tok_completion``,
+and in ``data`` the ``reasoning_tokens`` and ``cached_tokens`` among them) — all a price needs
+(:mod:`kanawa.llm.pricing`). Pricing it where it is shown, not where it is traced, keeps the trace
+format free of prices that change, and lets a trace written before costs were shown be priced too.
+A model without a known price has no cost (``None``, shown as "–"), never ``0``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from kanawa.llm.pricing import cost_of
+from kanawa.types import JsonValue, Usage
+
+
+def _count(value: JsonValue | None) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def llm_call_cost(
+    model: str | None, tok_prompt: int | None, tok_completion: int | None, data: Mapping[str, JsonValue]
+) -> float | None:
+    """USD for one model call's usage at the price of ``model`` (``None``: no known price)."""
+    if not model:
+        return None
+    usage = Usage(
+        input_tokens=_count(tok_prompt),
+        output_tokens=_count(tok_completion),
+        reasoning_tokens=_count(data.get("reasoning_tokens")),
+        cached_tokens=_count(data.get("cached_tokens")),
+        requests=1,
+    )
+    return cost_of(model, usage)
+
+
+def with_cost(record: dict[str, JsonValue]) -> dict[str, JsonValue]:
+    """``record`` (a serialized trace record) with ``cost_usd`` added when it is an ``llm_end``."""
+    if record.get("event") == "llm_end":
+        model = record.get("model")
+        data = record.get("data")
+        record["cost_usd"] = llm_call_cost(
+            model if isinstance(model, str) else None,
+            _count(record.get("tok_prompt")),
+            _count(record.get("tok_completion")),
+            data if isinstance(data, dict) else {},
+        )
+    return record
+
+
+__all__ = ["llm_call_cost", "with_cost"]
