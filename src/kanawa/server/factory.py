@@ -17,9 +17,8 @@ from kanawa.server.settings import ServerSettings
 
 
 def app_from_env() -> FastAPI:
-    agents = load_agents(os.environ.get("KANAWA_SERVE_AGENTS") or None)
     settings = ServerSettings.from_env(dev_key=os.environ.get("KANAWA_DEV_KEY") or None)
-    return create_app(agents, settings)
+    return create_app(load_agents(settings.serve_agents), settings)
 
 
 __all__ = ["app_from_env"]

@@ -17,15 +17,46 @@ variable                       meaning                                          
 ``KANAWA_MAX_REQUEST_BYTES``   largest request body accepted (413 beyond)                    1048576
 ``KANAWA_RATE_LIMIT``          requests per minute per API key (429 beyond; 0 = off)         600
 ``KANAWA_MAX_RUNS``            runs one tenant may have running at once (429 beyond)         64
+``KANAWA_TENANT_MAX_TOKENS``   a token budget per tenant over all its runs                   no limit
+``KANAWA_TENANT_MAX_REQUESTS`` a model-request budget per tenant                             no limit
+``KANAWA_TENANT_MAX_COST_USD`` a USD budget per tenant                                       no limit
+``KANAWA_SERVE_AGENTS``        ``module:attr`` of the agent registry (workers, serve workers)  demos
 =============================  ===========================================================  =========
+
+:data:`ENVIRONMENT` maps each field to its variable; :meth:`ServerSettings.from_env` reads exactly
+those, and the tests hold the README's table and ``compose.yaml`` to them.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Self
+from types import MappingProxyType
+from typing import Final, Self
+
+ENVIRONMENT: Final[Mapping[str, str]] = MappingProxyType(
+    {
+        "api_keys": "KANAWA_API_KEYS",
+        "api_keys_file": "KANAWA_API_KEYS_FILE",
+        "redis_url": "KANAWA_REDIS_URL",
+        "redis_prefix": "KANAWA_REDIS_PREFIX",
+        "celery_broker": "KANAWA_CELERY_BROKER",
+        "celery_queue": "KANAWA_CELERY_QUEUE",
+        "run_ttl": "KANAWA_RUN_TTL",
+        "run_buffer": "KANAWA_RUN_BUFFER",
+        "sse_ping": "KANAWA_SSE_PING",
+        "max_request_bytes": "KANAWA_MAX_REQUEST_BYTES",
+        "rate_limit": "KANAWA_RATE_LIMIT",
+        "max_runs": "KANAWA_MAX_RUNS",
+        "tenant_max_tokens": "KANAWA_TENANT_MAX_TOKENS",
+        "tenant_max_requests": "KANAWA_TENANT_MAX_REQUESTS",
+        "tenant_max_cost_usd": "KANAWA_TENANT_MAX_COST_USD",
+        "serve_agents": "KANAWA_SERVE_AGENTS",
+    }
+)
+"""The environment variable of each :class:`ServerSettings` field that has one."""
 
 
 def _env_int(name: str, default: int, *, minimum: int = 0) -> int:
@@ -77,6 +108,8 @@ class ServerSettings:
     tenant_max_requests: int | None = None
     tenant_max_cost_usd: float | None = None
     """Per-tenant budgets (:mod:`kanawa.server.budgets`): ``None`` = no limit of that kind."""
+    serve_agents: str | None = None
+    """``module:attr`` of the agent registry (``None``: the demo agents)."""
     extra: dict[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -84,23 +117,29 @@ class ServerSettings:
         """Settings from ``KANAWA_*`` variables, then ``overrides`` (``None`` values are ignored).
 
         Raises ``ValueError`` naming the variable when one is malformed."""
-        keys_file = os.environ.get("KANAWA_API_KEYS_FILE", "").strip()
+        env = ENVIRONMENT
+
+        def text(name: str) -> str:
+            return os.environ.get(env[name], "").strip()
+
+        keys_file = text("api_keys_file")
         base = cls(
-            api_keys=os.environ.get("KANAWA_API_KEYS", "").strip(),
+            api_keys=text("api_keys"),
             api_keys_file=Path(keys_file) if keys_file else None,
-            redis_url=os.environ.get("KANAWA_REDIS_URL", "").strip() or None,
-            redis_prefix=os.environ.get("KANAWA_REDIS_PREFIX", "").strip() or "kanawa:",
-            celery_broker=os.environ.get("KANAWA_CELERY_BROKER", "").strip() or None,
-            celery_queue=os.environ.get("KANAWA_CELERY_QUEUE", "").strip() or "kanawa-runs",
-            run_ttl=_env_float("KANAWA_RUN_TTL", 3600.0, minimum=1.0),
-            run_buffer=_env_int("KANAWA_RUN_BUFFER", 10_000, minimum=16),
-            sse_ping=_env_float("KANAWA_SSE_PING", 15.0, minimum=0.05),
-            max_request_bytes=_env_int("KANAWA_MAX_REQUEST_BYTES", 1_048_576, minimum=1024),
-            rate_limit=_env_int("KANAWA_RATE_LIMIT", 600),
-            max_runs=_env_int("KANAWA_MAX_RUNS", 64, minimum=1),
-            tenant_max_tokens=_env_optional_int("KANAWA_TENANT_MAX_TOKENS"),
-            tenant_max_requests=_env_optional_int("KANAWA_TENANT_MAX_REQUESTS"),
-            tenant_max_cost_usd=_env_optional_float("KANAWA_TENANT_MAX_COST_USD"),
+            redis_url=text("redis_url") or None,
+            redis_prefix=text("redis_prefix") or "kanawa:",
+            celery_broker=text("celery_broker") or None,
+            celery_queue=text("celery_queue") or "kanawa-runs",
+            run_ttl=_env_float(env["run_ttl"], 3600.0, minimum=1.0),
+            run_buffer=_env_int(env["run_buffer"], 10_000, minimum=16),
+            sse_ping=_env_float(env["sse_ping"], 15.0, minimum=0.05),
+            max_request_bytes=_env_int(env["max_request_bytes"], 1_048_576, minimum=1024),
+            rate_limit=_env_int(env["rate_limit"], 600),
+            max_runs=_env_int(env["max_runs"], 64, minimum=1),
+            tenant_max_tokens=_env_optional_int(env["tenant_max_tokens"]),
+            tenant_max_requests=_env_optional_int(env["tenant_max_requests"]),
+            tenant_max_cost_usd=_env_optional_float(env["tenant_max_cost_usd"]),
+            serve_agents=text("serve_agents") or None,
         )
         given = {key: value for key, value in overrides.items() if value is not None}
         return replace(base, **given)  # type: ignore[arg-type]
@@ -120,4 +159,4 @@ def _env_optional_float(name: str) -> float | None:
     return None if not text else _env_float(name, 0.0, minimum=0.0)
 
 
-__all__ = ["ServerSettings"]
+__all__ = ["ENVIRONMENT", "ServerSettings"]

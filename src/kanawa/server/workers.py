@@ -62,8 +62,9 @@ def _manager() -> RunManager:
     from kanawa.server.budgets import apply_tenant_budget
     from kanawa.server.store import MemoryRunStore
 
-    agents = load_agents(os.environ.get("KANAWA_SERVE_AGENTS") or None)
-    apply_tenant_budget(agents.values(), ServerSettings.from_env())
+    settings = ServerSettings.from_env()
+    agents = load_agents(settings.serve_agents)
+    apply_tenant_budget(agents.values(), settings)
     return RunManager(agents, MemoryRunStore())
 
 
