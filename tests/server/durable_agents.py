@@ -7,7 +7,9 @@ in), then does its rounds; ``capped`` calls ``held`` until ``max_tool_calls_per_
 a test has set :func:`hold_key`, the next execution of ``held`` round :data:`HELD_ROUND` takes the key,
 announces the process it runs in and waits — a deterministic point for the test to kill that
 process; the round's re-execution on another worker goes on. (A flag in the run's input would change
-the run's token counts, and the test compares the run with an uninterrupted one.)"""
+the run's token counts, and the test compares the run with an uninterrupted one.) ``typed`` wants a
+structured answer: its model holds the same way in the request for that answer (no tools, the
+schema), and counts a violation if it is offered tools after it was asked for the answer."""
 
 from __future__ import annotations
 
@@ -17,12 +19,13 @@ import os
 from typing import Any
 
 import redis
+from pydantic import BaseModel
 
 from kanawa import Agent, RunContext, tool
 from kanawa.llm.testing import FunctionLLM
 from kanawa.llm.testing.models import ModelRequest, Script
 from kanawa.loop.config import AgentConfiguration
-from kanawa.types import AssistantMessage, ToolCall
+from kanawa.types import AssistantMessage, ToolCall, UserMessage
 from tests.server.agents import server_agents
 
 ROUNDS = 4
@@ -138,6 +141,38 @@ async def _capped(request: ModelRequest) -> Script:
     return AssistantMessage(tool_calls=(ToolCall(f"call_{n}", "held", f'{{"n": {n}}}'),))
 
 
+class Verdict(BaseModel):
+    score: int
+
+
+VERDICT = Verdict(score=7)
+
+
+async def _typed(request: ModelRequest) -> Script:
+    await asyncio.sleep(0.03)
+    asked = bool(request.tool_results) and isinstance(request.messages[-1], UserMessage)
+    if request.response_schema is None:
+        if asked:  # asked for the structured answer, yet offered tools: the phase was lost
+            client, prefix = _redis()
+            try:
+                client.incr(f"{prefix}test:typed-violations")
+                client.expire(f"{prefix}test:typed-violations", 600)
+            finally:
+                client.close()
+        if not request.tool_results:
+            return AssistantMessage(tool_calls=(ToolCall("call_0", "counted", '{"n": 0}'),))
+        return "I would say seven."
+    client, prefix = _redis()
+    try:
+        token = client.getdel(hold_key(prefix))
+        if token is not None:
+            client.set(f"{prefix}test:{token.decode()}:holding", os.getpid(), ex=600)
+            client.blpop([f"{prefix}test:never"], timeout=60)  # the test kills this process
+    finally:
+        client.close()
+    return VERDICT.model_dump_json()
+
+
 def agents() -> dict[str, Agent[Any, Any]]:
     registry = server_agents()
     registry["durable"] = Agent("durable", "Run the rounds.", [counted], FunctionLLM(_durable))
@@ -151,4 +186,5 @@ def agents() -> dict[str, Agent[Any, Any]]:
         FunctionLLM(_capped),
         config=AgentConfiguration(max_tool_calls_per_tool=CAP),
     )
+    registry["typed"] = Agent("typed", "Grade it.", [counted], FunctionLLM(_typed), output_type=Verdict)
     return registry

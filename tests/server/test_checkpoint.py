@@ -1,5 +1,5 @@
 """Checkpoints: what a continuation needs survives the round trip through JSON text, and a checkpoint
-saved before the loop's counters, the cost and approval decisions were kept still loads."""
+saved before the loop's counters, its phase, the cost and approval decisions were kept still loads."""
 
 from __future__ import annotations
 
@@ -34,6 +34,7 @@ def test_counters_cost_and_decisions_survive_the_round_trip() -> None:
         tool_calls=calls,
         cost_usd=0.00042,
         approvals=Approvals(approved=("s1",), rejected={"c2": "not now"}),
+        decode_retries=1,
     )
     back = Checkpoint.loads(point.dumps())
     assert back.messages == MESSAGES
@@ -43,6 +44,7 @@ def test_counters_cost_and_decisions_survive_the_round_trip() -> None:
     assert list(back.approvals.approved) == ["s1"]
     assert dict(back.approvals.rejected) == {"c2": "not now"}
     assert (back.next_seq, back.usage, back.steps, back.fresh) == (17, Usage(120, 30, 4, 8, 2), 2, False)
+    assert back.decode_retries == 1
     unknown = Checkpoint.loads(Checkpoint("counter", MESSAGES, 3, cost_usd=None).dumps())
     assert unknown.cost_usd is None, "an unknown cost stays unknown, never 0"
     assert unknown.approvals is None
@@ -67,7 +69,7 @@ def test_restored_tool_calls_count_towards_the_runs_limits() -> None:
 
 def test_a_checkpoint_from_before_the_counters_still_loads() -> None:
     old = json.loads(Checkpoint("counter", MESSAGES, 9, Usage(10, 2, 0, 0, 1), 1).dumps())
-    for key in ("tool_calls", "cost_usd", "approvals"):
+    for key in ("tool_calls", "cost_usd", "approvals", "decode_retries"):
         del old[key]
     point = Checkpoint.loads(json.dumps(old))
     assert point.messages == MESSAGES
@@ -75,3 +77,4 @@ def test_a_checkpoint_from_before_the_counters_still_loads() -> None:
     assert point.tool_calls == ()
     assert point.cost_usd == 0.0
     assert point.approvals is None
+    assert point.decode_retries is None, "the tool-use phase"

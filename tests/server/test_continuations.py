@@ -1,6 +1,6 @@
 """Continuations in Celery mode: a run going on after a person's approval runs on a worker, never in
 the web process, and both it and a run taken over after its worker died keep what the loop counts
-over the whole run (``max_tool_calls_per_tool``).
+over the whole run (``max_tool_calls_per_tool``) and its phase (a run asked for its structured answer).
 
 The kills here are deterministic: once the test sets the hold key, the ``held`` tool announces its
 process at one round and waits; the test SIGKILLs that process, and the round's re-execution on
@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import uuid
 from collections.abc import AsyncIterator
 
 import httpx
@@ -20,7 +21,7 @@ import pytest
 from redis.asyncio import Redis
 
 from tests.server.conftest import CeleryCluster, LiveServer, wait_for
-from tests.server.durable_agents import CAP, HELD_ROUND, LAUNCHED, ROUNDS, hold_key
+from tests.server.durable_agents import CAP, HELD_ROUND, LAUNCHED, ROUNDS, VERDICT, hold_key
 from tests.server.sse import AUTH_A, Event, comparable, read_stream, resume, start_run
 
 
@@ -147,3 +148,24 @@ async def test_max_tool_calls_per_tool_counts_the_whole_run_across_a_worker_deat
         "the continuation forgot the calls made before the worker died"
     )
     assert await redis_client.get(f"{celery_cluster.prefix}test:{run_id}:violations") is None
+
+
+async def test_a_run_asked_for_its_structured_answer_is_not_offered_tools_after_a_worker_death(
+    client: httpx.AsyncClient, live: LiveServer, celery_cluster: CeleryCluster, redis_client: Redis
+) -> None:
+    violations = f"{celery_cluster.prefix}test:typed-violations"
+    await redis_client.delete(violations)
+    _, reference = await start_run(client, "typed", "go")
+    assert (
+        next(e.chunk for e in reference if e.chunk["type"] == "final")["data"]["output"]
+        == VERDICT.model_dump()
+    )
+    token = uuid.uuid4().hex
+    await redis_client.set(hold_key(celery_cluster.prefix), token, ex=600)
+    async with client.stream("POST", "/v1/runs", json={"agent": "typed", "input": "go"}, headers=AUTH_A) as r:
+        reading = asyncio.create_task(read_stream(r))
+        await _kill_the_held_round(redis_client, celery_cluster, token)  # in the request for the answer
+        events, _ = await asyncio.wait_for(reading, timeout=60)
+    assert [e.id for e in events] == list(range(1, len(events) + 1))
+    assert comparable(events) == comparable(reference)
+    assert await redis_client.get(violations) is None, "offered tools after it was asked for its answer"

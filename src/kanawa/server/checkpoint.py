@@ -5,7 +5,8 @@ so a run can continue from it: on another worker after its worker died (durable 
 human answered an approval request. It holds exactly what the loop needs to go on — the messages,
 system message first, with every recorded tool result (so no completed call is executed again) —
 plus what the loop counts over the whole run and must not forget on the way (the steps, towards
-``max_steps``; the tool calls, towards ``max_tool_calls_per_tool`` and the duplicate-call guard), the
+``max_steps``; the tool calls, towards ``max_tool_calls_per_tool`` and the duplicate-call guard; the
+phase — a run asked for its structured answer stays without tools, its decode retries counted), the
 usage and cost so far and the ``seq`` the next chunk gets.
 
 The checkpoint saved when a person answers an approval request also carries their decisions: the run
@@ -14,7 +15,7 @@ worker). The first step completed after that saves a checkpoint without them, so
 never applies a decision twice.
 
 Every field added after the first version is optional on reading: a checkpoint saved by an older
-version still loads (with no tool calls counted, no cost and no decisions).
+version still loads (with no tool calls counted, the tool-use phase, no cost and no decisions).
 """
 
 from __future__ import annotations
@@ -163,6 +164,8 @@ class Checkpoint:
     """USD spent so far (``None``: some response came from a model without a price)."""
     approvals: Approvals | None = None
     """A person's decisions the run goes on with (saved by the approval endpoint)."""
+    decode_retries: int | None = None
+    """The final-output phase with this many decode retries asked for; ``None``: the tool-use phase."""
 
     def dumps(self) -> str:
         return json.dumps(
@@ -184,6 +187,7 @@ class Checkpoint:
                 ],
                 "cost_usd": self.cost_usd,
                 "approvals": _encode_approvals(self.approvals),
+                "decode_retries": self.decode_retries,
             },
             ensure_ascii=False,
             separators=(",", ":"),
@@ -205,6 +209,7 @@ class Checkpoint:
             ),
             cost_usd=None if obj.get("cost_usd", 0.0) is None else float(obj.get("cost_usd", 0.0)),
             approvals=_decode_approvals(obj.get("approvals")),
+            decode_retries=None if obj.get("decode_retries") is None else int(obj["decode_retries"]),
         )
 
 

@@ -29,6 +29,7 @@ from kanawa._logging import get_logger
 from kanawa.agents.agent import Agent
 from kanawa.loop.approval import Approvals, unanswered_calls
 from kanawa.loop.runner import AgentLoopRunner
+from kanawa.loop.state import FinalOutputPhase
 from kanawa.loop.steps import FinalResponse
 from kanawa.server.budgets import CURRENT_TENANT
 from kanawa.server.checkpoint import Checkpoint
@@ -194,12 +195,14 @@ class RunManager:
         self, agent: Agent[Any, Any], run_id: str, point: Checkpoint, *, replayed_to: int
     ) -> Coroutine[Any, Any, None]:
         """The run going on from ``point``: with the decisions it carries (an approval), else from its
-        messages; the loop's counters (steps, tool calls) restored so its limits hold for the whole
-        run. Chunks up to ``replayed_to`` were sent before and are not sent again."""
+        messages; the loop's counters (steps, tool calls) and phase restored so its limits hold for
+        the whole run. Chunks up to ``replayed_to`` were sent before and are not sent again."""
         user_input: Approvals | list[Message] = point.approvals if point.approvals is not None else []
         runner = agent.stream(user_input, history=list(point.messages), run_id=run_id)
         runner.state.current_step = point.steps
         runner.state.restore_tool_calls(point.tool_calls)
+        if point.decode_retries is not None:
+            runner.state.phase = FinalOutputPhase(point.decode_retries)
         return self._execute(
             agent,
             runner,
@@ -307,6 +310,7 @@ class RunManager:
     async def _checkpoint(
         self, agent: str, run_id: str, runner: AgentLoopRunner[Any], seq: int, before: _Spent
     ) -> None:
+        phase = runner.state.phase
         point = Checkpoint(
             agent,
             tuple(runner.messages),
@@ -315,6 +319,7 @@ class RunManager:
             runner.step,
             tool_calls=tuple(runner.state.tool_call_history),
             cost_usd=before.plus(runner.cost),
+            decode_retries=phase.retry_count if isinstance(phase, FinalOutputPhase) else None,
         )
         await self.store.save_checkpoint(run_id, point.dumps())
 
