@@ -1,27 +1,27 @@
 """``ServerSettings``: every knob of ``kanawa serve`` in one frozen object (keyword arguments first, then
 ``KANAWA_*`` environment variables, then defaults).
 
-=============================  ===========================================================  =========
-variable                       meaning                                                      default
-=============================  ===========================================================  =========
-``KANAWA_API_KEYS``            ``key:tenant,key2:tenant2`` (a key may be given as            none
-                               ``sha256:<hex>`` so only its hash is configured)
-``KANAWA_API_KEYS_FILE``       a file of ``key:tenant`` / ``sha256:<hex>:tenant`` lines      none
-``KANAWA_REDIS_URL``           Redis for run streams and run records (any worker resumes)    in memory
-``KANAWA_REDIS_PREFIX``        the prefix of every Redis key the server writes               kanawa:
-``KANAWA_CELERY_BROKER``       runs execute on Celery workers (``kanawa worker``)              off
-``KANAWA_CELERY_QUEUE``        the Celery queue runs are sent to                             kanawa-runs
-``KANAWA_RUN_TTL``             seconds a finished (or abandoned) run stays resumable         3600
-``KANAWA_RUN_BUFFER``          most chunks kept per run (oldest dropped beyond it)           10000
-``KANAWA_SSE_PING``            seconds between keep-alive comments on an idle stream         15
-``KANAWA_MAX_REQUEST_BYTES``   largest request body accepted (413 beyond)                    1048576
-``KANAWA_RATE_LIMIT``          requests per minute per API key (429 beyond; 0 = off)         600
-``KANAWA_MAX_RUNS``            runs one tenant may have running at once (429 beyond)         64
-``KANAWA_TENANT_MAX_TOKENS``   a token budget per tenant over all its runs                   no limit
-``KANAWA_TENANT_MAX_REQUESTS`` a model-request budget per tenant                             no limit
-``KANAWA_TENANT_MAX_COST_USD`` a USD budget per tenant                                       no limit
-``KANAWA_SERVE_AGENTS``        ``module:attr`` of the agent registry (workers, serve workers)  demos
-=============================  ===========================================================  =========
+==============================  ==========================================================  ===========
+variable                        meaning                                                     default
+==============================  ==========================================================  ===========
+``KANAWA_API_KEYS``             ``key:tenant,key2:tenant2`` (a key may be given as          none
+                                ``sha256:<hex>`` so only its hash is configured)
+``KANAWA_API_KEYS_FILE``        a file of ``key:tenant`` / ``sha256:<hex>:tenant`` lines    none
+``KANAWA_REDIS_URL``            Redis for run streams and run records (any worker resumes)  in memory
+``KANAWA_REDIS_PREFIX``         the prefix of every Redis key the server writes             kanawa:
+``KANAWA_CELERY_BROKER``        runs execute on Celery workers (``kanawa worker``)          off
+``KANAWA_CELERY_QUEUE``         the Celery queue runs are sent to                           kanawa-runs
+``KANAWA_RUN_TTL``              seconds a finished (or abandoned) run stays resumable       3600
+``KANAWA_RUN_BUFFER``           most chunks kept per run (oldest dropped beyond it)         10000
+``KANAWA_SSE_PING``             seconds between keep-alive comments on an idle stream       15
+``KANAWA_MAX_REQUEST_BYTES``    largest request body accepted (413 beyond)                  1048576
+``KANAWA_RATE_LIMIT``           requests per minute per API key (429 beyond; 0 = off)       600
+``KANAWA_MAX_RUNS``             runs one tenant may have running at once (429 beyond)       64
+``KANAWA_TENANT_MAX_TOKENS``    a token budget per tenant over all its runs                 no limit
+``KANAWA_TENANT_MAX_REQUESTS``  a model-request budget per tenant                           no limit
+``KANAWA_TENANT_MAX_COST_USD``  a USD budget per tenant                                     no limit
+``KANAWA_SERVE_AGENTS``         ``module:attr`` of the agent registry                       the demos
+==============================  ==========================================================  ===========
 
 :data:`ENVIRONMENT` maps each field to its variable; :meth:`ServerSettings.from_env` reads exactly
 those, and the tests hold the README's table and ``compose.yaml`` to them.
