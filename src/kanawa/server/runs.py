@@ -7,7 +7,8 @@ stream as ``trace`` chunks for the timeline page — with payloads dropped
 (:func:`kanawa.trace.redaction.drop_payloads`: timings, tokens, names and ids only; a tool's hidden
 failure details and a run's exception text never reach a client). After each completed step a
 checkpoint is saved. The run ends with an ``error`` chunk if it failed (seed 002 §7) and always
-with a ``done`` chunk.
+with a ``done`` chunk. A run that stopped for a person's approval goes on from its checkpoint with
+their decisions (``RunManager.approve``), like a run another worker takes over.
 
 The task belongs to the manager, not to the HTTP request that started it: a client that disconnects
 leaves the run going, its chunks buffered until the store's TTL. A cancel reaches the run through the

@@ -3,7 +3,8 @@
 With ``KANAWA_CELERY_BROKER`` set (RabbitMQ ``amqp://…`` or Redis ``redis://…``; ``KANAWA_REDIS_URL``
 is required too, for the run streams), ``POST /v1/runs`` stores the run's first checkpoint (the user
 message) and sends the task ``kanawa.execute_run(run_id)``; SSE clients read the run's Redis Stream
-as in Redis mode.
+as in Redis mode. A run that waited for a person's approval is sent the same way once they decided:
+its checkpoint then carries the decisions.
 
 Durable runs: the task is acknowledged only when it has finished (``acks_late``) and a task whose
 worker died is given back to the broker (``reject_on_worker_lost``), so another worker receives it.
