@@ -26,12 +26,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from kanawa._logging import get_logger
-from kanawa.agents.agent import Agent
-from kanawa.loop.runner import AgentLoopRunner
 from kanawa.loop.steps import FinalResponse
 from kanawa.server.budgets import CURRENT_TENANT
 from kanawa.server.checkpoint import Checkpoint
 from kanawa.server.chunks import Chunk, done_chunk, error_chunk, event_chunks
+from kanawa.server.servable import ServableAgent, ServableRun
 from kanawa.server.store import Entry, RunRecord, RunStatus, RunStore
 from kanawa.trace.events import TraceEvent, Tracer
 from kanawa.trace.redaction import drop_payloads
@@ -109,7 +108,7 @@ class RunManager:
 
     def __init__(
         self,
-        agents: Mapping[str, Agent[Any, Any]],
+        agents: Mapping[str, ServableAgent],
         store: RunStore,
         *,
         max_runs: int = 64,
@@ -208,8 +207,8 @@ class RunManager:
 
     async def _execute(
         self,
-        agent: Agent[Any, Any],
-        runner: AgentLoopRunner[Any],
+        agent: ServableAgent,
+        runner: ServableRun,
         run_id: str,
         *,
         seq: int,
