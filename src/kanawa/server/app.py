@@ -153,7 +153,8 @@ def create_app(
 ) -> FastAPI:
     """The service for ``agents`` (default: the demo agents). Keys come from ``settings``; with none
     configured, a development key (``settings.dev_key`` or generated) is accepted from loopback only.
-    ``extensions`` add routers (pages), agents and process-wide resources (:mod:`kanawa.server.extensions`)."""
+    ``extensions`` add routers (pages), agents and process-wide resources
+    (:mod:`kanawa.server.extensions`)."""
     from kanawa.server.registry import demo_agents
 
     config = settings if settings is not None else ServerSettings.from_env()
