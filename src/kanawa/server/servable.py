@@ -9,7 +9,7 @@ gets the same chunks, resume, auth and budgets.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Awaitable, Sequence
 from typing import Any, Protocol
 
 from kanawa.loop.hooks import RunHooks
@@ -50,10 +50,14 @@ class ServableResult(Protocol):
     def messages(self) -> Sequence[Message]: ...
 
 
-class ServableRun(AsyncIterator[Any], Protocol):
+class ServableRun(Protocol):
     """One run: iterate it for events (their ``kind`` picks the chunk type), then read ``result``.
     ``usage``, ``messages`` and ``step`` are what a checkpoint saves; ``cost`` goes into the ``done``
     chunk."""
+
+    def __aiter__(self) -> ServableRun: ...
+
+    def __anext__(self) -> Awaitable[Any]: ...
 
     @property
     def usage(self) -> Usage: ...

@@ -16,14 +16,15 @@ The story of one served run:
    ``rubric`` (``{"rubric", "cached"}``), and the closing ``final`` whose ``output`` is the
    :class:`~kanawa.apps.smartao.coordinator.CoachingReport`, then ``usage`` and ``done`` (with the cost).
 
-The process owns the resources: :meth:`SmartAOHost.lifespan` starts them (the textlint sidecar when
-Node and its modules are present) and closes them at shutdown, after the run manager has drained the
-runs — no Node process outlives the server.
+The process owns the resources: :meth:`SmartAOHost.lifespan` starts making them when the server
+starts (the textlint sidecar when Node and its modules are present) and closes them at shutdown, after
+the run manager has drained the runs — no Node process outlives the server.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Mapping, Sequence
 from contextlib import aclosing, asynccontextmanager
@@ -92,18 +93,18 @@ class SmartAOHost:
         self.textlint = textlint
         self.sidecar: TextlintSidecar | None = None
         self._resources: SmartAOResources | None = None
-        self._lock: asyncio.Lock | None = None
+        self._making: asyncio.Task[SmartAOResources] | None = None
 
     async def get(self) -> SmartAOResources:
-        """The resources, made on first call (once, however many runs ask at the same time)."""
+        """The resources, made once however many runs ask at the same time. The making is its own
+        task (shielded), so a run cancelled while it waits cannot abandon a half-started Node process;
+        after a failure the next call tries again."""
         if self._resources is not None:
             return self._resources
-        if self._lock is None:
-            self._lock = asyncio.Lock()
-        async with self._lock:
-            if self._resources is None:
-                self._resources = await self._make()
-        return self._resources
+        making = self._making
+        if making is None or (making.done() and (making.cancelled() or making.exception() is not None)):
+            making = self._making = asyncio.create_task(self._make(), name="smartao-resources")
+        return await asyncio.shield(making)
 
     async def _make(self) -> SmartAOResources:
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -116,10 +117,11 @@ class SmartAOHost:
                     raise
                 self.sidecar = None
         try:
-            return await sample_resources(self.directory, textlint=self.sidecar)
+            self._resources = await sample_resources(self.directory, textlint=self.sidecar)
         except BaseException:
             await self._close_sidecar()
             raise
+        return self._resources
 
     async def _close_sidecar(self) -> None:
         sidecar, self.sidecar = self.sidecar, None
@@ -127,7 +129,11 @@ class SmartAOHost:
             await asyncio.to_thread(sidecar.close)
 
     async def aclose(self) -> None:
-        """Close the reference memory and end the textlint process."""
+        """Close the reference memory and end the textlint process (after any making in progress)."""
+        making, self._making = self._making, None
+        if making is not None:
+            with contextlib.suppress(Exception):
+                await making
         resources, self._resources = self._resources, None
         try:
             if resources is not None and resources.references is not None:
@@ -137,8 +143,10 @@ class SmartAOHost:
 
     @asynccontextmanager
     async def lifespan(self) -> AsyncIterator[SmartAOHost]:
-        """Start the resources with the server (the first run does not wait) and close them at its end."""
-        await self.get()
+        """Start making the resources when the server starts — in the background, so it answers (and
+        serves the page) at once while the corpora load; a run that comes first waits for them — and
+        close them when it stops."""
+        self._making = asyncio.create_task(self._make(), name="smartao-resources")
         try:
             yield self
         finally:
