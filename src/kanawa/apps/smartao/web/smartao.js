@@ -27,7 +27,7 @@
       timeline: "このランのタイムラインを開く", download: "PatchJSON をダウンロード",
       footer: "採点と提案は目安です。最終的な文章はご自身で確認してください。",
       accept: "採用", reject: "却下", noFix: "自動の修正案はありません", replaceWith: "修正案",
-      deleteIt: "削除", insertAfter: "次の文の後に追加", dropped: "他の修正と重なるため統合されませんでした",
+      deleteIt: "削除", insertAfter: "次の文の後に追加", notPlaced: "本文中に挿入位置が見つからないため、修正案にはなっていません", dropped: "他の修正と重なるため統合されませんでした",
       waiting: "待機中", running: "実行中", done: "完了",
       starting: "コーチングを始めています…", agentDone: (a) => `${a} が終わりました`,
       agentStart: (a) => `${a} が作業中です`,
@@ -64,7 +64,7 @@
       usageHeading: "Usage and cost", timeline: "Open this run's timeline", download: "Download PatchJSON",
       footer: "Scores and suggestions are guidance; check your final text yourself.",
       accept: "Accept", reject: "Reject", noFix: "No automatic fix", replaceWith: "Fix",
-      deleteIt: "delete", insertAfter: "Add after", dropped: "Overlaps another change; not merged",
+      deleteIt: "delete", insertAfter: "Add after", notPlaced: "Its place in the text was not found, so it is not a change", dropped: "Overlaps another change; not merged",
       waiting: "waiting", running: "running", done: "done",
       starting: "Starting the coaching run…", agentDone: (a) => `${a} finished`,
       agentStart: (a) => `${a} is working`,
@@ -238,11 +238,20 @@
     list.replaceChildren();
     if (!run.agents.has("StyleAgent") && !run.issues.length) return;
     $("style-note").textContent = run.issues.length ? t("issues", run.issues.length, run.engine) : (run.agents.get("StyleAgent") === "done" ? t("noIssues") : "");
-    const changes = candidates();
+    // each Style change is listed under the narrowest issue that contains it (issues may nest)
+    const owner = new Map();
+    for (const change of candidates().filter((c) => run.styleKeys.has(changeKey(c)))) {
+      let best = -1;
+      run.issues.forEach((issue, index) => {
+        if (issue.start <= change.start && change.end <= issue.end
+            && (best < 0 || issue.end - issue.start < run.issues[best].end - run.issues[best].start)) best = index;
+      });
+      if (best >= 0) owner.set(change, best);
+    }
     run.issues.forEach((issue, index) => {
       const item = el("li", { id: `issue-${index}` }, el("strong", { text: issue.message }), " ",
         el("span", { class: "by", text: `(${issue.rule})` }));
-      const fixes = changes.filter((c) => issue.start <= c.start && c.end <= issue.end && run.styleKeys.has(changeKey(c)));
+      const fixes = [...owner].filter(([, at]) => at === index).map(([change]) => change);
       if (fixes.length) for (const fix of fixes) item.append(el("div", {}, describe(fix)), decisionButtons(fix));
       else item.append(el("div", { class: "note", text: t("noFix") }));
       list.append(item);
@@ -257,11 +266,15 @@
     $("draft-note").textContent = note + t("headingsKept");
     const draftChanges = run.draftChanges || [];
     const merged = run.merged ? new Set(run.merged.change_map.map(changeKey)) : null;
-    run.draft.suggestions.forEach((suggestion, index) => {
+    const placed = new Set();
+    run.draft.suggestions.forEach((suggestion) => {
       const item = el("li", {}, el("div", {}, `${t("insertAfter")}: `, el("q", { text: suggestion.after })),
         el("div", { class: "suggestion", text: suggestion.text }));
-      const change = draftChanges[index];
-      if (change && merged) {
+      // the draft patch holds one insert per suggestion it could place (in text order, not list order)
+      const change = draftChanges.find((c) => c.text === suggestion.text && !placed.has(c));
+      if (change) placed.add(change);
+      if (!change) item.append(el("div", { class: "note", text: t("notPlaced") }));
+      else if (merged) {
         if (merged.has(changeKey(change))) item.append(decisionButtons(change));
         else item.append(el("div", { class: "note", text: t("dropped") }));
       }
