@@ -15,6 +15,7 @@ import pytest
 from playwright.async_api import Page, Request, Route
 
 from kanawa.apps.smartao.patch import PatchJSON
+from kanawa.apps.smartao.session import sample_documents
 from kanawa.apps.smartao.web import smartao_extension
 from kanawa.server.app import create_app
 from kanawa.server.registry import demo_agents
@@ -149,3 +150,21 @@ async def test_the_page_resumes_a_dropped_stream_with_last_event_id(
     assert await page.locator("#rubric-chart line.axis").count() == 7
     assert await page.locator("#style-list li").count() == 1
     assert await page.locator("#style-list button.accept").count() == 1
+
+
+async def test_a_copied_essay_shows_the_block_and_the_matching_passages(
+    page: Page, page_server: LiveServer, artifacts: Path
+) -> None:
+    prior = next(d for d in sample_documents("prior_essays.json") if d.id == "prior-01").text
+    await page.goto(f"{page_server.url}/smartao/#key={KEY_A}")
+    await page.fill("#essay", "■志望理由\n" + prior)
+    await page.click("#run")
+    await page.wait_for_selector("body[data-status=failed]", timeout=20_000)
+    assert "要修正" in await page.inner_text("#guard-summary")
+    marked = await page.locator("#guard-view mark.copied").all_inner_texts()
+    assert marked
+    assert all(text in prior for text in marked)
+    assert not await page.is_hidden("#alert")
+    assert await page.is_disabled("#download")
+    assert await page.locator("#style-list li").count() == 0  # the block stopped the run before Style
+    await page.screenshot(path=str(artifacts / "smartao-page-blocked.png"), full_page=True)

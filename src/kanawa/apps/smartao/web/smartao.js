@@ -37,7 +37,7 @@
       gaveUp: "再接続できませんでした。時間をおいて再読み込みしてください。",
       needKey: "API キーが必要です。", badKey: "この API キーは使えません。", emptyEssay: "エッセイを入力してください。",
       issues: (n, engine) => `${n} 件の指摘（${engine}）`, noIssues: "表記の指摘はありません。",
-      headingsKept: "見出しはすべて残しています。",
+      headingsKept: "（見出しの行は、どの修正案でも変わりません）",
       similarity: (s, v) => `既存の文章との一致率 ${s}％：${v}`,
       verdict: { pass: "問題なし", warn: "注意（一致している箇所を自分の言葉で書き直しましょう）", block: "要修正（このままでは提出できません）" },
       matches: (t) => `一致した資料：${t}`, noRefs: "参考資料は見つかりませんでした。",
@@ -74,7 +74,7 @@
       gaveUp: "Could not reconnect. Reload the page later.",
       needKey: "An API key is needed.", badKey: "This API key is not accepted.", emptyEssay: "Enter an essay.",
       issues: (n, engine) => `${n} issues (${engine})`, noIssues: "No style issues.",
-      headingsKept: "Every heading is kept.",
+      headingsKept: "(No change alters a heading line.)",
       similarity: (s, v) => `Overlap with existing texts: ${s}% — ${v}`,
       verdict: { pass: "fine", warn: "warning (rewrite the matching passages in your own words)", block: "blocked (cannot be submitted as is)" },
       matches: (t) => `Matching source: ${t}`, noRefs: "No references found.",
@@ -323,12 +323,12 @@
     if (!run.rubric) { $("eval-summary").textContent = ""; return; }
     const scores = run.rubric.scores;
     const n = scores.length;
-    const cx = 200, cy = 165, radius = 105;
+    const cx = 240, cy = 165, radius = 105;
     const corner = (i, r) => {
       const angle = -Math.PI / 2 + (2 * Math.PI * i) / n;
       return [cx + r * Math.cos(angle), cy + r * Math.sin(angle)];
     };
-    const root = svg("svg", { viewBox: "0 0 400 330", role: "img", "aria-labelledby": "chart-title chart-desc", id: "rubric-chart" });
+    const root = svg("svg", { viewBox: "0 0 480 330", role: "img", "aria-labelledby": "chart-title chart-desc", id: "rubric-chart" });
     const title = svg("title", { id: "chart-title" });
     title.textContent = t("chartTitle");
     const desc = svg("desc", { id: "chart-desc" });
@@ -343,7 +343,7 @@
       root.append(svg("line", { class: "axis", x1: cx, y1: cy, x2: x, y2: y, "data-axis": s.axis }));
       const [lx, ly] = corner(i, radius + 22);
       const label = svg("text", { x: lx, y: ly, "text-anchor": lx < cx - 5 ? "end" : lx > cx + 5 ? "start" : "middle", "dominant-baseline": "middle" });
-      const short = s.axis.length > 10 ? s.axis.slice(0, 9) + "…" : s.axis;
+      const short = s.axis.length > 9 ? s.axis.slice(0, 8) + "…" : s.axis;
       label.textContent = `${short} ${s.score}`;
       root.append(label);
     });
