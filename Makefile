@@ -46,6 +46,10 @@ browser:
 	@if [ -x /usr/bin/chromium ]; then :; else \
 	  $$( [ "$$(id -u)" = 0 ] || echo sudo ) apt-get update -q && \
 	  $$( [ "$$(id -u)" = 0 ] || echo sudo ) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; fi
+	@# Japanese glyphs for the SmartAO page's screenshots (without them every kana is a box)
+	@if fc-list :lang=ja 2>/dev/null | grep -q .; then :; else \
+	  $$( [ "$$(id -u)" = 0 ] || echo sudo ) apt-get update -q && \
+	  $$( [ "$$(id -u)" = 0 ] || echo sudo ) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q fonts-noto-cjk; fi
 
 pytest: $(VENV)/.synced browser smartao-textlint
 	$(BIN)/python -m pytest -q

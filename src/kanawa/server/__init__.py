@@ -21,7 +21,9 @@ The story of one request:
 5. A client that lost the connection calls ``GET /v1/runs/{id}/events`` with ``Last-Event-ID: <seq>``
    and gets exactly the chunks after it. Another tenant asking for the same id gets 404.
 
-The live timeline page (:mod:`.page`) follows the same stream in a browser.
+The live timeline page (:mod:`.page`) follows the same stream in a browser. Applications mount their
+own pages, routes and agents with ``create_app(..., extensions=[Extension(...)])`` (:mod:`.extensions`);
+anything meeting :class:`~kanawa.server.servable.ServableAgent` can be registered, not only an ``Agent``.
 """
 
 from __future__ import annotations
@@ -32,7 +34,9 @@ from kanawa._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from kanawa.server.app import create_app
+    from kanawa.server.extensions import Extension
     from kanawa.server.registry import demo_agents, load_agents
+    from kanawa.server.servable import ServableAgent
     from kanawa.server.settings import ServerSettings
 
 __getattr__, __dir__ = lazy_exports(
@@ -40,10 +44,12 @@ __getattr__, __dir__ = lazy_exports(
     globals(),
     {
         "create_app": "kanawa.server.app",
+        "Extension": "kanawa.server.extensions",
+        "ServableAgent": "kanawa.server.servable",
         "demo_agents": "kanawa.server.registry",
         "load_agents": "kanawa.server.registry",
         "ServerSettings": "kanawa.server.settings",
     },
 )
 
-__all__ = ["ServerSettings", "create_app", "demo_agents", "load_agents"]
+__all__ = ["Extension", "ServableAgent", "ServerSettings", "create_app", "demo_agents", "load_agents"]

@@ -9,8 +9,8 @@ tenant's run is a 404 exactly like a missing one.
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -21,13 +21,14 @@ from pydantic import BaseModel, Field
 from sse_starlette import EventSourceResponse
 
 from kanawa import __version__
-from kanawa.agents.agent import Agent
 from kanawa.server.auth import KeyRing, RateLimiter, is_loopback, key_hash
 from kanawa.server.budgets import apply_tenant_budget
 from kanawa.server.chunks import Chunk
+from kanawa.server.extensions import Extension, merged_agents
 from kanawa.server.limits import BodySizeLimit
 from kanawa.server.page import PAGE_HTML
 from kanawa.server.runs import InvalidDecisions, NotAwaitingApproval, RunLimitReached, RunManager
+from kanawa.server.servable import ServableAgent
 from kanawa.server.settings import ServerSettings
 from kanawa.server.store import ChunksExpired, MemoryRunStore, RunRecord, RunStore
 
@@ -144,19 +145,23 @@ async def _stream(manager: RunManager, run_id: str, after: int) -> AsyncIterator
 
 
 def create_app(
-    agents: Mapping[str, Agent[Any, Any]] | None = None,
+    agents: Mapping[str, ServableAgent] | None = None,
     settings: ServerSettings | None = None,
     *,
     store: RunStore | None = None,
+    extensions: Sequence[Extension] = (),
 ) -> FastAPI:
     """The service for ``agents`` (default: the demo agents). Keys come from ``settings``; with none
-    configured, a development key (``settings.dev_key`` or generated) is accepted from loopback only."""
+    configured, a development key (``settings.dev_key`` or generated) is accepted from loopback only.
+    ``extensions`` add routers (pages), agents and process-wide resources
+    (:mod:`kanawa.server.extensions`)."""
     from kanawa.server.registry import demo_agents
 
     config = settings if settings is not None else ServerSettings.from_env()
     if config.celery_broker and not config.redis_url:
         raise ValueError("KANAWA_CELERY_BROKER needs KANAWA_REDIS_URL: runs stream through Redis")
-    registry = dict(agents) if agents is not None else demo_agents()
+    mounted = tuple(extensions)
+    registry = merged_agents(agents if agents is not None else demo_agents(), mounted)
     tenant_guard = apply_tenant_budget(registry.values(), config)
     if config.keys_configured:
         ring = KeyRing.parse(config.api_keys, file=config.api_keys_file)
@@ -167,6 +172,15 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        async with AsyncExitStack() as resources:
+            for extension in mounted:  # up before the first run, down after the last one drained
+                if extension.lifespan is not None:
+                    await resources.enter_async_context(extension.lifespan())
+            async with _serving(app):
+                yield
+
+    @asynccontextmanager
+    async def _serving(app: FastAPI) -> AsyncIterator[None]:
         if store is not None:
             run_store: RunStore = store
         elif config.redis_url:
@@ -348,6 +362,9 @@ def create_app(
     async def run_page(run_id: RunIdArg) -> HTMLResponse:
         return HTMLResponse(PAGE_HTML)
 
+    for extension in mounted:
+        if extension.router is not None:
+            app.include_router(extension.router)
     return app
 
 

@@ -20,6 +20,7 @@ from kanawa.agents.agent import Agent
 from kanawa.agents.budget import TokenGuard
 from kanawa.agents.handoffs import Handoff
 from kanawa.context import RunContext
+from kanawa.server.servable import ServableAgent
 from kanawa.server.settings import ServerSettings
 
 CURRENT_TENANT: ContextVar[str | None] = ContextVar("kanawa_server_tenant", default=None)
@@ -53,7 +54,7 @@ def tenant_budget(
     )
 
 
-def apply_tenant_budget(agents: Iterable[Agent[Any, Any]], settings: ServerSettings) -> TokenGuard | None:
+def apply_tenant_budget(agents: Iterable[ServableAgent], settings: ServerSettings) -> TokenGuard | None:
     """Make the tenants' guard from ``settings`` and add it to ``agents`` (and their handoff targets);
     ``None`` when no tenant limit is configured."""
     guard = tenant_budget(
@@ -68,14 +69,14 @@ def apply_tenant_budget(agents: Iterable[Agent[Any, Any]], settings: ServerSetti
     return guard
 
 
-def guard_agents(agents: Iterable[Agent[Any, Any]], guard: TokenGuard) -> None:
+def guard_agents(agents: Iterable[ServableAgent], guard: TokenGuard) -> None:
     """Add ``guard`` to each agent and to every agent reachable through their handoffs (once each)."""
     for agent in _reachable(agents):
         if guard not in agent.guardrails:
             agent.guardrails = (*agent.guardrails, guard)
 
 
-def _reachable(agents: Iterable[Agent[Any, Any]]) -> Iterator[Agent[Any, Any]]:
+def _reachable(agents: Iterable[ServableAgent]) -> Iterator[ServableAgent]:
     seen: set[int] = set()
     stack = list(agents)
     while stack:
@@ -84,7 +85,10 @@ def _reachable(agents: Iterable[Agent[Any, Any]]) -> Iterator[Agent[Any, Any]]:
             continue
         seen.add(id(agent))
         yield agent
-        stack.extend(h.target if isinstance(h, Handoff) else h for h in agent.handoffs)
+        for handoff in agent.handoffs:
+            target = handoff.target if isinstance(handoff, Handoff) else handoff
+            if isinstance(target, Agent):
+                stack.append(target)
 
 
 __all__ = ["CURRENT_TENANT", "apply_tenant_budget", "guard_agents", "tenant_budget", "tenant_session"]

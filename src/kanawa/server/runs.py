@@ -27,14 +27,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from kanawa._logging import get_logger
-from kanawa.agents.agent import Agent
 from kanawa.loop.approval import Approvals, unanswered_calls
 from kanawa.loop.runner import AgentLoopRunner
-from kanawa.loop.state import FinalOutputPhase
+from kanawa.loop.state import FinalOutputPhase, ToolCallRecord
 from kanawa.loop.steps import FinalResponse
 from kanawa.server.budgets import CURRENT_TENANT
 from kanawa.server.checkpoint import Checkpoint
 from kanawa.server.chunks import Chunk, done_chunk, error_chunk, event_chunks
+from kanawa.server.servable import ServableAgent, ServableRun
 from kanawa.server.store import Entry, RunRecord, RunStatus, RunStore
 from kanawa.trace.costs import with_cost
 from kanawa.trace.events import TraceEvent, Tracer
@@ -130,7 +130,7 @@ class RunManager:
 
     def __init__(
         self,
-        agents: Mapping[str, Agent[Any, Any]],
+        agents: Mapping[str, ServableAgent],
         store: RunStore,
         *,
         max_runs: int = 64,
@@ -193,7 +193,7 @@ class RunManager:
                 await watcher
 
     def _resume(
-        self, agent: Agent[Any, Any], run_id: str, point: Checkpoint, *, replayed_to: int
+        self, agent: ServableAgent, run_id: str, point: Checkpoint, *, replayed_to: int
     ) -> Coroutine[Any, Any, None]:
         """The run going on from ``point``: with the decisions it carries (an approval), else from its
         messages; the loop's counters (steps, tool calls) and phase restored so its limits hold for
@@ -201,9 +201,10 @@ class RunManager:
         user_input: Approvals | list[Message] = point.approvals if point.approvals is not None else []
         runner = agent.stream(user_input, history=list(point.messages), run_id=run_id)
         runner.state.current_step = point.steps
-        runner.state.restore_tool_calls(point.tool_calls)
-        if point.decode_retries is not None:
-            runner.state.phase = FinalOutputPhase(point.decode_retries)
+        if isinstance(runner, AgentLoopRunner):  # a composite run (SmartAO) keeps no loop counters
+            runner.state.restore_tool_calls(point.tool_calls)
+            if point.decode_retries is not None:
+                runner.state.phase = FinalOutputPhase(point.decode_retries)
         return self._execute(
             agent,
             runner,
@@ -240,8 +241,8 @@ class RunManager:
 
     async def _execute(
         self,
-        agent: Agent[Any, Any],
-        runner: AgentLoopRunner[Any],
+        agent: ServableAgent,
+        runner: ServableRun,
         run_id: str,
         *,
         seq: int,
@@ -309,18 +310,23 @@ class RunManager:
         return stop
 
     async def _checkpoint(
-        self, agent: str, run_id: str, runner: AgentLoopRunner[Any], seq: int, before: _Spent
+        self, agent: str, run_id: str, runner: ServableRun, seq: int, before: _Spent
     ) -> None:
-        phase = runner.state.phase
+        tool_calls: tuple[ToolCallRecord, ...] = ()
+        decode_retries: int | None = None
+        if isinstance(runner, AgentLoopRunner):  # the loop's counters, so its limits span the run
+            tool_calls = tuple(runner.state.tool_call_history)
+            phase = runner.state.phase
+            decode_retries = phase.retry_count if isinstance(phase, FinalOutputPhase) else None
         point = Checkpoint(
             agent,
             tuple(runner.messages),
             seq + 1,
             before.usage + runner.usage,
             runner.step,
-            tool_calls=tuple(runner.state.tool_call_history),
+            tool_calls=tool_calls,
             cost_usd=before.plus(runner.cost),
-            decode_retries=phase.retry_count if isinstance(phase, FinalOutputPhase) else None,
+            decode_retries=decode_retries,
         )
         await self.store.save_checkpoint(run_id, point.dumps())
 

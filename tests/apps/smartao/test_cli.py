@@ -4,12 +4,20 @@ samples; bad input gets one line and an exit code, never a traceback."""
 from __future__ import annotations
 
 import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
 from pathlib import Path
 
+import httpx
 from typer.testing import CliRunner
 
 from kanawa.apps.smartao.session import sample_text
 from kanawa.cli import app
+from tests.server.conftest import ROOT, free_port
 
 
 def test_coach_prints_the_report_as_json_and_the_rubric_as_text(tmp_path: Path) -> None:
@@ -44,3 +52,57 @@ def test_coach_refuses_a_missing_or_empty_essay(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert "empty" in result.output
     assert "Traceback" not in result.output
+
+
+def test_serve_prints_the_page_url_with_the_dev_key_and_serves_the_page_and_runs(
+    tmp_path: Path, reference_db: Path
+) -> None:
+    shutil.copyfile(reference_db, tmp_path / "references.sqlite3")
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KANAWA_")}
+    command = [str(Path(sys.executable).parent / "kanawa"), "smartao", "serve", "--port", str(port)]
+    proc = subprocess.Popen(
+        [*command, "--data", str(tmp_path), "--no-textlint", "--log-level", "warning"],
+        env={**env, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        url = ""
+        for _ in range(20):
+            found = re.search(r"(http://127\.0\.0\.1:\d+/smartao/)#key=(kw-dev-\S+)", proc.stdout.readline())
+            if found:
+                url, key = found.groups()
+                break
+        assert url == f"http://127.0.0.1:{port}/smartao/"
+        auth = {"Authorization": f"Bearer {key}"}
+        for _ in range(200):
+            try:
+                page = httpx.get(url)
+                break
+            except httpx.ConnectError:
+                time.sleep(0.05)
+        assert page.status_code == 200
+        assert "SmartAO" in page.text
+        agents = {
+            a["name"]: a["model"] for a in httpx.get(url + "../v1/agents", headers=auth).json()["agents"]
+        }
+        assert agents == {"calc": "function", "echo": "function", "smartao": "smartao-demo"}
+        request = json.dumps({"essay": sample_text("shoronbun.txt")}, ensure_ascii=False)
+        with httpx.stream(
+            "POST", url + "../v1/runs", json={"agent": "smartao", "input": request}, headers=auth, timeout=30
+        ) as response:
+            body = "".join(response.iter_text())
+        assert '"type":"rubric"' in body
+        assert '"status":"completed"' in body
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=20)
+
+
+def test_serve_refuses_a_public_host_without_keys() -> None:
+    result = CliRunner().invoke(app, ["smartao", "serve", "--host", "0.0.0.0"], env={"KANAWA_API_KEYS": ""})
+    assert result.exit_code == 2
+    assert "loopback" in result.output

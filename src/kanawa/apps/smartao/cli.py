@@ -3,6 +3,9 @@
 - ``kanawa smartao coach ESSAY.txt [--policy POLICY.txt] [--json]`` — one coaching run with the demo
   model (or ``--model``), printing the rubric, the issues and the patch (``--json``: the whole
   :class:`~kanawa.apps.smartao.coordinator.CoachingReport`).
+- ``kanawa smartao serve [--host 127.0.0.1] [--port 8000] [--model …]`` — the kanawa service with the
+  demo agents and ``smartao`` registered and the coaching page under ``/smartao/`` (offline demo model
+  unless ``--model``/``KANAWA_MODEL`` names one); prints the page's URL with the development key.
 - ``kanawa smartao reflexion --db evaluations.sqlite3 [--day YYYY-MM-DD]`` —
   :func:`~kanawa.apps.smartao.reflexion.apply_reflexion`, the function a Celery beat job calls.
 
@@ -21,6 +24,8 @@ import typer
 smartao_app = typer.Typer(help="SmartAO: essay coaching for Japanese AO admissions.", no_args_is_help=True)
 
 DEFAULT_DB = Path(".kanawa/smartao/evaluations.sqlite3")
+DEFAULT_DATA = Path(".kanawa/smartao")
+LOOPBACK = frozenset({"127.0.0.1", "::1", "localhost"})
 
 
 @smartao_app.command("reflexion")
@@ -109,6 +114,76 @@ async def _coach(text: str, policy: str, model: str | None, as_json: bool, store
     )
     if report.plagiarism is not None:
         typer.echo(f"similarity: {report.plagiarism.score:.0%} ({report.plagiarism.verdict})")
+    return 0
+
+
+@smartao_app.command("serve")
+def serve(
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
+    model: Annotated[
+        str | None,
+        typer.Option("--model", "-m", envvar="KANAWA_MODEL", help="A model string; default: the demo model."),
+    ] = None,
+    data: Annotated[
+        Path, typer.Option("--data", help="Where the reference memory and evaluation store live.")
+    ] = DEFAULT_DATA,
+    textlint: Annotated[
+        bool | None,
+        typer.Option(
+            "--textlint/--no-textlint", help="Require textlint, or use the Sudachi rules (default: auto)."
+        ),
+    ] = None,
+    log_level: Annotated[str, typer.Option(help="uvicorn's log level.")] = "info",
+) -> None:
+    """Serve the SmartAO coaching page (/smartao/) and the kanawa API (/v1) from one process."""
+    raise typer.Exit(_serve(host, port, model, data, textlint, log_level))
+
+
+def _serve(host: str, port: int, model: str | None, data: Path, textlint: bool | None, log_level: str) -> int:
+    import os
+    import secrets
+
+    import uvicorn
+
+    from kanawa.apps.smartao.web import PAGE_PATH, smartao_extension
+    from kanawa.server.app import create_app
+    from kanawa.server.auth import KeyConfigError, KeyRing
+    from kanawa.server.registry import demo_agents
+    from kanawa.server.settings import ServerSettings
+
+    try:
+        settings = ServerSettings.from_env(dev_key=os.environ.get("KANAWA_DEV_KEY") or None)
+        if settings.keys_configured:
+            KeyRing.parse(settings.api_keys, file=settings.api_keys_file)
+    except (KeyConfigError, ValueError) as exc:
+        typer.echo(f"kanawa smartao serve: {exc}", err=True)
+        return 2
+    if settings.celery_broker:
+        typer.echo("kanawa smartao serve: runs here in one process; unset KANAWA_CELERY_BROKER", err=True)
+        return 2
+    key = ""
+    if not settings.keys_configured:
+        if host not in LOOPBACK:
+            typer.echo(
+                "kanawa smartao serve: no API keys configured, so only loopback is served; "
+                f"refusing --host {host}. "
+                "Set KANAWA_API_KEYS=key:tenant,... or KANAWA_API_KEYS_FILE.",
+                err=True,
+            )
+            return 2
+        key = settings.dev_key or "kw-dev-" + secrets.token_urlsafe(24)
+        settings = ServerSettings.from_env(dev_key=key)
+    app = create_app(
+        demo_agents(), settings, extensions=[smartao_extension(data, model=model, textlint=textlint)]
+    )
+    page = f"http://{host}:{port}{PAGE_PATH}"
+    typer.echo(f"SmartAO   {page}" + (f"#key={key}" if key else ""))
+    if key:
+        typer.echo(f"dev key   {key}  (no KANAWA_API_KEYS configured: loopback clients only)")
+    typer.echo(f"model     {model or 'offline demo model (output labelled デモ出力)'}")
+    typer.echo(f"agents    calc, echo, smartao   (API: http://{host}:{port}/v1, timeline: /runs)")
+    uvicorn.run(app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=5)
     return 0
 
 

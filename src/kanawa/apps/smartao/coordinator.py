@@ -267,6 +267,7 @@ class SmartAORun:
         essay = session.request.essay
         route = _RouteContext(self._focus, session)
         running = owner._core.stream(essay, deps=session, context=route, stream=self._stream)
+        reported: set[str] = set()
         try:
             async with aclosing(running) as events:
                 async for event in events:
@@ -278,9 +279,12 @@ class SmartAORun:
                         and isinstance(event.event, FinalResponse)
                         and event.depth == 1
                     ):
+                        reported.add(event.agent)
                         yield Findings(event.agent, _findings(event.agent, session, event.event.output))
         except GuardrailViolation:
-            if session.plagiarism is not None:
+            # a plagiarism block stops GuardAgent before its findings: the page still needs the passages
+            # (any other guardrail, e.g. a spent budget, may stop a later agent: Guard's are out already)
+            if session.plagiarism is not None and "GuardAgent" not in reported:
                 yield Findings("GuardAgent", {"plagiarism": session.plagiarism.model_dump()})
             raise
         results = dict(running.result.results)

@@ -92,6 +92,11 @@ class TextlintSidecar:
     def running(self) -> bool:
         return self._process.poll() is None
 
+    @property
+    def pid(self) -> int:
+        """The Node process's id (a service that owns the sidecar can show it has not leaked it)."""
+        return self._process.pid
+
     def raw(self, text: str, *, timeout: float = 30.0) -> list[dict[str, object]]:
         """textlint's messages for ``text`` as sent (UTF-16 offsets)."""
         with self._lock:

@@ -1,0 +1,55 @@
+"""Extra pages, routes and agents mounted into the service: ``create_app(..., extensions=[...])``.
+
+An application built on kanawa (SmartAO's coaching page is one) often needs more than agents: a page
+of its own, a few routes, and resources that live as long as the process (a corpus, a Node sidecar).
+An :class:`Extension` bundles them so the application is served by the *same* app as ``/v1/...`` — one
+origin, one set of API keys, its runs ordinary runs:
+
+- ``router``: a FastAPI ``APIRouter`` included as it is (its paths are its own; routes that must be
+  private use the ``/v1`` API from the page with the caller's key, so no second auth scheme exists);
+- ``agents``: registered beside the app's agents (a name may not be taken twice);
+- ``lifespan``: entered when the server starts, *before* the run manager exists, and left after the
+  manager has cancelled and drained the runs still going — so a run never sees its resources closed
+  under it.
+
+The router's own ``lifespan`` (FastAPI's) is not used for this: FastAPI nests it inside the app's,
+which would close the resources while runs are still being cancelled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, field
+
+from fastapi import APIRouter
+
+from kanawa.server.servable import ServableAgent
+
+ExtensionLifespan = Callable[[], AbstractAsyncContextManager[object]]
+
+
+@dataclass(frozen=True, slots=True)
+class Extension:
+    """One mounted application: its ``router``, its ``agents`` and the ``lifespan`` of its resources."""
+
+    name: str
+    router: APIRouter | None = None
+    agents: Mapping[str, ServableAgent] = field(default_factory=dict)
+    lifespan: ExtensionLifespan | None = None
+
+
+def merged_agents(
+    agents: Mapping[str, ServableAgent], extensions: tuple[Extension, ...]
+) -> dict[str, ServableAgent]:
+    """The app's agents with every extension's; ``ValueError`` when a name is taken twice."""
+    registry = dict(agents)
+    for extension in extensions:
+        for name, agent in extension.agents.items():
+            if name in registry:
+                raise ValueError(f"extension {extension.name!r} registers agent {name!r}, which exists")
+            registry[name] = agent
+    return registry
+
+
+__all__ = ["Extension", "ExtensionLifespan", "merged_agents"]

@@ -1,0 +1,170 @@
+"""The SmartAO page in headless Chromium (Debian's ``chromium`` driven by Playwright): paste an essay, run
+the agents, accept a Style patch, see the rubric chart, download the PatchJSON and check it with
+Python. The essay has ``𠮷`` (two UTF-16 units, one code point) before the accepted change, so offsets
+taken from JavaScript string indices would be off by one and the Python check would fail.
+Screenshots go to ``test-artifacts/``."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.async_api import Page, Request, Route
+
+from kanawa.apps.smartao.patch import PatchJSON
+from kanawa.apps.smartao.session import sample_documents
+from kanawa.apps.smartao.web import smartao_extension
+from kanawa.server.app import create_app
+from kanawa.server.registry import demo_agents
+from tests.server.conftest import LiveServer, artifacts, settings_for
+from tests.server.sse import KEY_A
+from tests.server.test_page import page
+
+__all__ = ["artifacts", "page"]  # fixtures shared with the timeline page's tests
+
+ESSAY = (
+    "■志望理由\n"
+    "私は𠮷田町の商店街で育ちました。駅前の店の多くはシャッターを下ろしており、子どもの頃に通った文房具店も"
+    "閉店しました。高校二年生の夏、私は市役所の「まちづくり高校生会議」に参加し、空き店舗を自習スペースにする"
+    "案を提案しました。一か月の試行で延べ三百人の高校生が訪れ、近くのパン屋の売り上げも一割増えました。"
+    "この経験から地域の課題は協力で解決できると学んだのである。\n"
+    "■貴学で学びたいこと\n"
+    "貴学の地域創生学部では一年次からフィールドワークが必修です。私は商店街の活性化を研究するゼミで、"
+    "空き店舗の活用と地域経済の関係を学びたいと考えています。"
+    "将来は故郷の町に戻り、子どもからお年寄りまでが集まれる場所を作ることが私の夢です。\n"
+)
+FIXED = "この経験から地域の課題は協力で解決できると学んだのです。"
+
+
+@pytest.fixture(scope="module")
+def page_server(tmp_path_factory: pytest.TempPathFactory, reference_db: Path) -> Iterator[LiveServer]:
+    directory = tmp_path_factory.mktemp("smartao-page")
+    shutil.copyfile(reference_db, directory / "references.sqlite3")
+    extension = smartao_extension(directory, textlint=False)
+    server = LiveServer(create_app(demo_agents(), settings_for("embedded", None), extensions=[extension]))
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+async def _coach(page: Page, url: str, essay: str) -> None:
+    await page.goto(f"{url}/smartao/#key={KEY_A}")
+    await page.wait_for_selector("#demo:not([hidden])")  # no model configured: output is labelled
+    assert "#key" not in page.url
+    await page.fill("#essay", essay)
+    await page.click("#run")
+    await page.wait_for_selector("body[data-status=completed]", timeout=20_000)
+
+
+async def test_coach_an_essay_accept_a_style_patch_and_download_the_patchjson(
+    page: Page, page_server: LiveServer, artifacts: Path
+) -> None:
+    await _coach(page, page_server.url, ESSAY)
+    assert await page.input_value("#policy")  # prefilled from the shipped sample policy
+    assert await page.input_value("#university") == "サンプル大学"
+    accept = page.locator("#style-list button.accept")
+    assert await accept.count() == 1
+    await accept.click()
+    assert await accept.get_attribute("aria-pressed") == "true"
+    assert await page.inner_text("#essay-view ins") == FIXED
+    assert await page.locator("#essay-view mark.issue").count() >= 1
+    assert await page.locator("#rubric-chart line.axis").count() == 7
+    assert await page.locator("#scores tbody tr").count() == 7
+    assert await page.locator("#draft-list li").count() >= 1
+    assert await page.locator("#ref-list li").count() >= 1
+    assert "%" in await page.inner_text("#guard-summary") or "％" in await page.inner_text("#guard-summary")
+    assert "リクエスト数" in await page.inner_text("#usage")
+    unlabelled = await page.evaluate(
+        "[...document.querySelectorAll('input, select, textarea')]"
+        ".filter((e) => e.type !== 'hidden' && e.labels.length === 0).map((e) => e.id)"
+    )
+    assert unlabelled == []
+    await page.screenshot(path=str(artifacts / "smartao-page.png"), full_page=True)
+
+    async with page.expect_download() as waiting:
+        await page.click("#download")
+    download = await waiting.value
+    saved = artifacts / "smartao-patch.json"
+    await download.save_as(str(saved))
+    data = json.loads(saved.read_text(encoding="utf-8"))
+    patch = PatchJSON.model_validate(data)
+    assert patch.apply(ESSAY) == data["new_text"]
+    assert FIXED in data["new_text"]
+    [change] = patch.change_map
+    assert ESSAY[change.start : change.end] == "この経験から地域の課題は協力で解決できると学んだのである。"
+
+
+async def test_the_page_at_phone_width_and_in_english(
+    page: Page, page_server: LiveServer, artifacts: Path
+) -> None:
+    await page.set_viewport_size({"width": 375, "height": 800})
+    await page.goto(f"{page_server.url}/smartao/#key={KEY_A}")
+    await page.select_option("#sample", "shibou_riyusho.txt")
+    await page.click("#run")
+    await page.wait_for_selector("body[data-status=completed]", timeout=20_000)
+    await page.wait_for_selector("#rubric-chart")
+    overflow = await page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 0
+    assert await page.inner_text("#run") == "コーチングを開始"
+    await page.click("#lang")
+    assert await page.get_attribute("html", "lang") == "en"
+    assert await page.inner_text("#run") == "Start coaching"
+    assert await page.inner_text("#style-heading") == "Style issues StyleAgent"
+    assert await page.get_attribute("#lang", "aria-pressed") == "true"
+    assert await page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0
+    await page.screenshot(path=str(artifacts / "smartao-page-phone-en.png"), full_page=True)
+    await page.click("#lang")
+    assert await page.inner_text("#run") == "コーチングを開始"
+
+
+async def test_the_page_resumes_a_dropped_stream_with_last_event_id(
+    page: Page, page_server: LiveServer
+) -> None:
+    """The first response is cut after five chunks; the page resumes from the fifth chunk's seq and
+    still draws the whole result."""
+    kept: list[int] = []
+
+    async def cut(route: Route) -> None:
+        response = await route.fetch()
+        blocks = (await response.body()).split(b"\r\n\r\n")
+        chunks = [b for b in blocks if b"data:" in b][:5]
+        kept.extend(int(b.split(b"id: ", 1)[1].split(b"\r\n", 1)[0]) for b in chunks)
+        await route.fulfill(response=response, body=b"\r\n\r\n".join(chunks) + b"\r\n\r\n")
+
+    resumed: list[str | None] = []
+
+    def watch(request: Request) -> None:
+        if request.url.endswith("/events"):
+            resumed.append(request.headers.get("last-event-id"))
+
+    await page.route("**/v1/runs", cut)
+    page.on("request", watch)
+    await _coach(page, page_server.url, ESSAY)
+    assert kept == [1, 2, 3, 4, 5]
+    assert resumed == ["5"]
+    assert await page.locator("#rubric-chart line.axis").count() == 7
+    assert await page.locator("#style-list li").count() == 1
+    assert await page.locator("#style-list button.accept").count() == 1
+
+
+async def test_a_copied_essay_shows_the_block_and_the_matching_passages(
+    page: Page, page_server: LiveServer, artifacts: Path
+) -> None:
+    prior = next(d for d in sample_documents("prior_essays.json") if d.id == "prior-01").text
+    await page.goto(f"{page_server.url}/smartao/#key={KEY_A}")
+    await page.fill("#essay", "■志望理由\n" + prior)
+    await page.click("#run")
+    await page.wait_for_selector("body[data-status=failed]", timeout=20_000)
+    assert "要修正" in await page.inner_text("#guard-summary")
+    marked = await page.locator("#guard-view mark.copied").all_inner_texts()
+    assert marked
+    assert all(text in prior for text in marked)
+    assert not await page.is_hidden("#alert")
+    assert await page.is_disabled("#download")
+    assert await page.locator("#style-list li").count() == 0  # the block stopped the run before Style
+    await page.screenshot(path=str(artifacts / "smartao-page-blocked.png"), full_page=True)
