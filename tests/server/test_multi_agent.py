@@ -30,6 +30,19 @@ async def test_handoff_chunks_carry_the_target_agents_name(client: httpx.AsyncCl
     assert chunks[-1]["data"]["cost_usd"] is None, "a scripted model has no price: unknown, never 0"
 
 
+async def test_the_handoff_targets_trace_is_part_of_the_runs_timeline(client: httpx.AsyncClient) -> None:
+    """The target runs under its own run id (named in its ``agent_start`` as the child of the transfer
+    call); its trace events still reach the served run's chunks, so ``/runs/{id}`` shows both agents."""
+    _, events = await start_run(client, "coordinator", "grade my essay")
+    traces = [e.chunk["data"] for e in events if e.chunk["type"] == "trace"]
+    by_agent = {(t["agent"], t["event"]) for t in traces}
+    assert {("evaluator", "agent_start"), ("evaluator", "llm_end"), ("evaluator", "agent_end")} <= by_agent
+    [target_start] = [t for t in traces if t["agent"] == "evaluator" and t["event"] == "agent_start"]
+    [source_start] = [t for t in traces if t["agent"] == "coordinator" and t["event"] == "agent_start"]
+    assert target_start["run_id"] != source_start["run_id"]
+    assert target_start["data"]["parent_run_id"] == source_start["run_id"]
+
+
 async def test_a_guardrail_warning_is_a_chunk_and_the_run_completes(client: httpx.AsyncClient) -> None:
     _, events = await start_run(client, "warned", "hi")
     chunks = [e.chunk for e in events]

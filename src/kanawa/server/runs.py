@@ -63,19 +63,44 @@ class InvalidDecisions(ValueError):  # noqa: N818 - reads as the condition
 
 
 class _TraceRouter:
-    """A trace sink that hands each event of a run the server executes to that run's chunk writer."""
+    """A trace sink that hands each event of a run the server executes to that run's chunk writer.
+
+    A run started inside a served run — a handoff target, an agent a coordinator routes to — has its
+    own run id (a trace tree needs one per run) and names its parent in its ``agent_start``
+    (``parent_run_id``); its events go to the served run's chunks too, so the timeline shows every
+    agent that worked on the request."""
 
     def __init__(self) -> None:
         self.pending: dict[str, list[TraceEvent]] = {}
         self.skip_start: set[str] = set()
         """Runs continued from a checkpoint: their ``agent_start`` was sent by the first worker."""
+        self._served: dict[str, str] = {}
+        """Nested run id → the id of the served run it works for."""
 
     def emit(self, event: TraceEvent) -> None:
-        queue = self.pending.get(event.run_id)
-        if queue is not None:
-            if event.event == "agent_start" and event.run_id in self.skip_start:
+        run_id = event.run_id
+        queue = self.pending.get(run_id)
+        if queue is None:
+            served = self._served.get(run_id)
+            if served is None and event.event == "agent_start":
+                parent = event.data.get("parent_run_id")
+                if isinstance(parent, str):
+                    served = parent if parent in self.pending else self._served.get(parent)
+                    if served is not None:
+                        self._served[run_id] = served
+            queue = self.pending.get(served) if served is not None else None
+            if queue is None:
                 return
-            queue.append(event)
+        elif event.event == "agent_start" and run_id in self.skip_start:
+            return
+        queue.append(event)
+
+    def end(self, run_id: str) -> None:
+        """The served run ``run_id`` ended: forget it and the nested runs that worked for it."""
+        self.pending.pop(run_id, None)
+        self.skip_start.discard(run_id)
+        for nested in [n for n, served in self._served.items() if served == run_id]:
+            del self._served[nested]
 
     async def aclose(self) -> None:
         self.pending.clear()
@@ -288,8 +313,7 @@ class RunManager:
             status, reason = "failed", "error"
             await writer.write(error_chunk(exc, agent=agent.name, now=time.time()))
         finally:
-            self._router.pending.pop(run_id, None)
-            self._router.skip_start.discard(run_id)
+            self._router.end(run_id)
             with contextlib.suppress(Exception):
                 await runner.aclose()
         await self.store.set_status(run_id, status, reason=reason)

@@ -46,9 +46,14 @@ SAFE_DATA_KEYS: Final = frozenset(
         "termination_reason",
         "steps",
         "requests",
+        "parent_step",
+        "depth",
     }
 )
 """The ``data`` keys :func:`drop_payloads` keeps (counts, flags, enumerations, ids — never content)."""
+SAFE_DATA_IDS: Final = frozenset({"parent_run_id", "parent_call_id", "target"})
+"""``data`` keys naming a run, a tool call or an agent: kept when identifier-shaped, else masked (a
+call id comes from model output), so a nested run can still be placed under its parent."""
 
 _IDENTIFIER: Final = re.compile(r"[A-Za-z0-9_.:\-]{1,128}")
 
@@ -71,6 +76,10 @@ def drop_payloads(event: TraceEvent) -> TraceEvent:
         for key, value in event.data.items()
         if key in SAFE_DATA_KEYS and (value is None or isinstance(value, bool | int | float | str))
     }
+    for key in SAFE_DATA_IDS.intersection(event.data):
+        value = event.data[key]
+        if isinstance(value, str):
+            data[key] = _identifier(value)
     return dataclasses.replace(
         event,
         result=None,

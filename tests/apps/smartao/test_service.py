@@ -196,3 +196,21 @@ async def test_the_server_owns_the_textlint_sidecar_and_ends_it(tmp_path: Path, 
         assert not sidecar.running
         with pytest.raises(ProcessLookupError):
             os.kill(sidecar.pid, 0)
+
+
+async def test_every_inner_agent_is_traced_under_the_service_run(client: httpx.AsyncClient) -> None:
+    """The timeline page (``/runs/{id}``) of a SmartAO run shows its agents: each inner run names
+    the service's run (or the handoff that started it) as its parent, so its trace events become that
+    run's ``trace`` chunks."""
+    # an essay not scored before: EvalAgent runs (no cached rubric), through the handoff
+    essay = ESSAY + "\n以上の理由から、貴学を志望します。"
+    request = json.dumps({"essay": essay, "policy": POLICY}, ensure_ascii=False)
+    _, events = await start_run(client, "smartao", request)
+    traces = of_type(events, "trace")
+    model_calls = {str(t["agent"]) for t in traces if t["data"]["event"] == "llm_end"}  # type: ignore[index]
+    assert {"GuardAgent", "StyleAgent", "DraftAgent", "RefAgent", "EvalAgent"} <= model_calls
+    tools = {t["data"].get("tool") for t in traces if t["data"]["event"] == "tool_end"}  # type: ignore[union-attr, index]
+    assert "transfer_to_evalagent" in tools
+    assert essay[:40] not in json.dumps(traces, ensure_ascii=False)  # payloads are dropped
+    runs = {t["data"]["run_id"] for t in traces}  # type: ignore[index]
+    assert len(runs) >= 6  # each agent's run keeps its own id (a trace tree needs one per run)

@@ -28,7 +28,7 @@ import contextlib
 import json
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Mapping, Sequence
 from contextlib import aclosing, asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +44,7 @@ from kanawa.loop.errors import AgentError
 from kanawa.loop.hooks import RunHooks
 from kanawa.loop.steps import FinalResponse, NestedEvent
 from kanawa.tools.base import Tool
-from kanawa.trace.events import Tracer
+from kanawa.trace.events import TraceEvent, Tracer
 from kanawa.types import AssistantMessage, Message, Usage, UserMessage
 
 DEMO_MODEL_NAME = "smartao-demo"
@@ -170,6 +170,24 @@ class _Ended:
     messages: Sequence[Message]
 
 
+class _ChildRuns:
+    """A trace sink marking the runs the Coordinator starts itself (no tool call above them) as
+    children of the service's run ``parent``, then passing every event on. A handoff target already
+    names its parent (the tool call that started it) and is left as it is."""
+
+    def __init__(self, tracer: Tracer, parent: str) -> None:
+        self._tracer = tracer
+        self._parent = parent
+
+    def emit(self, event: TraceEvent) -> None:
+        if event.event == "agent_start" and "parent_run_id" not in event.data:
+            event = replace(event, data={**event.data, "parent_run_id": self._parent, "parent_step": 0})
+        self._tracer.emit(event)
+
+    async def aclose(self) -> None:
+        """The service's tracer outlives the run: it is closed with the service."""
+
+
 @dataclass
 class SmartAOAgent:
     """The SmartAO Coordinator under one service name (:class:`~kanawa.server.servable.ServableAgent`).
@@ -220,8 +238,10 @@ class SmartAOAgent:
     def guardrails(self, value: Sequence[RunHooks]) -> None:
         self._guardrails = tuple(value)
 
-    def coordinator(self, resources: SmartAOResources) -> Coordinator:
-        """A Coordinator for one run, with the current guardrails and tracer on every agent."""
+    def coordinator(self, resources: SmartAOResources, *, run_id: str | None = None) -> Coordinator:
+        """A Coordinator for one run, with the current guardrails and tracer on every agent. Given the
+        service's ``run_id``, each inner agent's run names it as its parent in the trace
+        (:class:`_ChildRuns`), so the run's timeline shows every agent."""
         coordinator = Coordinator(
             resources,
             model=self.model_spec,
@@ -230,24 +250,29 @@ class SmartAOAgent:
             depth=self.depth,
         )
         if self.tracer is not None:
+            tracer = self.tracer
+            if run_id is not None:
+                tracer = Tracer([_ChildRuns(self.tracer, run_id)], session=self.tracer.session)
             inner: list[Agent[Any, Any]] = [coordinator.front, coordinator.eval_agent]
             for agent in [*inner, *coordinator.agents.values()]:
-                agent.tracer = self.tracer
+                agent.tracer = tracer
         return coordinator
 
     def stream(
         self, user_input: Any, *, history: Sequence[Message] = (), run_id: str | None = None
     ) -> SmartAOServiceRun:
         """Start a run (nothing happens until it is iterated; a bad input fails it then)."""
-        return SmartAOServiceRun(self, user_input)
+        return SmartAOServiceRun(self, user_input, run_id=run_id)
 
 
 class SmartAOServiceRun:
     """One served coaching run: the Coordinator's events, plus what the run manager reads of a run."""
 
-    def __init__(self, agent: SmartAOAgent, user_input: object) -> None:
+    def __init__(self, agent: SmartAOAgent, user_input: object, *, run_id: str | None = None) -> None:
         self._agent = agent
         self._input = user_input
+        self.run_id = run_id
+        """The service's run id: every inner agent runs under it, so the run's timeline shows them."""
         self.state = _Step()
         self._usage = Usage()
         self._cost: float | None = None
@@ -292,7 +317,7 @@ class SmartAOServiceRun:
     async def _run(self) -> AsyncGenerator[SmartAOEvent, None]:
         request = essay_request(self._input)
         resources = await self._agent.host.get()
-        running = self._agent.coordinator(resources).stream(request)
+        running = self._agent.coordinator(resources, run_id=self.run_id).stream(request)
         async with aclosing(running) as events:
             async for event in events:
                 if isinstance(event, NestedEvent) and isinstance(event.event, FinalResponse):
