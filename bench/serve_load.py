@@ -166,7 +166,9 @@ async def _session(http: Any, url: str, out: dict[str, Any], held: list[int]) ->
                     if first is None:
                         first = now
                     seqs.append(chunk["seq"])
-                    if chunk["type"] != "trace":
+                    if chunk["type"] == "trace":
+                        out["trace_events"] += 1
+                    else:
                         latencies.append(now - _parse_time(chunk["time"]))
                     if chunk["type"] == "done":
                         break
@@ -177,7 +179,7 @@ async def _session(http: Any, url: str, out: dict[str, Any], held: list[int]) ->
         return
     if not seqs or seqs != list(range(1, len(seqs) + 1)) or len([s for s in seqs]) == 0:
         out["lost"] += 1
-    out["events"] += len(seqs)
+    out["events"] += len(latencies)
     out["latencies"].extend(latencies)
     if first is not None:
         out["ttfe"].append(first - start)
@@ -189,7 +191,16 @@ async def load(url: str, sessions: int, server_pid: int) -> dict[str, Any]:
 
     server = psutil.Process(server_pid)
     baseline = server.memory_info().rss
-    out: dict[str, Any] = {"errors": 0, "lost": 0, "events": 0, "latencies": [], "ttfe": [], "held_max": 0}
+    cpu_before = server.cpu_times()
+    out: dict[str, Any] = {
+        "errors": 0,
+        "lost": 0,
+        "events": 0,
+        "trace_events": 0,
+        "latencies": [],
+        "ttfe": [],
+        "held_max": 0,
+    }
     held = [0]
     peak = baseline
     stop = asyncio.Event()
@@ -209,6 +220,8 @@ async def load(url: str, sessions: int, server_pid: int) -> dict[str, Any]:
         elapsed = time.perf_counter() - started
         stop.set()
         await sampler
+    cpu_after = server.cpu_times()
+    server_cpu = (cpu_after.user + cpu_after.system) - (cpu_before.user + cpu_before.system)
     lat = [x * 1000 for x in out["latencies"]]
     ttfe = [x * 1000 for x in out["ttfe"]]
     return {
@@ -217,8 +230,10 @@ async def load(url: str, sessions: int, server_pid: int) -> dict[str, Any]:
         "errors": out["errors"],
         "lost": out["lost"],
         "events": out["events"],
+        "trace_events": out["trace_events"],
         "events_per_s": round(out["events"] / elapsed, 1),
         "wall_s": round(elapsed, 3),
+        "server_cpu_ms_per_session": round(server_cpu * 1000 / sessions, 2),
         "ttfe_p50_ms": round(percentile(ttfe, 50), 2),
         "ttfe_p99_ms": round(percentile(ttfe, 99), 2),
         "latency_p50_ms": round(percentile(lat, 50), 2),
