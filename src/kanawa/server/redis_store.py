@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import replace
@@ -51,6 +52,8 @@ CANCEL_CHECK_S: Final = 0.2
 """How often a running run's writer reads its cancel flag."""
 BLOCK_MS: Final = 5_000
 """How long the hub's ``XREAD`` blocks when nothing arrives (it is woken early when needed)."""
+REPLY_TIMEOUT_S: Final = 10.0
+"""How long a group commit waits for Redis's replies before it gives the connection up."""
 
 
 def _text(value: Any) -> str:
@@ -71,6 +74,29 @@ def _pack(*parts: bytes) -> bytes:
     return b"*%d\r\n" % len(parts) + b"".join(b"$%d\r\n%b\r\n" % (len(part), part) for part in parts)
 
 
+_XADD: Final = (
+    b"*10\r\n$4\r\nXADD\r\n$%d\r\n%b\r\n$6\r\nMAXLEN\r\n$1\r\n=\r\n$%d\r\n%b\r\n"
+    b"$%d\r\n%b\r\n$1\r\nd\r\n$%d\r\n%b\r\n$1\r\nt\r\n$1\r\n%b\r\n"
+)
+
+
+def _pack_xadd(key: bytes, cap: bytes, seq: int, text: bytes, terminal: bool) -> bytes:
+    """``XADD key MAXLEN = cap <seq>-0 d text t 0|1`` packed in one formatting step (the command sent
+    for every chunk; :func:`_pack` builds the same bytes, only slower)."""
+    entry_id = b"%d-0" % seq
+    return _XADD % (
+        len(key),
+        key,
+        len(cap),
+        cap,
+        len(entry_id),
+        entry_id,
+        len(text),
+        text,
+        b"1" if terminal else b"0",
+    )
+
+
 def _upto_terminal(entries: Sequence[Entry]) -> tuple[Sequence[Entry], bool]:
     """``entries`` cut after the terminal one, and whether there was one."""
     for index, entry in enumerate(entries):
@@ -81,13 +107,15 @@ def _upto_terminal(entries: Sequence[Entry]) -> tuple[Sequence[Entry], bool]:
 
 class _Mailbox:
     """One reader's entries from the hub or the local writer: a list and, while the reader waits, a
-    future that says whether something came (``False``: the wait timed out)."""
+    future that says whether something came (``False``: the hub's watchdog gave up on the stream)."""
 
-    __slots__ = ("items", "waiter")
+    __slots__ = ("items", "since", "waiter")
 
     def __init__(self) -> None:
         self.items: list[Entry] = []
         self.waiter: asyncio.Future[bool] | None = None
+        self.since = 0.0
+        """When the reader started waiting (loop time), for the watchdog."""
 
     def put(self, entry: Entry) -> None:
         self.items.append(entry)
@@ -95,33 +123,33 @@ class _Mailbox:
         if waiter is not None and not waiter.done():
             waiter.set_result(True)
 
-    async def take(self, patience: float) -> list[Entry]:
-        """What has arrived; waits up to ``patience`` seconds for something (``[]`` when nothing came).
-        A timer rather than ``asyncio.timeout``: a reader waits once per chunk, and this is cheaper."""
+    def give_up(self) -> None:
+        waiter = self.waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(False)
+
+    async def take(self) -> list[Entry]:
+        """What has arrived, waiting for something if need be (``[]``: given up)."""
         if not self.items:
             loop = asyncio.get_running_loop()
             waiter = self.waiter = loop.create_future()
-            expiry = loop.call_later(patience, _expire, waiter)
+            self.since = loop.time()
             try:
                 await waiter
             finally:
-                expiry.cancel()
                 self.waiter = None
         items, self.items = self.items, []
         return items
 
 
-def _expire(waiter: asyncio.Future[bool]) -> None:
-    if not waiter.done():
-        waiter.set_result(False)
-
-
 class StreamHub:
     """One reader per process: ``XREAD`` over all followed streams, fanned out to local mailboxes."""
 
-    def __init__(self, url: str, redis: Redis) -> None:
+    def __init__(self, url: str, redis: Redis, *, patience: float = 3600.0) -> None:
         self._url = url
         self._redis = redis
+        self._patience = patience
+        self._watchdog: asyncio.Task[None] | None = None
         self._conn: Redis | None = None
         self._generation = 0
         self._seen = 0
@@ -144,20 +172,38 @@ class StreamHub:
                 self._client_id = int(await self._conn.client_id())
                 self._task = asyncio.create_task(self._pump(), name="kanawa-stream-hub")
 
+    def _register(self, key: str) -> _Mailbox:
+        box = _Mailbox()
+        self._boxes.setdefault(key, set()).add(box)
+        if self._watchdog is None:
+            self._watchdog = asyncio.get_running_loop().create_task(self._watch(), name="kanawa-hub-watchdog")
+        return box
+
+    async def _watch(self) -> None:
+        """Ends the wait of readers that have heard nothing for ``patience`` seconds (a stream whose
+        writer vanished without its terminal chunk): one sweep now and then instead of a timer for
+        every wait of every reader."""
+        every = min(max(self._patience / 4, 0.05), 30.0)
+        loop = asyncio.get_running_loop()
+        while True:
+            await asyncio.sleep(every)
+            limit = loop.time() - self._patience
+            for boxes in list(self._boxes.values()):
+                for box in boxes:
+                    if box.waiter is not None and box.since <= limit:
+                        box.give_up()
+
     def follow_local(self, key: str) -> _Mailbox | None:
         """A mailbox fed by this process's writer of ``key``, or ``None`` when it is written elsewhere."""
         if key not in self.local:
             return None
-        box = _Mailbox()
-        self._boxes.setdefault(key, set()).add(box)
-        return box
+        return self._register(key)
 
     async def follow(self, key: str, after: int) -> _Mailbox:
         box = self.follow_local(key)
         if box is not None:
             return box
-        box = _Mailbox()
-        self._boxes.setdefault(key, set()).add(box)
+        box = self._register(key)
         await self._ensure()
         if key not in self._cursors:
             self._cursors[key] = f"{after}-0"
@@ -231,12 +277,12 @@ class StreamHub:
                         box.put(entry)
 
     async def aclose(self) -> None:
-        for task in (self._restarting, self._task):
+        for task in (self._restarting, self._task, self._watchdog):
             if task is not None:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
-        self._task = self._restarting = None
+        self._task = self._restarting = self._watchdog = None
         if self._conn is not None:
             await self._conn.aclose()
             self._conn = None
@@ -290,13 +336,14 @@ class _GroupCommit:
             self._conn = await self._client.connection_pool.get_connection()  # type: ignore[no-untyped-call]
         conn = self._conn
         try:
-            await conn.send_packed_command(b"".join(packed for packed, _, _ in batch), check_health=False)
-            replies: list[Any] = []
-            for _ in range(sum(count for _, count, _ in batch)):
-                try:
-                    replies.append(await conn.read_response())
-                except ResponseError as refused:
-                    replies.append(refused)
+            async with asyncio.timeout(REPLY_TIMEOUT_S):  # one deadline for the batch, not a timer a reply
+                await conn.send_packed_command(b"".join(packed for packed, _, _ in batch), check_health=False)
+                replies: list[Any] = []
+                for _ in range(sum(count for _, count, _ in batch)):
+                    try:
+                        replies.append(await conn.read_response(timeout=math.inf))
+                    except ResponseError as refused:
+                        replies.append(refused)
             return replies
         except BaseException:
             # what was sent or left unread is unknown: start the next batch on a fresh connection
@@ -354,7 +401,7 @@ class RedisRunStore:
         self._ttl_b = b"%d" % self._ttl_ms
         self._cap_b = b"%d" % cap
         self._prefix = prefix
-        self.hub = StreamHub(url, self._redis)
+        self.hub = StreamHub(url, self._redis, patience=ttl)
         self._batcher = _GroupCommit(url)
         self._upkeep: dict[str, _Upkeep] = {}
 
@@ -445,20 +492,7 @@ class RedisRunStore:
             name = self._chunks(run_id)
             state = self._upkeep[run_id] = _Upkeep(name, name.encode(), self._run(run_id).encode())
         stream = state.stream_name
-        commands = [
-            _pack(
-                b"XADD",
-                state.stream_key,
-                b"MAXLEN",
-                b"=",
-                self._cap_b,
-                b"%d-0" % entry.seq,
-                b"d",
-                entry.text.encode(),
-                b"t",
-                b"1" if entry.terminal else b"0",
-            )
-        ]
+        commands = [_pack_xadd(state.stream_key, self._cap_b, entry.seq, entry.text.encode(), entry.terminal)]
         if entry.terminal or now >= state.refresh_at:
             state.refresh_at = now + REFRESH_S
             commands.append(_pack(b"PEXPIRE", state.stream_key, self._ttl_b))
@@ -547,7 +581,7 @@ class RedisRunStore:
                         return
                     cursor = batch[-1].seq
             while True:
-                arrived = await box.take(self._ttl_ms / 1000)
+                arrived = await box.take()
                 if not arrived:
                     return
                 fresh = [entry for entry in arrived if entry.seq > cursor]
