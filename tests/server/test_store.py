@@ -220,3 +220,11 @@ async def test_a_redis_reader_of_a_stream_whose_writer_vanished_stops_after_the_
     finally:
         await reader.aclose()
         await writer.aclose()
+
+
+async def test_frames_are_the_batches_as_server_sent_events(store: RunStore) -> None:
+    await store.create(_record("r12"), writes_here=True)
+    for seq in range(1, 5):
+        await store.append("r12", Entry(seq, f'{{"n":"{seq}金"}}', seq == 4))
+    frames = b"".join([frames async for frames in store.read_frames("r12", after=1)])
+    assert frames == b"".join(f'id: {s}\r\ndata: {{"n":"{s}金"}}\r\n\r\n'.encode() for s in (2, 3, 4))

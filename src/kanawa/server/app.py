@@ -133,19 +133,12 @@ CallerArg = Annotated[Caller, Depends(caller)]
 RunIdArg = Annotated[str, Path(pattern=RUN_ID, description="A run id (32 hex digits).")]
 
 
-def _sse_bytes(seq: int, text: str) -> bytes:
-    return f"id: {seq}\r\ndata: {text}\r\n\r\n".encode()
-
-
 async def _stream(manager: RunManager, run_id: str, after: int) -> AsyncIterator[bytes]:
     """The run's SSE events. Chunks that arrived together (a client that fell behind, the burst of
     trace records that closes a step) go out in one body message: one send, one socket write."""
     try:
-        async for batch in manager.store.read_batches(run_id, after=after):
-            if len(batch) == 1:
-                yield _sse_bytes(batch[0].seq, batch[0].text)
-            else:
-                yield "".join(f"id: {e.seq}\r\ndata: {e.text}\r\n\r\n" for e in batch).encode()
+        async for frames in manager.store.read_frames(run_id, after=after):
+            yield frames
     except ChunksExpired as exc:
         chunk = Chunk("", "error", {"code": "chunks_expired", "message": str(exc)}, time.time())
         yield f"data: {chunk.encode(0)}\r\n\r\n".encode()

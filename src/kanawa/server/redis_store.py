@@ -43,6 +43,7 @@ from redis.asyncio.connection import AbstractConnection
 from redis.exceptions import ResponseError
 
 from kanawa._logging import get_logger
+from kanawa.server.ring import sse_frames
 from kanawa.server.store import ChunksExpired, Entry, RunRecord, RunStatus
 
 _log = get_logger("kanawa.server")
@@ -594,6 +595,10 @@ class RedisRunStore:
                 cursor = batch[-1].seq
         finally:
             self.hub.unfollow(stream, box)
+
+    async def read_frames(self, run_id: str, *, after: int) -> AsyncIterator[bytes]:
+        async for batch in self.read_batches(run_id, after=after):
+            yield sse_frames([(entry.seq, entry.text) for entry in batch])
 
     async def save_checkpoint(self, run_id: str, data: str) -> None:
         await self._write(

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections import deque
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, replace
-from itertools import islice
 from typing import Literal, Protocol, TypeAlias
+
+from kanawa.server.ring import ChunkRing, sse_frame
 
 RunStatus: TypeAlias = Literal["running", "completed", "failed", "cancelled", "awaiting_approval"]
 FINISHED: frozenset[str] = frozenset({"completed", "failed", "cancelled", "awaiting_approval"})
@@ -91,6 +91,11 @@ class RunStore(Protocol):
         """The same chunks as :meth:`read`, in non-empty batches of those already there."""
         ...
 
+    def read_frames(self, run_id: str, *, after: int) -> AsyncIterator[bytes]:
+        """The same batches as server-sent events (:func:`~kanawa.server.ring.sse_frame` each), one
+        ``bytes`` per batch: what the SSE endpoint sends."""
+        ...
+
     async def save_checkpoint(self, run_id: str, data: str) -> None: ...
 
     async def load_checkpoint(self, run_id: str) -> str | None: ...
@@ -104,7 +109,7 @@ class _Run:
     only when someone asks for it: a chunk costs no record copy."""
 
     record: RunRecord
-    entries: deque[Entry]
+    ring: ChunkRing
     expires: float
     last_seq: int = 0
     updated: float = 0.0
@@ -128,9 +133,9 @@ class _Run:
 
 
 class MemoryRunStore:
-    """One process: a ``deque(maxlen=cap)`` ring per run; readers that have caught up wait on a
-    future the next append resolves. Expired runs are swept lazily (at most once a second, on create
-    and lookups)."""
+    """One process: a compact :class:`~kanawa.server.ring.ChunkRing` of ``cap`` chunks per run, each
+    kept as its SSE frame; readers that have caught up wait on a future the next append resolves.
+    Expired runs are swept lazily (at most once a second, on create and lookups)."""
 
     def __init__(self, *, ttl: float = 3600.0, cap: int = 10_000) -> None:
         self._ttl = ttl
@@ -155,7 +160,7 @@ class MemoryRunStore:
     async def create(self, record: RunRecord, *, writes_here: bool = False) -> None:
         self._sweep()
         self._runs[record.run_id] = _Run(
-            record, deque(maxlen=self._cap), time.monotonic() + self._ttl, record.last_seq, record.updated
+            record, ChunkRing(self._cap), time.monotonic() + self._ttl, record.last_seq, record.updated
         )
 
     async def get(self, tenant: str, run_id: str) -> RunRecord | None:
@@ -187,7 +192,7 @@ class MemoryRunStore:
             return True
         if entry.seq <= run.last_seq:
             raise ValueError(f"seq {entry.seq} is not above the last seq {run.last_seq}")
-        run.entries.append(entry)
+        run.ring.add(entry.seq, sse_frame(entry.seq, entry.text), entry.terminal)
         run.last_seq = entry.seq
         run.updated = time.time()
         run.expires = time.monotonic() + self._ttl
@@ -210,24 +215,35 @@ class MemoryRunStore:
                 yield entry
 
     async def read_batches(self, run_id: str, *, after: int) -> AsyncIterator[Sequence[Entry]]:
+        async for run, cursor in self._follow(run_id, after):
+            batch = [Entry(seq, text, terminal) for seq, text, terminal in run.ring.entries_after(cursor)]
+            yield batch
+            if batch[-1].terminal:
+                return
+
+    async def read_frames(self, run_id: str, *, after: int) -> AsyncIterator[bytes]:
+        async for run, cursor in self._follow(run_id, after):
+            frames, _, ended = run.ring.frames_after(cursor)
+            yield frames
+            if ended:
+                return
+
+    async def _follow(self, run_id: str, after: int) -> AsyncIterator[tuple[_Run, int]]:
+        """``(run, cursor)`` each time the run has chunks after ``cursor``, waiting in between (the
+        caller takes them all, up to a terminal one, before asking again); ends when the run is
+        gone."""
         cursor = after
         while True:
             run = self._runs.get(run_id)
             if run is None:
                 return
-            entries = run.entries
-            if entries and cursor < entries[0].seq - 1:
-                raise ChunksExpired(entries[0].seq)
+            first = run.ring.first
+            if first is not None and cursor < first - 1:
+                raise ChunksExpired(first)
             if run.last_seq > cursor:
-                # seqs only grow, so the entries after ``cursor`` are among the last (last_seq - cursor)
-                start = max(0, len(entries) - (run.last_seq - cursor))
-                batch = [entry for entry in islice(entries, start, None) if entry.seq > cursor]
-                for index, entry in enumerate(batch):
-                    if entry.terminal:
-                        yield batch[: index + 1]
-                        return
-                cursor = batch[-1].seq
-                yield batch
+                last = run.last_seq
+                yield run, cursor
+                cursor = last
                 continue
             waiter = asyncio.get_running_loop().create_future()
             if run.waiters is None:
@@ -256,4 +272,12 @@ class MemoryRunStore:
             run.wake()
 
 
-__all__ = ["FINISHED", "ChunksExpired", "Entry", "MemoryRunStore", "RunRecord", "RunStatus", "RunStore"]
+__all__ = [
+    "FINISHED",
+    "ChunksExpired",
+    "Entry",
+    "MemoryRunStore",
+    "RunRecord",
+    "RunStatus",
+    "RunStore",
+]
