@@ -1,18 +1,21 @@
 """Concurrent SSE sessions against ``kanawa serve`` (seed 002 §8 "Load: 同時 100 セッション").
 
-Three servers, each in its own process with one uvicorn worker, measured in one run by the same lean
-aiohttp client (its own process):
+Three servers, each in its own process with one uvicorn worker (uvloop and httptools, which uvicorn
+picks up for all three alike), measured in one run by the same lean aiohttp client on uvloop (its own
+process):
 
 - ``bare``: a plain sse-starlette endpoint streaming the same chunks at the same pace — the ceiling;
 - ``embedded``: kanawa's app, runs buffered in memory;
-- ``redis``: kanawa's app with ``KANAWA_REDIS_URL`` (each chunk is an XADD; SSE clients are fed by one
-  XREAD reader per process).
+- ``redis``: kanawa's app with ``KANAWA_REDIS_URL`` (each chunk is an ``XADD``, group-committed; the
+  SSE clients of a run started here are fed by its writer once the ``XADD`` succeeded).
 
 Every session starts a run of a scripted agent that streams 40 text deltas 20 ms apart, then its
 final answer, usage and ``done`` chunk (the bare endpoint sends the same chunk texts). At 100, 500 and
-1,000 concurrent sessions: sessions held at once, events/s, time to first event, latency of each event
-(client receive time minus the chunk's ``time``), the added latency against the bare endpoint, errors,
-lost chunks (a gap in ``seq``) and server memory per open session. Writes bench/results/serve_load.json
+1,000 concurrent sessions: sessions held at once, events/s (the 43 events both send per session;
+kanawa's 4 ``trace`` chunks are counted apart), time to first event, latency of each event (client
+receive time minus the chunk's ``time``), the added latency against the bare endpoint, errors, lost
+chunks (a gap in ``seq``), server memory per open session (peak RSS minus the RSS after a warm-up,
+over the sessions held at once) and server CPU time per session. Writes bench/results/serve_load.json
 and .md. Run: ``python bench/serve_load.py`` (``make bench``).
 """
 
@@ -314,10 +317,12 @@ def table(results: dict[str, dict[str, dict[str, Any]]]) -> str:
         "# Concurrent SSE sessions (`bench/serve_load.py`)",
         "",
         f"Each session streams a scripted run: {DELTAS} text deltas {int(PACE * 1000)} ms apart, then final, usage and done "
-        "(kanawa also sends its trace chunks). One uvicorn worker per server; client (aiohttp) and server share the 2 cores.",
+        "(kanawa also sends its 4 trace chunks, not counted in events/s: both columns count the same 43 events per session). "
+        "One uvicorn worker per server (uvloop and httptools for all three); client (aiohttp on uvloop), servers and "
+        "redis-server share the 2 cores. Server CPU is the server process's user + system time over the run.",
         "",
-        "| sessions | system | held at once | errors | lost | events/s | first event p50 / p99 ms | event latency p50 / p99 ms | added p50 / p99 ms | KiB per open session |",
-        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| sessions | system | held at once | errors | lost | events/s | first event p50 / p99 ms | event latency p50 / p99 ms | added p50 / p99 ms | KiB per open session | server CPU ms per session |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for sessions in SESSIONS:
         bare = results["bare"].get(str(sessions))
@@ -333,7 +338,7 @@ def table(results: dict[str, dict[str, dict[str, Any]]]) -> str:
             lines.append(
                 f"| {sessions} | {system} | {r['held_max']} | {r['errors']} | {r['lost']} | {r['events_per_s']:,.0f} | "
                 f"{r['ttfe_p50_ms']:.1f} / {r['ttfe_p99_ms']:.1f} | {r['latency_p50_ms']:.1f} / {r['latency_p99_ms']:.1f} | "
-                f"{added} | {r['kib_per_session']:.1f} |"
+                f"{added} | {r['kib_per_session']:.1f} | {r['server_cpu_ms_per_session']:.2f} |"
             )
     lines.append("")
     for sessions in SESSIONS:
@@ -346,7 +351,8 @@ def table(results: dict[str, dict[str, dict[str, Any]]]) -> str:
                 continue
             lines.append(
                 f"- {sessions} sessions, {system}: throughput {r['events_per_s'] / bare['events_per_s']:.2f}× the bare endpoint's, "
-                f"memory per session {r['kib_per_session'] / max(bare['kib_per_session'], 0.1):.2f}× its"
+                f"memory per session {r['kib_per_session'] / max(bare['kib_per_session'], 0.1):.2f}× its, "
+                f"server CPU per session {r['server_cpu_ms_per_session'] / max(bare['server_cpu_ms_per_session'], 0.01):.2f}× its"
             )
     m = machine()
     lines.append(
@@ -368,7 +374,13 @@ def main() -> None:
         serve(args.serve, args.port)
         return
     if args.client:
-        print(json.dumps(asyncio.run(load(args.client, args.sessions, args.pid))))
+        import uvloop  # the client stays lean: the loop the servers run on too
+
+        print(
+            json.dumps(
+                asyncio.run(load(args.client, args.sessions, args.pid), loop_factory=uvloop.new_event_loop)
+            )
+        )
         return
     results: dict[str, dict[str, dict[str, Any]]] = {system: {} for system in SYSTEMS}
     for sessions in args.only:
