@@ -43,3 +43,30 @@ def test_seqs_need_not_be_consecutive() -> None:
     ring = _ring(100, range(10, 60, 10))
     assert [seq for seq, _, _ in ring.entries_after(25)] == [30, 40, 50]
     assert ring.frames_after(50) == (b"", 50, False)
+
+
+def test_reads_across_compressed_blocks_match_a_plain_list_whatever_the_cap() -> None:
+    """Frames are compressed block by block and dropped past the cap; every read must still equal a
+    plain list of what is kept (sizes vary so chunks straddle block boundaries)."""
+    terminal = {150, 390, 600}
+    texts = {s: f'{{"text":"{"金輪" * (s % 37)}{"x" * (s % 11)}","seq":{s}}}' for s in range(1, 601)}
+    for cap in (7, 120, 1000):
+        ring = ChunkRing(cap)
+        kept: list[int] = []
+        for seq in range(1, 601):
+            ring.add(seq, sse_frame(seq, texts[seq]), seq in terminal)
+            kept = [*kept, seq][-cap:]
+            if seq % 97 == 0 or seq in terminal:
+                for after in {kept[0] - 1, kept[len(kept) // 2], seq - 1, seq}:
+                    wanted = [s for s in kept if s > after]
+                    stop = next((i for i, s in enumerate(wanted) if s in terminal), None)
+                    if stop is not None:
+                        wanted = wanted[: stop + 1]
+                    frames, last, ended = ring.frames_after(after)
+                    assert frames == b"".join(sse_frame(s, texts[s]) for s in wanted)
+                    assert last == (wanted[-1] if wanted else after)
+                    assert ended == (stop is not None)
+                    assert ring.entries_after(after) == [
+                        (s, texts[s], s in terminal and s == wanted[-1]) for s in wanted
+                    ]
+        assert (ring.first, ring.last, len(ring)) == (kept[0], 600, len(kept))
