@@ -6,8 +6,8 @@ delta of ~150 bytes of JSON costs ~280. Here a chunk is its SSE frame (``id: <se
 ``data: <json>`` lines, encoded once when it is added) plus two 8-byte slots in integer arrays (its
 ``seq`` and where its frame ends). Frames gather in an open block (a list of the frames as they
 came: no buffer grown by reallocation); once it holds :data:`BLOCK_BYTES` it is sealed, joined and
-compressed with zlib (level 1: ~5 µs for a block; chunks of one run repeat their keys, agent and
-time prefix, so a block shrinks about sevenfold), and so is what is open when the run's terminal
+compressed with zlib (level 1: ~4 µs for a block; chunks of one run repeat their keys, agent and
+time prefix, so a block shrinks about fivefold), and so is what is open when the run's terminal
 chunk arrives. Live readers read the open block; only a reader
 resuming from further back decompresses. A reader that has fallen behind gets
 all its frames as one ``bytes``, which the SSE endpoint sends as it is.
@@ -21,12 +21,11 @@ from __future__ import annotations
 import zlib
 from array import array
 from bisect import bisect_right
-from collections import deque
 from collections.abc import Sequence
 from typing import Final
 
 _FRAME: Final = b"id: %d\r\ndata: %b\r\n\r\n"
-BLOCK_BYTES: Final = 2048
+BLOCK_BYTES: Final = 1024
 """Frame bytes gathered in the open block before it is compressed."""
 
 
@@ -58,8 +57,9 @@ class ChunkRing:
         """Virtual start offset of the chunk at index 0 of the arrays."""
         self._head = 0
         """Index of the oldest kept chunk (those before it are dropped)."""
-        self._blocks: deque[tuple[int, int, bytes]] = deque()
-        """Sealed blocks: ``(virtual start, virtual end, zlib data)``."""
+        self._blocks: list[tuple[int, int, bytes]] = []
+        """Sealed blocks: ``(virtual start, virtual end, zlib data)`` (a list: an empty deque alone
+        costs a 64-slot block per run, and blocks are dropped from the front only past the cap)."""
         self._open: list[bytes] = []
         """The frames of the open block: those of the chunks from ``_open_index`` on."""
         self._open_index = 0
@@ -103,8 +103,11 @@ class ChunkRing:
         if self._terminals and self._terminals[0] < first:
             self._terminals = [seq for seq in self._terminals if seq >= first]
         kept_from = self._start(self._head)
-        while self._blocks and self._blocks[0][1] <= kept_from:
-            self._blocks.popleft()
+        gone = 0
+        while gone < len(self._blocks) and self._blocks[gone][1] <= kept_from:
+            gone += 1
+        if gone:
+            del self._blocks[:gone]
         if self._head * 2 >= len(self._seqs):
             if self._open_index < self._head:  # the open block's first chunks are dropped too
                 del self._open[: self._head - self._open_index]
