@@ -2,12 +2,12 @@
 
 A :class:`RunStore` keeps, per run, a :class:`RunRecord` (owner tenant, agent, status) and the
 chunks in ``seq`` order. Writers append; readers iterate from any ``seq`` and are woken as chunks
-arrive, until the run's ``done`` chunk — one at a time (:meth:`RunStore.read`) or as batches of
-whatever has arrived since the reader last looked (:meth:`RunStore.read_batches`, what the SSE
-endpoint uses so that chunks that queued up while a client was busy go out in one write). Two
-implementations share this contract and the same test suite: :class:`MemoryRunStore` here (one
-process, a ring per run) and :class:`~kanawa.server.redis_store.RedisRunStore` (a Redis Stream per
-run, any worker resumes).
+arrive, until the run's ``done`` chunk — one at a time (:meth:`RunStore.read`), as batches of
+whatever has arrived since the reader last looked (:meth:`RunStore.read_batches`), or as those
+batches' SSE frames (:meth:`RunStore.read_frames`, what the SSE endpoint sends, so that chunks that
+queued up while a client was busy go out in one write). Two implementations share this contract and
+the same test suite: :class:`MemoryRunStore` here (one process, a compact ring per run) and
+:class:`~kanawa.server.redis_store.RedisRunStore` (a Redis Stream per run, any worker resumes).
 
 Retention: a run and its chunks are kept ``ttl`` seconds after its last chunk, and at most ``cap``
 chunks per run (the oldest go first). A reader asking for chunks that have been dropped gets
