@@ -1,18 +1,21 @@
 """Concurrent SSE sessions against ``kanawa serve`` (seed 002 §8 "Load: 同時 100 セッション").
 
-Three servers, each in its own process with one uvicorn worker, measured in one run by the same lean
-aiohttp client (its own process):
+Three servers, each in its own process with one uvicorn worker (uvloop and httptools, which uvicorn
+picks up for all three alike), measured in one run by the same lean aiohttp client on uvloop (its own
+process):
 
 - ``bare``: a plain sse-starlette endpoint streaming the same chunks at the same pace — the ceiling;
 - ``embedded``: kanawa's app, runs buffered in memory;
-- ``redis``: kanawa's app with ``KANAWA_REDIS_URL`` (each chunk is an XADD; SSE clients are fed by one
-  XREAD reader per process).
+- ``redis``: kanawa's app with ``KANAWA_REDIS_URL`` (each chunk is an ``XADD``, group-committed; the
+  SSE clients of a run started here are fed by its writer once the ``XADD`` succeeded).
 
 Every session starts a run of a scripted agent that streams 40 text deltas 20 ms apart, then its
 final answer, usage and ``done`` chunk (the bare endpoint sends the same chunk texts). At 100, 500 and
-1,000 concurrent sessions: sessions held at once, events/s, time to first event, latency of each event
-(client receive time minus the chunk's ``time``), the added latency against the bare endpoint, errors,
-lost chunks (a gap in ``seq``) and server memory per open session. Writes bench/results/serve_load.json
+1,000 concurrent sessions: sessions held at once, events/s (the 43 events both send per session;
+kanawa's 4 ``trace`` chunks are counted apart), time to first event, latency of each event (client
+receive time minus the chunk's ``time``), the added latency against the bare endpoint, errors, lost
+chunks (a gap in ``seq``), server memory per open session (peak RSS minus the RSS after a warm-up,
+over the sessions held at once) and server CPU time per session. Writes bench/results/serve_load.json
 and .md. Run: ``python bench/serve_load.py`` (``make bench``).
 """
 
@@ -166,7 +169,9 @@ async def _session(http: Any, url: str, out: dict[str, Any], held: list[int]) ->
                     if first is None:
                         first = now
                     seqs.append(chunk["seq"])
-                    if chunk["type"] != "trace":
+                    if chunk["type"] == "trace":
+                        out["trace_events"] += 1
+                    else:
                         latencies.append(now - _parse_time(chunk["time"]))
                     if chunk["type"] == "done":
                         break
@@ -177,7 +182,7 @@ async def _session(http: Any, url: str, out: dict[str, Any], held: list[int]) ->
         return
     if not seqs or seqs != list(range(1, len(seqs) + 1)) or len([s for s in seqs]) == 0:
         out["lost"] += 1
-    out["events"] += len(seqs)
+    out["events"] += len(latencies)
     out["latencies"].extend(latencies)
     if first is not None:
         out["ttfe"].append(first - start)
@@ -189,7 +194,16 @@ async def load(url: str, sessions: int, server_pid: int) -> dict[str, Any]:
 
     server = psutil.Process(server_pid)
     baseline = server.memory_info().rss
-    out: dict[str, Any] = {"errors": 0, "lost": 0, "events": 0, "latencies": [], "ttfe": [], "held_max": 0}
+    cpu_before = server.cpu_times()
+    out: dict[str, Any] = {
+        "errors": 0,
+        "lost": 0,
+        "events": 0,
+        "trace_events": 0,
+        "latencies": [],
+        "ttfe": [],
+        "held_max": 0,
+    }
     held = [0]
     peak = baseline
     stop = asyncio.Event()
@@ -209,6 +223,8 @@ async def load(url: str, sessions: int, server_pid: int) -> dict[str, Any]:
         elapsed = time.perf_counter() - started
         stop.set()
         await sampler
+    cpu_after = server.cpu_times()
+    server_cpu = (cpu_after.user + cpu_after.system) - (cpu_before.user + cpu_before.system)
     lat = [x * 1000 for x in out["latencies"]]
     ttfe = [x * 1000 for x in out["ttfe"]]
     return {
@@ -217,8 +233,10 @@ async def load(url: str, sessions: int, server_pid: int) -> dict[str, Any]:
         "errors": out["errors"],
         "lost": out["lost"],
         "events": out["events"],
+        "trace_events": out["trace_events"],
         "events_per_s": round(out["events"] / elapsed, 1),
         "wall_s": round(elapsed, 3),
+        "server_cpu_ms_per_session": round(server_cpu * 1000 / sessions, 2),
         "ttfe_p50_ms": round(percentile(ttfe, 50), 2),
         "ttfe_p99_ms": round(percentile(ttfe, 99), 2),
         "latency_p50_ms": round(percentile(lat, 50), 2),
@@ -299,10 +317,12 @@ def table(results: dict[str, dict[str, dict[str, Any]]]) -> str:
         "# Concurrent SSE sessions (`bench/serve_load.py`)",
         "",
         f"Each session streams a scripted run: {DELTAS} text deltas {int(PACE * 1000)} ms apart, then final, usage and done "
-        "(kanawa also sends its trace chunks). One uvicorn worker per server; client (aiohttp) and server share the 2 cores.",
+        "(kanawa also sends its 4 trace chunks, not counted in events/s: both columns count the same 43 events per session). "
+        "One uvicorn worker per server (uvloop and httptools for all three); client (aiohttp on uvloop), servers and "
+        "redis-server share the 2 cores. Server CPU is the server process's user + system time over the run.",
         "",
-        "| sessions | system | held at once | errors | lost | events/s | first event p50 / p99 ms | event latency p50 / p99 ms | added p50 / p99 ms | KiB per open session |",
-        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| sessions | system | held at once | errors | lost | events/s | first event p50 / p99 ms | event latency p50 / p99 ms | added p50 / p99 ms | KiB per open session | server CPU ms per session |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for sessions in SESSIONS:
         bare = results["bare"].get(str(sessions))
@@ -318,7 +338,7 @@ def table(results: dict[str, dict[str, dict[str, Any]]]) -> str:
             lines.append(
                 f"| {sessions} | {system} | {r['held_max']} | {r['errors']} | {r['lost']} | {r['events_per_s']:,.0f} | "
                 f"{r['ttfe_p50_ms']:.1f} / {r['ttfe_p99_ms']:.1f} | {r['latency_p50_ms']:.1f} / {r['latency_p99_ms']:.1f} | "
-                f"{added} | {r['kib_per_session']:.1f} |"
+                f"{added} | {r['kib_per_session']:.1f} | {r['server_cpu_ms_per_session']:.2f} |"
             )
     lines.append("")
     for sessions in SESSIONS:
@@ -331,7 +351,8 @@ def table(results: dict[str, dict[str, dict[str, Any]]]) -> str:
                 continue
             lines.append(
                 f"- {sessions} sessions, {system}: throughput {r['events_per_s'] / bare['events_per_s']:.2f}× the bare endpoint's, "
-                f"memory per session {r['kib_per_session'] / max(bare['kib_per_session'], 0.1):.2f}× its"
+                f"memory per session {r['kib_per_session'] / max(bare['kib_per_session'], 0.1):.2f}× its, "
+                f"server CPU per session {r['server_cpu_ms_per_session'] / max(bare['server_cpu_ms_per_session'], 0.01):.2f}× its"
             )
     m = machine()
     lines.append(
@@ -353,7 +374,13 @@ def main() -> None:
         serve(args.serve, args.port)
         return
     if args.client:
-        print(json.dumps(asyncio.run(load(args.client, args.sessions, args.pid))))
+        import uvloop  # the client stays lean: the loop the servers run on too
+
+        print(
+            json.dumps(
+                asyncio.run(load(args.client, args.sessions, args.pid), loop_factory=uvloop.new_event_loop)
+            )
+        )
         return
     results: dict[str, dict[str, dict[str, Any]]] = {system: {} for system in SYSTEMS}
     for sessions in args.only:

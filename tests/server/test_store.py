@@ -181,3 +181,50 @@ async def test_redis_readers_of_a_run_written_here_need_no_redis_reader(redis_ur
         assert store.hub._task is None  # the writer fed them; no XREAD connection was opened
     finally:
         await store.aclose()
+
+
+async def test_chunk_text_is_kept_exactly_whatever_its_characters(store: RunStore) -> None:
+    """The Redis writer packs its commands by hand: multi-byte text and separators must survive."""
+    texts = ['{"text":"金輪際、漏らさない"}', '{"text":"a\\r\\n$5\\r\\nb"}', '{"text":"🙂 ok"}']
+    await store.create(_record("r9"), writes_here=True)
+    reader = asyncio.create_task(_collect_texts(store, "r9", 0))
+    for seq, text in enumerate(texts, start=1):
+        await store.append("r9", Entry(seq, text, seq == len(texts)))
+    assert await reader == texts
+    assert await _collect_texts(store, "r9", 1) == texts[1:]
+
+
+async def _collect_texts(store: RunStore, run_id: str, after: int) -> list[str]:
+    return [entry.text async for entry in store.read(run_id, after=after)]
+
+
+async def test_batches_hold_what_arrived_together_and_end_at_the_terminal_entry(store: RunStore) -> None:
+    await store.create(_record("r10"), writes_here=True)
+    for seq in range(1, 6):
+        await store.append("r10", Entry(seq, "{}", seq == 5))
+    batches = [[entry.seq for entry in batch] async for batch in store.read_batches("r10", after=2)]
+    assert batches == [[3, 4, 5]]
+
+
+async def test_a_redis_reader_of_a_stream_whose_writer_vanished_stops_after_the_ttl(redis_url: str) -> None:
+    """No terminal chunk will ever come: the hub's watchdog ends the wait instead of leaving the reader
+    (and its SSE connection) hanging."""
+    prefix = f"kanawa-test-{uuid.uuid4().hex[:8]}:"
+    writer = RedisRunStore(redis_url, ttl=30, cap=100, prefix=prefix)
+    reader = RedisRunStore(redis_url, ttl=0.3, cap=100, prefix=prefix)
+    try:
+        await writer.create(_record("r11"))
+        await writer.append("r11", Entry(1, "{}", False))
+        await writer.append("r11", Entry(2, "{}", False))
+        assert await asyncio.wait_for(_collect(reader, "r11", 0), timeout=20) == [1, 2]
+    finally:
+        await reader.aclose()
+        await writer.aclose()
+
+
+async def test_frames_are_the_batches_as_server_sent_events(store: RunStore) -> None:
+    await store.create(_record("r12"), writes_here=True)
+    for seq in range(1, 5):
+        await store.append("r12", Entry(seq, f'{{"n":"{seq}金"}}', seq == 4))
+    frames = b"".join([frames async for frames in store.read_frames("r12", after=1)])
+    assert frames == b"".join(f'id: {s}\r\ndata: {{"n":"{s}金"}}\r\n\r\n'.encode() for s in (2, 3, 4))

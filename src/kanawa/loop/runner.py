@@ -29,7 +29,6 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections import deque
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from contextlib import aclosing, suppress
 from typing import Any, Generic, assert_never
@@ -114,6 +113,49 @@ class AgentLoopRunner(Generic[OutputT]):
     (or let it be collected) to close the model stream it may hold.
     """
 
+    # a service holds one runner per run in flight: slots instead of a per-instance dict of ~40 keys
+    __slots__ = (
+        "__weakref__",
+        "_approval_names",
+        "_approval_policy",
+        "_approvals",
+        "_asks_approval",
+        "_caller",
+        "_decoder",
+        "_final",
+        "_finalize_round",
+        "_gen",
+        "_hold_deltas",
+        "_hooks",
+        "_messages",
+        "_model",
+        "_offered_names",
+        "_offered_tools",
+        "_pending",
+        "_pending_approvals",
+        "_policy",
+        "_postprocess",
+        "_preprocess",
+        "_prompts",
+        "_reason",
+        "_result",
+        "_side",
+        "_side_ready",
+        "_specs",
+        "_started",
+        "_steps",
+        "_streaming",
+        "_tool_round",
+        "_tools",
+        "_tools_emit",
+        "_trace",
+        "agent_name",
+        "config",
+        "context",
+        "run_id",
+        "state",
+    )
+
     def __init__(
         self,
         model: LLMAdapter,
@@ -169,7 +211,7 @@ class AgentLoopRunner(Generic[OutputT]):
         self._asks_approval = approval_policy is not None or bool(self._approval_names)
         self._approvals = approvals
         self._pending_approvals: tuple[ToolCall, ...] = ()
-        self._side: deque[RunEvent[OutputT]] = deque()
+        self._side: list[RunEvent[OutputT]] = []  # rarely used: an empty list, not a deque block
         self._side_ready: asyncio.Event | None = None
         self._tools_emit = any(t.takes_context for t in tools)
         self._hold_deltas = stream and bool(getattr(hooks, "blocks_output", False))
@@ -391,7 +433,7 @@ class AgentLoopRunner(Generic[OutputT]):
         else:
             results = await running
         while self._side:
-            yield self._side_event(self._side.popleft())
+            yield self._side_event(self._side.pop(0))
         if hooks is not None:
             async for warning in self._checked(hooks.after_tools(step, results, self.context), calls):
                 yield warning
@@ -422,7 +464,7 @@ class AgentLoopRunner(Generic[OutputT]):
         try:
             while not task.done():
                 if queue:
-                    yield self._side_event(queue.popleft())
+                    yield self._side_event(queue.pop(0))
                     continue
                 ready.clear()
                 waiter = asyncio.ensure_future(ready.wait())

@@ -56,6 +56,8 @@ SAFE_ERRORS: Final = (AgentError, ToolError, LLMError)
 """kanawa's error families carry messages written to be shown (no prompts, no tool arguments)."""
 
 _ANY: Final = TypeAdapter(Any)
+_JSON: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+"""One encoder for every chunk: ``json.dumps`` with these options builds a new one per call."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,10 +74,10 @@ class Chunk:
         body = {"time": iso_time(self.time), "agent": self.agent, "type": self.type, "data": self.data}
         body["seq"] = seq
         try:
-            return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+            return _JSON.encode(body)
         except (TypeError, ValueError):
             body["data"] = to_json_value(self.data)
-            return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+            return _JSON.encode(body)
 
 
 def to_data(value: object, *, _depth: int = 0) -> JsonValue:

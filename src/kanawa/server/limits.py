@@ -19,6 +19,8 @@ class BodySizeLimit:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        declared: int | None = None
+        chunked = False
         for name, value in scope.get("headers", ()):
             if name == b"content-length":
                 try:
@@ -29,6 +31,13 @@ class BodySizeLimit:
                 if declared > self.limit:
                     await self._refuse(send, 413, f"request body larger than {self.limit} bytes")
                     return
+            elif name == b"transfer-encoding":
+                chunked = True
+        if declared is not None and not chunked:
+            # the HTTP server delivers no more than the declared length: nothing to count, and the
+            # response's sends (every SSE event of a stream) go straight through
+            await self.app(scope, receive, send)
+            return
         seen = 0
         started = False
         refused = False

@@ -12,31 +12,38 @@ Each chunk is an ``XADD`` with the explicit id ``<seq>-0`` (Redis itself refuses
 above the last one, so ``seq`` is monotonic even with two writers). ``XADD`` does not refresh a key's
 TTL, so the writer refreshes it deliberately — ``PEXPIRE`` on the stream and the hash, with the
 record's ``last_seq``/``updated`` — once a second per run and with its last chunk, and reads the
-run's ``cancel`` flag (how a cancel sent to another worker reaches it) every 0.2 s. The commands of
-all runs writing at the same moment go to Redis in one pipeline (group commit).
+run's ``cancel`` flag (how a cancel sent to another worker reaches it) every 0.2 s. The writes of
+all runs at the same moment (chunks, new records, statuses, checkpoints) go to Redis together on one
+connection, packed as one buffer and answered in one read (group commit): many concurrent runs cost
+one round trip per batch, not one per chunk, and a run's writes stay in order.
 
-Readers never hold a Redis connection each. A run written by this process reaches its local readers
-straight from the writer, after its ``XADD`` succeeded; for runs written elsewhere (another worker, a
-Celery worker) one :class:`StreamHub` per process owns one connection that ``XREAD BLOCK``\\ s on
-every such stream some local client follows and fans entries out to per-client queues. A client
-first registers with the hub, then reads what is already stored with a plain ``XRANGE`` on the
-shared pool; the two overlap and ``seq`` removes the duplicates, so nothing falls
-between them. When a new stream is followed, the hub's blocked read is cut short with
-``CLIENT UNBLOCK`` so it starts following at once.
+Readers never hold a Redis connection each. A run written by this process (``create(...,
+writes_here=True)``) reaches its local readers straight from the writer, after its ``XADD``
+succeeded, and a reader that joins it at its last delivered chunk needs no Redis read at all; for runs
+written elsewhere (another worker, a Celery worker) one :class:`StreamHub` per process owns one
+connection that ``XREAD BLOCK``\\ s on every such stream some local client follows and fans entries
+out to per-client mailboxes. A client first registers with the hub, then reads what is already stored
+with a plain ``XRANGE`` on the shared pool; the two overlap and ``seq`` removes the duplicates, so
+nothing falls between them. When a new stream is followed, the hub's blocked read is cut short with
+``CLIENT UNBLOCK`` (once per change, however many clients arrive) so it starts following at once.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Final, cast
 
 from redis.asyncio import BlockingConnectionPool, Redis
+from redis.asyncio.connection import AbstractConnection
+from redis.exceptions import ResponseError
 
 from kanawa._logging import get_logger
+from kanawa.server.ring import sse_frames
 from kanawa.server.store import ChunksExpired, Entry, RunRecord, RunStatus
 
 _log = get_logger("kanawa.server")
@@ -46,6 +53,8 @@ CANCEL_CHECK_S: Final = 0.2
 """How often a running run's writer reads its cancel flag."""
 BLOCK_MS: Final = 5_000
 """How long the hub's ``XREAD`` blocks when nothing arrives (it is woken early when needed)."""
+REPLY_TIMEOUT_S: Final = 10.0
+"""How long a group commit waits for Redis's replies before it gives the connection up."""
 
 
 def _text(value: Any) -> str:
@@ -61,24 +70,101 @@ def _entry(entry_id: Any, fields: Mapping[Any, Any]) -> Entry:
     return Entry(_seq(entry_id), data.get("d", ""), data.get("t") == "1")
 
 
-class StreamHub:
-    """One reader per process: ``XREAD`` over all followed streams, fanned out to local queues."""
+def _pack(*parts: bytes) -> bytes:
+    """One command in the Redis protocol (RESP): what the group commit sends, built in one go."""
+    return b"*%d\r\n" % len(parts) + b"".join(b"$%d\r\n%b\r\n" % (len(part), part) for part in parts)
 
-    def __init__(self, url: str, redis: Redis) -> None:
+
+_XADD: Final = (
+    b"*10\r\n$4\r\nXADD\r\n$%d\r\n%b\r\n$6\r\nMAXLEN\r\n$1\r\n=\r\n$%d\r\n%b\r\n"
+    b"$%d\r\n%b\r\n$1\r\nd\r\n$%d\r\n%b\r\n$1\r\nt\r\n$1\r\n%b\r\n"
+)
+
+
+def _pack_xadd(key: bytes, cap: bytes, seq: int, text: bytes, terminal: bool) -> bytes:
+    """``XADD key MAXLEN = cap <seq>-0 d text t 0|1`` packed in one formatting step (the command sent
+    for every chunk; :func:`_pack` builds the same bytes, only slower)."""
+    entry_id = b"%d-0" % seq
+    return _XADD % (
+        len(key),
+        key,
+        len(cap),
+        cap,
+        len(entry_id),
+        entry_id,
+        len(text),
+        text,
+        b"1" if terminal else b"0",
+    )
+
+
+def _upto_terminal(entries: Sequence[Entry]) -> tuple[Sequence[Entry], bool]:
+    """``entries`` cut after the terminal one, and whether there was one."""
+    for index, entry in enumerate(entries):
+        if entry.terminal:
+            return entries[: index + 1], True
+    return entries, False
+
+
+class _Mailbox:
+    """One reader's entries from the hub or the local writer: a list and, while the reader waits, a
+    future that says whether something came (``False``: the hub's watchdog gave up on the stream)."""
+
+    __slots__ = ("items", "since", "waiter")
+
+    def __init__(self) -> None:
+        self.items: list[Entry] = []
+        self.waiter: asyncio.Future[bool] | None = None
+        self.since = 0.0
+        """When the reader started waiting (loop time), for the watchdog."""
+
+    def put(self, entry: Entry) -> None:
+        self.items.append(entry)
+        waiter = self.waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(True)
+
+    def give_up(self) -> None:
+        waiter = self.waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(False)
+
+    async def take(self) -> list[Entry]:
+        """What has arrived, waiting for something if need be (``[]``: given up)."""
+        if not self.items:
+            loop = asyncio.get_running_loop()
+            waiter = self.waiter = loop.create_future()
+            self.since = loop.time()
+            try:
+                await waiter
+            finally:
+                self.waiter = None
+        items, self.items = self.items, []
+        return items
+
+
+class StreamHub:
+    """One reader per process: ``XREAD`` over all followed streams, fanned out to local mailboxes."""
+
+    def __init__(self, url: str, redis: Redis, *, patience: float = 3600.0) -> None:
         self._url = url
         self._redis = redis
+        self._patience = patience
+        self._watchdog: asyncio.Task[None] | None = None
         self._conn: Redis | None = None
         self._generation = 0
         self._seen = 0
         self._client_id: int | None = None
         self._cursors: dict[str, str] = {}
-        self._queues: dict[str, set[asyncio.Queue[Entry]]] = {}
+        self._boxes: dict[str, set[_Mailbox]] = {}
         self._task: asyncio.Task[None] | None = None
+        self._restarting: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
         self._starting = asyncio.Lock()
-        self.local: set[str] = set()
-        """Streams this process is writing: their entries reach local readers straight from the writer
-        (:meth:`deliver`), and the pump leaves them out of its ``XREAD``."""
+        self.local: dict[str, int] = {}
+        """Streams this process is writing, with the last seq handed to local readers: their entries
+        reach local readers straight from the writer (:meth:`deliver`), and the pump leaves them out of
+        its ``XREAD``."""
 
     async def _ensure(self) -> None:
         async with self._starting:
@@ -87,48 +173,82 @@ class StreamHub:
                 self._client_id = int(await self._conn.client_id())
                 self._task = asyncio.create_task(self._pump(), name="kanawa-stream-hub")
 
-    async def follow(self, key: str, after: int) -> asyncio.Queue[Entry]:
-        queue: asyncio.Queue[Entry] = asyncio.Queue()
-        listeners = self._queues.setdefault(key, set())
-        listeners.add(queue)
-        if key in self.local:
-            return queue
+    def _register(self, key: str) -> _Mailbox:
+        box = _Mailbox()
+        self._boxes.setdefault(key, set()).add(box)
+        if self._watchdog is None:
+            self._watchdog = asyncio.get_running_loop().create_task(self._watch(), name="kanawa-hub-watchdog")
+        return box
+
+    async def _watch(self) -> None:
+        """Ends the wait of readers that have heard nothing for ``patience`` seconds (a stream whose
+        writer vanished without its terminal chunk): one sweep now and then instead of a timer for
+        every wait of every reader."""
+        every = min(max(self._patience / 4, 0.05), 30.0)
+        loop = asyncio.get_running_loop()
+        while True:
+            await asyncio.sleep(every)
+            limit = loop.time() - self._patience
+            for boxes in list(self._boxes.values()):
+                for box in boxes:
+                    if box.waiter is not None and box.since <= limit:
+                        box.give_up()
+
+    def follow_local(self, key: str) -> _Mailbox | None:
+        """A mailbox fed by this process's writer of ``key``, or ``None`` when it is written elsewhere."""
+        if key not in self.local:
+            return None
+        return self._register(key)
+
+    async def follow(self, key: str, after: int) -> _Mailbox:
+        box = self.follow_local(key)
+        if box is not None:
+            return box
+        box = self._register(key)
         await self._ensure()
         if key not in self._cursors:
             self._cursors[key] = f"{after}-0"
             self._generation += 1
-            await self._restart_read(self._generation)
-        return queue
+            self._wake.set()
+            if self._restarting is None or self._restarting.done():
+                self._restarting = asyncio.create_task(self._restart_read())
+        return box
 
-    async def _restart_read(self, generation: int) -> None:
-        """Make the pump's next ``XREAD`` include the new stream: wake it while it waits for work and
-        cut its blocked read short with ``CLIENT UNBLOCK`` until it has picked up ``generation``."""
-        self._wake.set()
+    async def _restart_read(self) -> None:
+        """Make the pump's next ``XREAD`` include the streams followed since it started: cut its
+        blocked read short with ``CLIENT UNBLOCK`` until it has picked up the latest generation. One
+        such task at a time serves every new follower (a burst of clients costs a few unblocks)."""
         for _ in range(200):
-            if self._seen >= generation or self._client_id is None:
+            if self._seen >= self._generation or self._client_id is None:
                 return
             with contextlib.suppress(Exception):
                 await self._redis.client_unblock(self._client_id)
-            await asyncio.sleep(0.001)
+            await asyncio.sleep(0.002)
+
+    def start_local(self, key: str, seq: int) -> None:
+        """This process writes ``key`` from now on; ``seq`` is its last chunk so far."""
+        self.local.setdefault(key, seq)
 
     def deliver(self, key: str, entry: Entry) -> None:
         """An entry this process has just added: hand it to the local readers of its stream."""
-        for queue in self._queues.get(key, ()):
-            queue.put_nowait(entry)
+        if key in self.local:
+            self.local[key] = entry.seq
+        for box in self._boxes.get(key, ()):
+            box.put(entry)
 
     def end_local(self, key: str) -> None:
         """This process stopped writing ``key``; readers still following it go back to ``XREAD``."""
-        self.local.discard(key)
+        self.local.pop(key, None)
         if key in self._cursors:
             self._wake.set()
 
-    def unfollow(self, key: str, queue: asyncio.Queue[Entry]) -> None:
-        listeners = self._queues.get(key)
-        if listeners is None:
+    def unfollow(self, key: str, box: _Mailbox) -> None:
+        boxes = self._boxes.get(key)
+        if boxes is None:
             return
-        listeners.discard(queue)
-        if not listeners:
-            del self._queues[key]
+        boxes.discard(box)
+        if not boxes:
+            del self._boxes[key]
             self._cursors.pop(key, None)
 
     async def _pump(self) -> None:
@@ -154,58 +274,113 @@ class StreamHub:
                     entry = _entry(entry_id, fields)
                     if key in self._cursors:
                         self._cursors[key] = _text(entry_id)
-                    for queue in self._queues.get(key, ()):
-                        queue.put_nowait(entry)
+                    for box in self._boxes.get(key, ()):
+                        box.put(entry)
 
     async def aclose(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        for task in (self._restarting, self._task, self._watchdog):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        self._task = self._restarting = self._watchdog = None
         if self._conn is not None:
             await self._conn.aclose()
             self._conn = None
 
 
 class _GroupCommit:
-    """Group commit: the commands of every append waiting when the previous round trip ends go to
-    Redis in one pipeline, so many concurrent runs cost one round trip per batch, not one per chunk.
-    Each run awaits its own append, so a run's chunks still go in ``seq`` order."""
+    """Group commit: the writes waiting when the previous round trip ends go to Redis as one buffer
+    on one connection of their own, and their replies are read back in order — many concurrent runs
+    cost one round trip per batch, not one per chunk. Each caller hands over its commands already
+    packed (:func:`_pack`) and awaits its own replies, so a run's writes still go in order.
 
-    def __init__(self, redis: Redis) -> None:
-        self._redis = redis
-        self._pending: list[
-            tuple[list[tuple[str, tuple[Any, ...], dict[str, Any]]], asyncio.Future[list[Any]]]
-        ] = []
+    Replies are Redis's: bytes, integers, ``None``, or the :class:`~redis.exceptions.ResponseError` a
+    command was refused with. A connection failure fails every write of the batch."""
+
+    def __init__(self, url: str) -> None:
+        self._client = Redis.from_url(url, max_connections=1)
+        self._conn: AbstractConnection | None = None
+        self._pending: list[tuple[bytes, int, asyncio.Future[list[Any]]]] = []
         self._flushing: asyncio.Task[None] | None = None
 
-    async def run(self, commands: list[tuple[str, tuple[Any, ...], dict[str, Any]]]) -> list[Any]:
+    async def run(self, packed: bytes, count: int) -> list[Any]:
+        """Send ``count`` packed commands with the next batch; their ``count`` replies."""
         future: asyncio.Future[list[Any]] = asyncio.get_running_loop().create_future()
-        self._pending.append((commands, future))
+        self._pending.append((packed, count, future))
         if self._flushing is None or self._flushing.done():
-            self._flushing = asyncio.create_task(self._flush())
+            self._flushing = asyncio.create_task(self._flush(), name="kanawa-redis-group-commit")
         return await future
 
     async def _flush(self) -> None:
         while self._pending:
             batch, self._pending = self._pending, []
             try:
-                async with self._redis.pipeline(transaction=False) as pipe:
-                    for commands, _ in batch:
-                        for name, args, kwargs in commands:
-                            getattr(pipe, name)(*args, **kwargs)
-                    results = await pipe.execute(raise_on_error=False)
-            except Exception as exc:
-                for _, future in batch:
+                replies = await self._round_trip(batch)
+            except BaseException as exc:
+                for _, _, future in batch:
                     if not future.done():
-                        future.set_exception(exc)
+                        future.set_exception(
+                            exc if isinstance(exc, Exception) else ConnectionError("Redis write cancelled")
+                        )
+                if not isinstance(exc, Exception):
+                    raise
                 continue
             at = 0
-            for commands, future in batch:
+            for _, count, future in batch:
                 if not future.done():
-                    future.set_result(list(results[at : at + len(commands)]))
-                at += len(commands)
+                    future.set_result(replies[at : at + count])
+                at += count
+
+    async def _round_trip(self, batch: list[tuple[bytes, int, asyncio.Future[list[Any]]]]) -> list[Any]:
+        if self._conn is None:
+            self._conn = await self._client.connection_pool.get_connection()  # type: ignore[no-untyped-call]
+        conn = self._conn
+        try:
+            async with asyncio.timeout(REPLY_TIMEOUT_S):  # one deadline for the batch, not a timer a reply
+                await conn.send_packed_command(b"".join(packed for packed, _, _ in batch), check_health=False)
+                replies: list[Any] = []
+                for _ in range(sum(count for _, count, _ in batch)):
+                    try:
+                        replies.append(await conn.read_response(timeout=math.inf))
+                    except ResponseError as refused:
+                        replies.append(refused)
+            return replies
+        except BaseException:
+            # what was sent or left unread is unknown: start the next batch on a fresh connection
+            with contextlib.suppress(Exception):
+                await conn.disconnect(nowait=True)
+            raise
+
+    async def aclose(self) -> None:
+        if self._flushing is not None and not self._flushing.done():
+            with contextlib.suppress(Exception):
+                await self._flushing
+        if self._conn is not None:
+            await self._client.connection_pool.release(self._conn)
+            self._conn = None
+        await self._client.aclose()
+
+
+class _Upkeep:
+    """A running run's writer-side state: its keys, when its TTL is refreshed and its cancel flag read
+    next, and the flag's last value."""
+
+    __slots__ = ("cancelled", "check_at", "record_key", "refresh_at", "stream_key", "stream_name")
+
+    def __init__(self, stream_name: str, stream_key: bytes, record_key: bytes) -> None:
+        self.stream_name = stream_name
+        self.stream_key = stream_key
+        self.record_key = record_key
+        self.refresh_at = 0.0
+        self.check_at = 0.0
+        self.cancelled = False
+
+
+def _first_error(replies: Sequence[Any]) -> None:
+    for reply in replies:
+        if isinstance(reply, Exception):
+            raise reply
 
 
 class RedisRunStore:
@@ -224,12 +399,12 @@ class RedisRunStore:
         pool = BlockingConnectionPool.from_url(url, max_connections=max_connections, timeout=None)
         self._redis: Redis = Redis.from_pool(pool)
         self._ttl_ms = int(ttl * 1000)
-        self._cap = cap
+        self._ttl_b = b"%d" % self._ttl_ms
+        self._cap_b = b"%d" % cap
         self._prefix = prefix
-        self.hub = StreamHub(url, self._redis)
-        self._batcher = _GroupCommit(self._redis)
-        self._upkeep: dict[str, list[Any]] = {}
-        """Per running run: [next TTL refresh, next cancel check, last cancel flag]."""
+        self.hub = StreamHub(url, self._redis, patience=ttl)
+        self._batcher = _GroupCommit(url)
+        self._upkeep: dict[str, _Upkeep] = {}
 
     @property
     def redis(self) -> Redis:
@@ -241,15 +416,26 @@ class RedisRunStore:
     def _chunks(self, run_id: str) -> str:
         return f"{self._prefix}run:{run_id}:chunks"
 
-    async def create(self, record: RunRecord) -> None:
-        key = self._run(record.run_id)
-        async with self._redis.pipeline(transaction=True) as pipe:
-            pipe.hset(key, mapping=_to_hash(record))
-            pipe.pexpire(key, self._ttl_ms)
-            index = f"{self._prefix}tenant:{record.tenant}:runs"
-            pipe.zadd(index, {record.run_id: record.created})
-            pipe.pexpire(index, self._ttl_ms)
-            await pipe.execute()
+    async def _write(self, *commands: bytes) -> list[Any]:
+        """Packed commands through the group commit; a refused one raises its error."""
+        replies = await self._batcher.run(b"".join(commands), len(commands))
+        _first_error(replies)
+        return replies
+
+    async def create(self, record: RunRecord, *, writes_here: bool = False) -> None:
+        """Store the record. ``writes_here``: this process will write the run's chunks, so its local
+        readers are fed by the writer from the start (never by ``XREAD``)."""
+        key = self._run(record.run_id).encode()
+        index = f"{self._prefix}tenant:{record.tenant}:runs".encode()
+        fields = [part for name, value in _to_hash(record).items() for part in (name, str(value))]
+        await self._write(
+            _pack(b"HSET", key, *(part.encode() for part in fields)),
+            _pack(b"PEXPIRE", key, self._ttl_b),
+            _pack(b"ZADD", index, repr(record.created).encode(), record.run_id.encode()),
+            _pack(b"PEXPIRE", index, self._ttl_b),
+        )
+        if writes_here:
+            self.hub.start_local(self._chunks(record.run_id), record.last_seq)
 
     async def _record(self, run_id: str) -> RunRecord | None:
         """The record, with ``last_seq`` read from the stream itself (the hash's copy is refreshed
@@ -282,54 +468,64 @@ class RedisRunStore:
         return out
 
     async def set_status(self, run_id: str, status: RunStatus, *, reason: str | None = None) -> None:
-        key = self._run(run_id)
-        async with self._redis.pipeline(transaction=False) as pipe:
-            pipe.hset(key, mapping={"status": status, "updated": repr(time.time()), "reason": reason or ""})
-            pipe.pexpire(key, self._ttl_ms)
-            await pipe.execute()
+        key = self._run(run_id).encode()
+        await self._write(
+            _pack(
+                b"HSET",
+                key,
+                b"status",
+                status.encode(),
+                b"updated",
+                repr(time.time()).encode(),
+                b"reason",
+                (reason or "").encode(),
+            ),
+            _pack(b"PEXPIRE", key, self._ttl_b),
+        )
 
     async def append(self, run_id: str, entry: Entry) -> bool:
-        """Queue the ``XADD`` for the next group commit and wait for it. The keys' TTL and the run's
+        """Send the ``XADD`` with the next group commit and wait for it. The keys' TTL and the run's
         ``updated``/``last_seq`` fields are refreshed at most every :data:`REFRESH_S` seconds per run
         (and with its terminal chunk), the cancel flag read at most every :data:`CANCEL_CHECK_S`."""
         now = time.monotonic()
         state = self._upkeep.get(run_id)
         if state is None:
-            state = self._upkeep[run_id] = [0.0, 0.0, False]
-        commands: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = [
-            (
-                "xadd",
-                (self._chunks(run_id), {"d": entry.text, "t": "1" if entry.terminal else "0"}),
-                {"id": f"{entry.seq}-0", "maxlen": self._cap, "approximate": False},
-            )
-        ]
-        if entry.terminal or now >= state[0]:
-            state[0] = now + REFRESH_S
-            key = self._run(run_id)
-            commands.append(("pexpire", (self._chunks(run_id), self._ttl_ms), {}))
+            name = self._chunks(run_id)
+            state = self._upkeep[run_id] = _Upkeep(name, name.encode(), self._run(run_id).encode())
+        stream = state.stream_name
+        commands = [_pack_xadd(state.stream_key, self._cap_b, entry.seq, entry.text.encode(), entry.terminal)]
+        if entry.terminal or now >= state.refresh_at:
+            state.refresh_at = now + REFRESH_S
+            commands.append(_pack(b"PEXPIRE", state.stream_key, self._ttl_b))
             commands.append(
-                ("hset", (key,), {"mapping": {"last_seq": entry.seq, "updated": repr(time.time())}})
+                _pack(
+                    b"HSET",
+                    state.record_key,
+                    b"last_seq",
+                    b"%d" % entry.seq,
+                    b"updated",
+                    repr(time.time()).encode(),
+                )
             )
-            commands.append(("pexpire", (key, self._ttl_ms), {}))
-        check = now >= state[1]
+            commands.append(_pack(b"PEXPIRE", state.record_key, self._ttl_b))
+        check = now >= state.check_at
         if check:
-            state[1] = now + CANCEL_CHECK_S
-            commands.append(("hget", (self._run(run_id), "cancel"), {}))
-        stream = self._chunks(run_id)
-        self.hub.local.add(stream)
+            state.check_at = now + CANCEL_CHECK_S
+            commands.append(_pack(b"HGET", state.record_key, b"cancel"))
+        self.hub.start_local(stream, entry.seq - 1)
         if entry.terminal:
             self._upkeep.pop(run_id, None)
         try:
-            results = await self._batcher.run(commands)
-            if isinstance(results[0], Exception):
-                raise ValueError(f"seq {entry.seq} was refused by Redis: {results[0]}")
+            replies = await self._batcher.run(b"".join(commands), len(commands))
+            if isinstance(replies[0], Exception):
+                raise ValueError(f"seq {entry.seq} was refused by Redis: {replies[0]}")
             self.hub.deliver(stream, entry)
         finally:
             if entry.terminal:
                 self.hub.end_local(stream)
         if check:
-            state[2] = bool(results[-1]) and not isinstance(results[-1], Exception)
-        return bool(state[2])
+            state.cancelled = bool(replies[-1]) and not isinstance(replies[-1], Exception)
+        return state.cancelled
 
     async def request_cancel(self, run_id: str) -> None:
         await self._redis.hset(self._run(run_id), "cancel", "1")
@@ -342,44 +538,72 @@ class RedisRunStore:
         return [_entry(entry_id, fields or {}) for entry_id, fields in stored or []]
 
     async def read(self, run_id: str, *, after: int) -> AsyncIterator[Entry]:
+        async for batch in self.read_batches(run_id, after=after):
+            for entry in batch:
+                yield entry
+
+    async def read_batches(self, run_id: str, *, after: int) -> AsyncIterator[Sequence[Entry]]:
         """What is stored first (a finished run never touches the hub), then — following the stream
-        through the hub — what was added meanwhile, then live entries; ``seq`` drops the overlap."""
+        through the hub — what was added meanwhile, then live entries; ``seq`` drops the overlap.
+
+        A run this process is writing, joined at the last chunk its writer delivered (a client that
+        has just started it, or one resuming at the head), is followed at once with no Redis read:
+        every later chunk reaches the mailbox from the writer."""
         stream = self._chunks(run_id)
         cursor = after
-        stored = await self._range(stream, after)
-        if stored and stored[0].seq > after + 1:
-            raise ChunksExpired(stored[0].seq)
-        if not stored and after > 0:
-            record = await self._record(run_id)
-            if record is not None and record.last_seq > after:
-                raise ChunksExpired(record.last_seq)
-        for entry in stored:
-            cursor = entry.seq
-            yield entry
-            if entry.terminal:
-                return
-        queue = await self.hub.follow(stream, cursor)
+        box: _Mailbox | None = None
+        if self.hub.local.get(stream, after + 1) <= after:
+            box = self.hub.follow_local(stream)
+        if box is None:
+            stored = await self._range(stream, after)
+            if stored and stored[0].seq > after + 1:
+                raise ChunksExpired(stored[0].seq)
+            if not stored and after > 0:
+                record = await self._record(run_id)
+                if record is not None and record.last_seq > after:
+                    raise ChunksExpired(record.last_seq)
+            if stored:
+                batch, ended = _upto_terminal(stored)
+                yield batch
+                if ended:
+                    return
+                cursor = batch[-1].seq
+            box = await self.hub.follow(stream, cursor)
+            caught_up = False
+        else:
+            caught_up = True
         try:
-            for entry in await self._range(stream, cursor):
-                cursor = entry.seq
-                yield entry
-                if entry.terminal:
-                    return
-            while True:
-                try:
-                    entry = await asyncio.wait_for(queue.get(), timeout=self._ttl_ms / 1000)
-                except TimeoutError:
-                    return
-                if entry.seq > cursor:
-                    cursor = entry.seq
-                    yield entry
-                    if entry.terminal:
+            if not caught_up and self.hub.local.get(stream, cursor + 1) > cursor:
+                stored = [entry for entry in await self._range(stream, cursor) if entry.seq > cursor]
+                if stored:
+                    batch, ended = _upto_terminal(stored)
+                    yield batch
+                    if ended:
                         return
+                    cursor = batch[-1].seq
+            while True:
+                arrived = await box.take()
+                if not arrived:
+                    return
+                fresh = [entry for entry in arrived if entry.seq > cursor]
+                if not fresh:
+                    continue
+                batch, ended = _upto_terminal(fresh)
+                yield batch
+                if ended:
+                    return
+                cursor = batch[-1].seq
         finally:
-            self.hub.unfollow(stream, queue)
+            self.hub.unfollow(stream, box)
+
+    async def read_frames(self, run_id: str, *, after: int) -> AsyncIterator[bytes]:
+        async for batch in self.read_batches(run_id, after=after):
+            yield sse_frames([(entry.seq, entry.text) for entry in batch])
 
     async def save_checkpoint(self, run_id: str, data: str) -> None:
-        await self._redis.set(f"{self._run(run_id)}:checkpoint", data, px=self._ttl_ms)
+        await self._write(
+            _pack(b"SET", f"{self._run(run_id)}:checkpoint".encode(), data.encode(), b"PX", self._ttl_b)
+        )
 
     async def load_checkpoint(self, run_id: str) -> str | None:
         raw = await self._redis.get(f"{self._run(run_id)}:checkpoint")
@@ -387,10 +611,11 @@ class RedisRunStore:
 
     async def aclose(self) -> None:
         await self.hub.aclose()
+        await self._batcher.aclose()
         await self._redis.aclose()
 
 
-def _to_hash(record: RunRecord) -> dict[bytes | bytearray | memoryview[int] | str | int | float, str | int]:
+def _to_hash(record: RunRecord) -> dict[str, str | int]:
     return {
         "tenant": record.tenant,
         "agent": record.agent,

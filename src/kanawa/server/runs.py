@@ -186,7 +186,7 @@ class RunManager:
         run_id = uuid.uuid4().hex
         now = time.time()
         record = RunRecord(run_id, tenant, agent_name, "running", now, now, session_id=session_id)
-        await self.store.create(record)
+        await self.store.create(record, writes_here=self.dispatch is None)
         if self.dispatch is not None:
             fresh = Checkpoint(agent_name, (UserMessage(user_input),), next_seq=1, fresh=True)
             await self.store.save_checkpoint(run_id, fresh.dumps())

@@ -2,8 +2,11 @@
 
 A :class:`RunStore` keeps, per run, a :class:`RunRecord` (owner tenant, agent, status) and the
 chunks in ``seq`` order. Writers append; readers iterate from any ``seq`` and are woken as chunks
-arrive, until the run's ``done`` chunk. Two implementations share this contract and the same test
-suite: :class:`MemoryRunStore` here (one process, a ring per run) and
+arrive, until the run's ``done`` chunk — one at a time (:meth:`RunStore.read`), as batches of
+whatever has arrived since the reader last looked (:meth:`RunStore.read_batches`), or as those
+batches' SSE frames (:meth:`RunStore.read_frames`, what the SSE endpoint sends, so that chunks that
+queued up while a client was busy go out in one write). Two implementations share this contract and
+the same test suite: :class:`MemoryRunStore` here (one process, a compact ring per run) and
 :class:`~kanawa.server.redis_store.RedisRunStore` (a Redis Stream per run, any worker resumes).
 
 Retention: a run and its chunks are kept ``ttl`` seconds after its last chunk, and at most ``cap``
@@ -15,10 +18,11 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal, Protocol, TypeAlias
+
+from kanawa.server.ring import ChunkRing, sse_frame
 
 RunStatus: TypeAlias = Literal["running", "completed", "failed", "cancelled", "awaiting_approval"]
 FINISHED: frozenset[str] = frozenset({"completed", "failed", "cancelled", "awaiting_approval"})
@@ -56,7 +60,10 @@ class ChunksExpired(Exception):  # noqa: N818 - reads as the condition it report
 
 
 class RunStore(Protocol):
-    async def create(self, record: RunRecord) -> None: ...
+    async def create(self, record: RunRecord, *, writes_here: bool = False) -> None:
+        """Store a new run's record. ``writes_here``: this process will write the run's chunks (not a
+        worker elsewhere), so readers here can be fed by the writer directly."""
+        ...
 
     async def get(self, tenant: str, run_id: str) -> RunRecord | None: ...
 
@@ -80,6 +87,15 @@ class RunStore(Protocol):
         """Chunks with ``seq > after`` as they come, ending after the terminal chunk."""
         ...
 
+    def read_batches(self, run_id: str, *, after: int) -> AsyncIterator[Sequence[Entry]]:
+        """The same chunks as :meth:`read`, in non-empty batches of those already there."""
+        ...
+
+    def read_frames(self, run_id: str, *, after: int) -> AsyncIterator[bytes]:
+        """The same batches as server-sent events (:func:`~kanawa.server.ring.sse_frame` each), one
+        ``bytes`` per batch: what the SSE endpoint sends."""
+        ...
+
     async def save_checkpoint(self, run_id: str, data: str) -> None: ...
 
     async def load_checkpoint(self, run_id: str) -> str | None: ...
@@ -89,17 +105,37 @@ class RunStore(Protocol):
 
 @dataclass(slots=True)
 class _Run:
+    """One run's state. The record's ``last_seq``/``updated`` live here and are put into the record
+    only when someone asks for it: a chunk costs no record copy."""
+
     record: RunRecord
-    entries: deque[Entry]
-    changed: asyncio.Event
+    ring: ChunkRing
     expires: float
+    last_seq: int = 0
+    updated: float = 0.0
+    waiters: list[asyncio.Future[None]] | None = None
+    """Readers waiting for the next chunk; a future is made only when a reader has caught up."""
     cancel: bool = False
     checkpoint: str | None = None
 
+    def snapshot(self) -> RunRecord:
+        record = self.record
+        if record.last_seq == self.last_seq and record.updated >= self.updated:
+            return record
+        self.record = replace(record, last_seq=self.last_seq, updated=max(record.updated, self.updated))
+        return self.record
+
+    def wake(self) -> None:
+        waiters, self.waiters = self.waiters, None
+        for waiter in waiters or ():
+            if not waiter.done():
+                waiter.set_result(None)
+
 
 class MemoryRunStore:
-    """One process: a ``deque(maxlen=cap)`` ring per run and an :class:`asyncio.Event` that wakes its
-    readers. Expired runs are swept lazily (at most once a second, on create and lookups)."""
+    """One process: a compact :class:`~kanawa.server.ring.ChunkRing` of ``cap`` chunks per run, each
+    kept as its SSE frame; readers that have caught up wait on a future the next append resolves.
+    Expired runs are swept lazily (at most once a second, on create and lookups)."""
 
     def __init__(self, *, ttl: float = 3600.0, cap: int = 10_000) -> None:
         self._ttl = ttl
@@ -115,49 +151,53 @@ class MemoryRunStore:
         for run_id, run in list(self._runs.items()):
             if run.expires < now:
                 del self._runs[run_id]
-                run.changed.set()
+                run.wake()
 
     def _live(self, run_id: str) -> _Run | None:
         self._sweep()
         return self._runs.get(run_id)
 
-    async def create(self, record: RunRecord) -> None:
+    async def create(self, record: RunRecord, *, writes_here: bool = False) -> None:
         self._sweep()
         self._runs[record.run_id] = _Run(
-            record, deque(maxlen=self._cap), asyncio.Event(), time.monotonic() + self._ttl
+            record, ChunkRing(self._cap), time.monotonic() + self._ttl, record.last_seq, record.updated
         )
 
     async def get(self, tenant: str, run_id: str) -> RunRecord | None:
         run = self._live(run_id)
-        return run.record if run is not None and run.record.tenant == tenant else None
+        return run.snapshot() if run is not None and run.record.tenant == tenant else None
 
     async def get_any(self, run_id: str) -> RunRecord | None:
         run = self._live(run_id)
-        return run.record if run is not None else None
+        return run.snapshot() if run is not None else None
 
     async def list(self, tenant: str, *, limit: int) -> list[RunRecord]:
         self._sweep()
-        mine = [run.record for run in self._runs.values() if run.record.tenant == tenant]
+        mine = [run.snapshot() for run in self._runs.values() if run.record.tenant == tenant]
         mine.sort(key=lambda record: record.created, reverse=True)
         return mine[:limit]
 
     async def set_status(self, run_id: str, status: RunStatus, *, reason: str | None = None) -> None:
         run = self._runs.get(run_id)
         if run is not None:
-            run.record = replace(run.record, status=status, updated=time.time(), termination_reason=reason)
+            run.updated = time.time()
+            run.record = replace(
+                run.snapshot(), status=status, updated=run.updated, termination_reason=reason
+            )
             run.expires = time.monotonic() + self._ttl
 
     async def append(self, run_id: str, entry: Entry) -> bool:
         run = self._runs.get(run_id)
         if run is None:
             return True
-        if entry.seq <= run.record.last_seq:
-            raise ValueError(f"seq {entry.seq} is not above the last seq {run.record.last_seq}")
-        run.entries.append(entry)
-        run.record = replace(run.record, last_seq=entry.seq, updated=time.time())
+        if entry.seq <= run.last_seq:
+            raise ValueError(f"seq {entry.seq} is not above the last seq {run.last_seq}")
+        run.ring.add(entry.seq, sse_frame(entry.seq, entry.text), entry.terminal)
+        run.last_seq = entry.seq
+        run.updated = time.time()
         run.expires = time.monotonic() + self._ttl
-        woken, run.changed = run.changed, asyncio.Event()
-        woken.set()
+        if run.waiters is not None:
+            run.wake()
         return run.cancel
 
     async def request_cancel(self, run_id: str) -> None:
@@ -170,26 +210,71 @@ class MemoryRunStore:
         return run is not None and run.cancel
 
     async def read(self, run_id: str, *, after: int) -> AsyncIterator[Entry]:
+        async for batch in self.read_batches(run_id, after=after):
+            for entry in batch:
+                yield entry
+
+    async def read_batches(self, run_id: str, *, after: int) -> AsyncIterator[Sequence[Entry]]:
+        async for run, cursor in self._follow(run_id, after):
+            batch = [Entry(seq, text, terminal) for seq, text, terminal in run.ring.entries_after(cursor)]
+            yield batch
+            if batch[-1].terminal:
+                return
+
+    async def read_frames(self, run_id: str, *, after: int) -> AsyncIterator[bytes]:
+        # :meth:`_follow`'s loop written out: one suspended generator less for every open stream
         cursor = after
         while True:
             run = self._runs.get(run_id)
             if run is None:
                 return
-            entries = run.entries
-            if entries and cursor < entries[0].seq - 1:
-                raise ChunksExpired(entries[0].seq)
-            waiter = run.changed
-            if entries and entries[-1].seq > cursor:
-                start = max(0, len(entries) - (entries[-1].seq - cursor))
-                batch = [entries[i] for i in range(start, len(entries))]
-                for entry in batch:
-                    if entry.seq > cursor:
-                        cursor = entry.seq
-                        yield entry
-                        if entry.terminal:
-                            return
+            first = run.ring.first
+            if first is not None and cursor < first - 1:
+                raise ChunksExpired(first)
+            if run.last_seq > cursor:
+                frames, cursor, ended = run.ring.frames_after(cursor)
+                yield frames
+                if ended:
+                    return
                 continue
-            await waiter.wait()
+            waiter = asyncio.get_running_loop().create_future()
+            if run.waiters is None:
+                run.waiters = [waiter]
+            else:
+                run.waiters.append(waiter)
+            try:
+                await waiter
+            finally:
+                if not waiter.done():
+                    waiter.cancel()
+
+    async def _follow(self, run_id: str, after: int) -> AsyncIterator[tuple[_Run, int]]:
+        """``(run, cursor)`` each time the run has chunks after ``cursor``, waiting in between (the
+        caller takes them all, up to a terminal one, before asking again); ends when the run is
+        gone."""
+        cursor = after
+        while True:
+            run = self._runs.get(run_id)
+            if run is None:
+                return
+            first = run.ring.first
+            if first is not None and cursor < first - 1:
+                raise ChunksExpired(first)
+            if run.last_seq > cursor:
+                last = run.last_seq
+                yield run, cursor
+                cursor = last
+                continue
+            waiter = asyncio.get_running_loop().create_future()
+            if run.waiters is None:
+                run.waiters = [waiter]
+            else:
+                run.waiters.append(waiter)
+            try:
+                await waiter
+            finally:
+                if not waiter.done():
+                    waiter.cancel()
 
     async def save_checkpoint(self, run_id: str, data: str) -> None:
         run = self._runs.get(run_id)
@@ -201,9 +286,18 @@ class MemoryRunStore:
         return run.checkpoint if run is not None else None
 
     async def aclose(self) -> None:
-        for run in self._runs.values():
-            run.changed.set()
+        runs = list(self._runs.values())
         self._runs.clear()
+        for run in runs:
+            run.wake()
 
 
-__all__ = ["FINISHED", "ChunksExpired", "Entry", "MemoryRunStore", "RunRecord", "RunStatus", "RunStore"]
+__all__ = [
+    "FINISHED",
+    "ChunksExpired",
+    "Entry",
+    "MemoryRunStore",
+    "RunRecord",
+    "RunStatus",
+    "RunStore",
+]

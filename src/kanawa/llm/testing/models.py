@@ -25,7 +25,7 @@ from __future__ import annotations
 import inspect
 import json
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import TypeAlias
 
@@ -121,18 +121,23 @@ def events_for(response: LLMResponse, *, chunk_size: int = 8) -> list[StreamEven
     Text and arguments are cut into ``chunk_size``-character pieces."""
     if chunk_size < 1:
         raise ValueError("chunk_size must be at least 1")
+    return list(_iter_events(response, chunk_size))
 
-    def chunks(text: str) -> list[str]:
-        return [text[start : start + chunk_size] for start in range(0, len(text), chunk_size)]
 
+def _iter_events(response: LLMResponse, chunk_size: int) -> Iterator[StreamEvent]:
+    """:func:`events_for`'s events one at a time: a streaming test model makes each when it is sent,
+    like a provider, instead of holding the whole stream for the length of the answer."""
     message = response.message
-    events: list[StreamEvent] = [ReasoningDelta(c) for part in message.reasoning for c in chunks(part.text)]
-    events.extend(TextDelta(c) for c in chunks(message.text))
+    for part in message.reasoning:
+        for start in range(0, len(part.text), chunk_size):
+            yield ReasoningDelta(part.text[start : start + chunk_size])
+    for start in range(0, len(message.text), chunk_size):
+        yield TextDelta(message.text[start : start + chunk_size])
     for index, call in enumerate(message.tool_calls):
-        events.append(ToolCallStarted(index, call.id, call.name))
-        events.extend(ToolCallArgsDelta(index, call.id, c) for c in chunks(call.arguments))
-    events.append(ResponseCompleted(response))
-    return events
+        yield ToolCallStarted(index, call.id, call.name)
+        for start in range(0, len(call.arguments), chunk_size):
+            yield ToolCallArgsDelta(index, call.id, call.arguments[start : start + chunk_size])
+    yield ResponseCompleted(response)
 
 
 def _usage(message: AssistantMessage, prompt_tokens: int, count: TextCounter) -> Usage:
@@ -267,7 +272,7 @@ class _TestModelBase(ClosableAdapter, ABC):
         response_schema: OutputSchema | None = None,
     ) -> AsyncIterator[StreamEvent]:
         answer = await self._answer(messages, tools, settings, response_schema, streamed=True)
-        events = events_for(answer) if isinstance(answer, LLMResponse) else answer
+        events = _iter_events(answer, 8) if isinstance(answer, LLMResponse) else answer
         for event in events:
             if isinstance(event, Exception):
                 raise event

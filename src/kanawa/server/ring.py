@@ -1,0 +1,175 @@
+"""A run's kept chunks in memory, compact: their SSE frames back to back, older ones compressed.
+
+The in-memory store keeps every chunk of every run until the run's TTL, so what a kept chunk costs
+adds up with the number of runs: as Python objects (an ``Entry``, its ``str``, its ``seq``) a
+delta of ~150 bytes of JSON costs ~280. Here a chunk is its SSE frame (``id: <seq>`` and
+``data: <json>`` lines, encoded once when it is added) plus two 8-byte slots in integer arrays (its
+``seq`` and where its frame ends). Frames gather in an open block (a list of the frames as they
+came: no buffer grown by reallocation); once it holds :data:`BLOCK_BYTES` it is sealed, joined and
+compressed with zlib (level 1: ~4 µs for a block; chunks of one run repeat their keys, agent and
+time prefix, so a block shrinks about fivefold), and so is what is open when the run's terminal
+chunk arrives. Live readers read the open block; only a reader
+resuming from further back decompresses. A reader that has fallen behind gets
+all its frames as one ``bytes``, which the SSE endpoint sends as it is.
+
+At most ``cap`` chunks are kept: the oldest are dropped first (sealed blocks whose chunks are all
+dropped are freed, the arrays trimmed once at least half of them is dropped: amortised O(1)).
+"""
+
+from __future__ import annotations
+
+import zlib
+from array import array
+from bisect import bisect_right
+from collections.abc import Sequence
+from typing import Final
+
+_FRAME: Final = b"id: %d\r\ndata: %b\r\n\r\n"
+BLOCK_BYTES: Final = 1024
+"""Frame bytes gathered in the open block before it is compressed."""
+
+
+def sse_frame(seq: int, text: str) -> bytes:
+    """One chunk as a server-sent event: its ``seq`` as the event id, its JSON as the data line."""
+    return _FRAME % (seq, text.encode())
+
+
+def frame_text(frame: bytes | bytearray | memoryview, seq: int) -> str:
+    """The chunk JSON inside :func:`sse_frame`'s frame for ``seq``."""
+    prefix = len(b"id: %d\r\ndata: " % seq)
+    return bytes(frame[prefix:-4]).decode()
+
+
+class ChunkRing:
+    """The kept chunks of one run, in ``seq`` order (see the module docstring).
+
+    Byte offsets are virtual: positions in the concatenation of every frame ever added, so they stay
+    valid as blocks are sealed and dropped."""
+
+    __slots__ = ("_base", "_blocks", "_ends", "_head", "_open", "_open_index", "_seqs", "_terminals", "cap")
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self._seqs = array("q")
+        self._ends = array("q")
+        """Virtual end offset of each chunk's frame."""
+        self._base = 0
+        """Virtual start offset of the chunk at index 0 of the arrays."""
+        self._head = 0
+        """Index of the oldest kept chunk (those before it are dropped)."""
+        self._blocks: list[tuple[int, int, bytes]] = []
+        """Sealed blocks: ``(virtual start, virtual end, zlib data)`` (a list: an empty deque alone
+        costs a 64-slot block per run, and blocks are dropped from the front only past the cap)."""
+        self._open: list[bytes] = []
+        """The frames of the open block: those of the chunks from ``_open_index`` on."""
+        self._open_index = 0
+        self._terminals: list[int] = []
+        """The seqs of kept terminal chunks (a run that waited for approval has one before its last)."""
+
+    def __len__(self) -> int:
+        return len(self._seqs) - self._head
+
+    @property
+    def first(self) -> int | None:
+        """The oldest kept seq."""
+        return self._seqs[self._head] if len(self) else None
+
+    @property
+    def last(self) -> int | None:
+        return self._seqs[-1] if len(self) else None
+
+    def add(self, seq: int, frame: bytes, terminal: bool) -> None:
+        """Keep a chunk whose ``seq`` is above every kept one (the store checks)."""
+        end = self._ends[-1] + len(frame) if self._ends else self._base + len(frame)
+        self._open.append(frame)
+        self._seqs.append(seq)
+        self._ends.append(end)
+        if terminal:
+            self._terminals.append(seq)
+        start = self._start(self._open_index)
+        if terminal or end - start >= BLOCK_BYTES:  # a finished run keeps nothing uncompressed
+            self._blocks.append((start, end, zlib.compress(b"".join(self._open), 1)))
+            self._open = []
+            self._open_index = len(self._seqs)
+        if len(self) > self.cap:
+            self._drop_oldest()
+
+    def _start(self, index: int) -> int:
+        return self._ends[index - 1] if index else self._base
+
+    def _drop_oldest(self) -> None:
+        self._head += 1
+        first = self._seqs[self._head]
+        if self._terminals and self._terminals[0] < first:
+            self._terminals = [seq for seq in self._terminals if seq >= first]
+        kept_from = self._start(self._head)
+        gone = 0
+        while gone < len(self._blocks) and self._blocks[gone][1] <= kept_from:
+            gone += 1
+        if gone:
+            del self._blocks[:gone]
+        if self._head * 2 >= len(self._seqs):
+            if self._open_index < self._head:  # the open block's first chunks are dropped too
+                del self._open[: self._head - self._open_index]
+                self._open_index = self._head
+            self._base = kept_from
+            del self._seqs[: self._head]
+            del self._ends[: self._head]
+            self._open_index -= self._head
+            self._head = 0
+
+    def _frames(self, start: int, stop: int) -> bytes:
+        """The frames of the chunks at indexes ``[start, stop)``."""
+        opened = self._open_index
+        if start >= opened:
+            return b"".join(self._open[start - opened : stop - opened])
+        begin, end = self._start(start), self._ends[min(stop, opened) - 1]
+        parts = []
+        for first, last, packed in self._blocks:
+            if last <= begin or first >= end:
+                continue
+            raw = zlib.decompress(packed)
+            parts.append(raw[max(begin - first, 0) : min(end, last) - first])
+        if stop > opened:
+            parts.extend(self._open[: stop - opened])
+        return b"".join(parts)
+
+    def _span(self, after: int) -> tuple[int, int, bool]:
+        """Indexes ``[start, stop)`` of the chunks after ``after`` up to the first terminal one, and
+        whether that batch ends with a terminal chunk."""
+        start = bisect_right(self._seqs, after, lo=self._head)
+        for seq in self._terminals:
+            if seq > after:
+                return start, bisect_right(self._seqs, seq, lo=start), True
+        return start, len(self._seqs), False
+
+    def frames_after(self, after: int) -> tuple[bytes, int, bool]:
+        """The frames of the chunks after ``after`` (up to and including the first terminal one) as
+        one ``bytes``, the last seq among them (``after`` when there is none), and whether the last
+        one is terminal."""
+        start, stop, ended = self._span(after)
+        if start >= stop:
+            return b"", after, False
+        return self._frames(start, stop), self._seqs[stop - 1], ended
+
+    def entries_after(self, after: int) -> list[tuple[int, str, bool]]:
+        """``(seq, text, terminal)`` of the chunks after ``after`` (up to the first terminal one)."""
+        start, stop, ended = self._span(after)
+        if start >= stop:
+            return []
+        origin = self._start(start)
+        frames = self._frames(start, stop)
+        out = []
+        for index in range(start, stop):
+            seq = self._seqs[index]
+            frame = frames[self._start(index) - origin : self._ends[index] - origin]
+            out.append((seq, frame_text(frame, seq), ended and index == stop - 1))
+        return out
+
+
+def sse_frames(chunks: Sequence[tuple[int, str]]) -> bytes:
+    """Several chunks' frames as one ``bytes`` (one send, one socket write)."""
+    return "".join(f"id: {seq}\r\ndata: {text}\r\n\r\n" for seq, text in chunks).encode()
+
+
+__all__ = ["BLOCK_BYTES", "ChunkRing", "frame_text", "sse_frame", "sse_frames"]
