@@ -46,10 +46,12 @@ browser:
 	@if [ -x /usr/bin/chromium ]; then :; else \
 	  $$( [ "$$(id -u)" = 0 ] || echo sudo ) apt-get update -q && \
 	  $$( [ "$$(id -u)" = 0 ] || echo sudo ) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; fi
-	@# Japanese glyphs for the SmartAO page's screenshots (without them every kana is a box)
+	@# Japanese glyphs for the SmartAO page's screenshots (without them every kana is a box); the
+	@# tests do not depend on them, so a machine that cannot install them still runs the suite
 	@if fc-list :lang=ja 2>/dev/null | grep -q .; then :; else \
-	  $$( [ "$$(id -u)" = 0 ] || echo sudo ) apt-get update -q && \
-	  $$( [ "$$(id -u)" = 0 ] || echo sudo ) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q fonts-noto-cjk; fi
+	  { $$( [ "$$(id -u)" = 0 ] || echo sudo ) apt-get update -q && \
+	  $$( [ "$$(id -u)" = 0 ] || echo sudo ) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q fonts-noto-cjk; } \
+	  || echo "fonts-noto-cjk could not be installed: screenshots of Japanese pages will show boxes"; fi
 
 pytest: $(VENV)/.synced browser smartao-textlint
 	$(BIN)/python -m pytest -q
