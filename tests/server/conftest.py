@@ -217,14 +217,19 @@ class CeleryCluster:
             cwd=ROOT,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            start_new_session=True,  # its own process group: stop() ends the pool processes too
         )
         self.workers.append(worker)
         return worker
 
     def stop(self) -> None:
+        import os
+        import signal
+
         for worker in self.workers:
-            if worker.poll() is None:
-                worker.kill()
+            # the whole group: a pool process whose main process was killed would linger otherwise
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(worker.pid, signal.SIGKILL)
             worker.wait(timeout=10)
         from kanawa.server.workers import make_celery
 
