@@ -167,4 +167,9 @@ async def test_a_copied_essay_shows_the_block_and_the_matching_passages(
     assert not await page.is_hidden("#alert")
     assert await page.is_disabled("#download")
     assert await page.locator("#style-list li").count() == 0  # the block stopped the run before Style
+    # the agents the block kept from running say so, rather than still "waiting"
+    skipped = page.locator('#agents li[data-state="skipped"]')
+    assert await skipped.count() >= 3
+    assert "実行されず" in await skipped.first.inner_text()
+    assert await page.locator('#agents li[data-state="waiting"]').count() == 0
     await page.screenshot(path=str(artifacts / "smartao-page-blocked.png"), full_page=True)

@@ -28,7 +28,7 @@
       footer: "採点と提案は目安です。最終的な文章はご自身で確認してください。",
       accept: "採用", reject: "却下", noFix: "自動の修正案はありません", replaceWith: "修正案",
       deleteIt: "削除", insertAfter: "次の文の後に追加", notPlaced: "本文中に挿入位置が見つからないため、修正案にはなっていません", dropped: "他の修正と重なるため統合されませんでした",
-      waiting: "待機中", running: "実行中", done: "完了",
+      waiting: "待機中", running: "実行中", done: "完了", skipped: "実行されず",
       starting: "コーチングを始めています…", agentDone: (a) => `${a} が終わりました`,
       agentStart: (a) => `${a} が作業中です`,
       completed: "完了しました。修正を採用・却下して PatchJSON をダウンロードできます。",
@@ -65,7 +65,7 @@
       footer: "Scores and suggestions are guidance; check your final text yourself.",
       accept: "Accept", reject: "Reject", noFix: "No automatic fix", replaceWith: "Fix",
       deleteIt: "delete", insertAfter: "Add after", notPlaced: "Its place in the text was not found, so it is not a change", dropped: "Overlaps another change; not merged",
-      waiting: "waiting", running: "running", done: "done",
+      waiting: "waiting", running: "running", done: "done", skipped: "not run",
       starting: "Starting the coaching run…", agentDone: (a) => `${a} finished`,
       agentStart: (a) => `${a} is working`,
       completed: "Done. Accept or reject the changes, then download the PatchJSON.",
@@ -432,6 +432,8 @@
         run.status = data.status;
         run.cost = data.cost_usd === undefined ? null : data.cost_usd;
         for (const [name, state] of run.agents) if (state === "running") run.agents.set(name, "done");
+        // the run is over: an agent that never started (a block stopped the run first) did not run
+        for (const name of AGENTS) if ((run.agents.get(name) || "waiting") === "waiting") run.agents.set(name, "skipped");
         document.body.dataset.status = data.status;
         announce(data.status === "completed" ? t("completed") : data.status === "cancelled" ? t("cancelled") : t("failed"));
         $("run").disabled = false;
