@@ -132,6 +132,21 @@ class _Run:
                 waiter.set_result(None)
 
 
+async def _next_chunk(run: _Run) -> None:
+    """Wait until ``run`` gets its next chunk (or is dropped): one future among the run's waiters,
+    which the writer resolves."""
+    waiter = asyncio.get_running_loop().create_future()
+    if run.waiters is None:
+        run.waiters = [waiter]
+    else:
+        run.waiters.append(waiter)
+    try:
+        await waiter
+    finally:
+        if not waiter.done():
+            waiter.cancel()
+
+
 class MemoryRunStore:
     """One process: a compact :class:`~kanawa.server.ring.ChunkRing` of ``cap`` chunks per run, each
     kept as its SSE frame; readers that have caught up wait on a future the next append resolves.
@@ -237,16 +252,7 @@ class MemoryRunStore:
                 if ended:
                     return
                 continue
-            waiter = asyncio.get_running_loop().create_future()
-            if run.waiters is None:
-                run.waiters = [waiter]
-            else:
-                run.waiters.append(waiter)
-            try:
-                await waiter
-            finally:
-                if not waiter.done():
-                    waiter.cancel()
+            await _next_chunk(run)
 
     async def _follow(self, run_id: str, after: int) -> AsyncIterator[tuple[_Run, int]]:
         """``(run, cursor)`` each time the run has chunks after ``cursor``, waiting in between (the
@@ -265,16 +271,7 @@ class MemoryRunStore:
                 yield run, cursor
                 cursor = last
                 continue
-            waiter = asyncio.get_running_loop().create_future()
-            if run.waiters is None:
-                run.waiters = [waiter]
-            else:
-                run.waiters.append(waiter)
-            try:
-                await waiter
-            finally:
-                if not waiter.done():
-                    waiter.cancel()
+            await _next_chunk(run)
 
     async def save_checkpoint(self, run_id: str, data: str) -> None:
         run = self._runs.get(run_id)
