@@ -49,10 +49,20 @@ async def test_readers_get_every_entry_after_their_seq_then_stop_at_the_terminal
 
 
 async def test_seq_must_increase(store: RunStore) -> None:
+    """A refused seq reaches the writer by its terminal chunk at the latest (Redis answers a chunk's
+    ``XADD`` while the run goes on), and the refused chunk never reaches a reader."""
     await store.create(_record("r2"))
-    await store.append("r2", Entry(1, "{}", False))
+    await store.append("r2", Entry(1, '{"n":1}', False))
+
+    async def the_rest() -> None:
+        await store.append("r2", Entry(1, '{"n":"again"}', False))
+        await store.append("r2", Entry(2, '{"n":2}', True))
+
     with pytest.raises(ValueError, match="seq 1"):
-        await store.append("r2", Entry(1, "{}", False))
+        await the_rest()
+    stored = [entry.text for entry in await anext(store.read_batches("r2", after=0))]
+    assert stored[0] == '{"n":1}'
+    assert '{"n":"again"}' not in stored
 
 
 async def test_runs_belong_to_their_tenant(store: RunStore) -> None:
@@ -69,12 +79,15 @@ async def test_status_cancel_and_checkpoint(store: RunStore) -> None:
     assert await store.cancel_requested("r4") is False
     await store.request_cancel("r4")
     assert await store.cancel_requested("r4") is True
-    await asyncio.sleep(0.25)  # a Redis writer reads the flag every 0.2 s
-    assert await store.append("r4", Entry(2, "{}", False)) is True
+    await asyncio.sleep(0.25)  # a Redis writer reads the flag every 0.2 s, with a chunk
+    told = [await store.append("r4", Entry(2, "{}", False))]
+    await store.save_checkpoint("r4", "{}")  # a write waited for: chunk 2's reply is in by then
+    told.append(await store.append("r4", Entry(3, "{}", False)))
+    assert told[-1] is True  # Redis: the flag read with chunk 2 comes back with its reply
     await store.set_status("r4", "cancelled", reason="cancelled")
     record = await store.get("alpha", "r4")
     assert record is not None
-    assert (record.status, record.termination_reason, record.last_seq) == ("cancelled", "cancelled", 2)
+    assert (record.status, record.termination_reason, record.last_seq) == ("cancelled", "cancelled", 3)
     await store.save_checkpoint("r4", '{"x":1}')
     assert await store.load_checkpoint("r4") == '{"x":1}'
 
@@ -105,11 +118,13 @@ async def test_redis_keys_carry_a_ttl_refreshed_deliberately(redis_url: str) -> 
     try:
         await store.create(_record("r6"))
         await store.append("r6", Entry(1, "{}", False))
+        await store.save_checkpoint("r6", "{}")  # waited for: every earlier write is in too
         assert await probe.pttl(f"{prefix}run:r6:chunks") > 20_000  # the first chunk sets it
         await probe.pexpire(f"{prefix}run:r6:chunks", 3000)
         await probe.pexpire(f"{prefix}run:r6", 3000)
         await asyncio.sleep(1.05)  # XADD alone would leave the TTL running down; the writer refreshes it
         await store.append("r6", Entry(2, "{}", False))
+        await store.save_checkpoint("r6", "{}")
         assert await probe.pttl(f"{prefix}run:r6:chunks") > 20_000
         assert await probe.pttl(f"{prefix}run:r6") > 20_000
         await probe.pexpire(f"{prefix}run:r6:chunks", 3000)

@@ -19,11 +19,13 @@ from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, Field
 from sse_starlette import EventSourceResponse
+from starlette.types import Receive, Scope, Send
 
 from kanawa import __version__
 from kanawa.server.auth import KeyRing, RateLimiter, is_loopback, key_hash
 from kanawa.server.budgets import apply_tenant_budget
 from kanawa.server.chunks import Chunk
+from kanawa.server.direct import DirectSender
 from kanawa.server.extensions import Extension, merged_agents
 from kanawa.server.limits import BodySizeLimit
 from kanawa.server.page import PAGE_HTML
@@ -134,15 +136,33 @@ CallerArg = Annotated[Caller, Depends(caller)]
 RunIdArg = Annotated[str, Path(pattern=RUN_ID, description="A run id (32 hex digits).")]
 
 
-async def _stream(manager: RunManager, run_id: str, after: int) -> AsyncIterator[bytes]:
-    """The run's SSE events. Chunks that arrived together (a client that fell behind, the burst of
-    trace records that closes a step) go out in one body message: one send, one socket write."""
-    try:
-        async for frames in manager.store.read_frames(run_id, after=after):
-            yield frames
-    except ChunksExpired as exc:
-        chunk = Chunk("", "error", {"code": "chunks_expired", "message": str(exc)}, time.time())
-        yield f"data: {chunk.encode(0)}\r\n\r\n".encode()
+class RunEventStream(EventSourceResponse):
+    """A run's chunks as server-sent events after ``after``: sse-starlette's response (pings, client
+    disconnects, server shutdown) whose body the run store gives — and, while the client keeps up, the
+    run's writer sends directly (:mod:`kanawa.server.direct`). Chunks that arrived together (a client
+    that fell behind, the burst of trace records that closes a step) go out in one body message: one
+    send, one socket write."""
+
+    def __init__(self, store: RunStore, run_id: str, after: int, *, ping: float) -> None:
+        self._sender: DirectSender | None = None
+        super().__init__(
+            self._frames(store, run_id, after),
+            ping=ping,
+            headers={"X-Run-Id": run_id, "Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        )
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":  # the send the body goes out by: the writer may use it too
+            self._sender = DirectSender(send)
+        await super().__call__(scope, receive, send)
+
+    async def _frames(self, store: RunStore, run_id: str, after: int) -> AsyncIterator[bytes]:
+        try:
+            async for frames in store.read_frames(run_id, after=after, sender=self._sender):
+                yield frames
+        except ChunksExpired as exc:
+            chunk = Chunk("", "error", {"code": "chunks_expired", "message": str(exc)}, time.time())
+            yield f"data: {chunk.encode(0)}\r\n\r\n".encode()
 
 
 def create_app(
@@ -258,11 +278,7 @@ def create_app(
             record = await manager.start(who.tenant, body.agent, body.input, session_id=body.session_id)
         except RunLimitReached as exc:
             raise HTTPException(429, str(exc), headers={"Retry-After": "1"}) from None
-        return EventSourceResponse(
-            _stream(manager, record.run_id, 0),
-            ping=config.sse_ping,
-            headers={"X-Run-Id": record.run_id, "Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
-        )
+        return RunEventStream(manager.store, record.run_id, 0, ping=config.sse_ping)
 
     @app.get("/v1/runs", response_model=RunList, tags=["runs"])
     async def list_runs(request: Request, who: CallerArg) -> RunList:
@@ -304,11 +320,7 @@ def create_app(
                 raise HTTPException(400, "Last-Event-ID must be a chunk seq (an integer)") from None
             if start < 0:
                 raise HTTPException(400, "Last-Event-ID must not be negative")
-        return EventSourceResponse(
-            _stream(manager_of(request), record.run_id, start),
-            ping=config.sse_ping,
-            headers={"X-Run-Id": record.run_id, "Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
-        )
+        return RunEventStream(manager_of(request).store, record.run_id, start, ping=config.sse_ping)
 
     @app.post(
         "/v1/runs/{run_id}/cancel",

@@ -34,16 +34,17 @@ import asyncio
 import contextlib
 import math
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any, Final, cast
+from typing import Any, Final, TypeAlias, cast
 
 from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.connection import AbstractConnection
 from redis.exceptions import ResponseError
 
 from kanawa._logging import get_logger
-from kanawa.server.ring import sse_frames
+from kanawa.server.direct import DirectSender
+from kanawa.server.ring import sse_frame, sse_frames
 from kanawa.server.store import ChunksExpired, Entry, RunRecord, RunStatus
 
 _log = get_logger("kanawa.server")
@@ -55,6 +56,9 @@ BLOCK_MS: Final = 5_000
 """How long the hub's ``XREAD`` blocks when nothing arrives (it is woken early when needed)."""
 REPLY_TIMEOUT_S: Final = 10.0
 """How long a group commit waits for Redis's replies before it gives the connection up."""
+BACKLOG_MAX: Final = 20_000
+"""Chunks handed to the group commit and not answered yet beyond which a writer waits (a Redis that
+falls behind slows the runs down rather than letting their chunks pile up in memory)."""
 
 
 def _text(value: Any) -> str:
@@ -108,23 +112,37 @@ def _upto_terminal(entries: Sequence[Entry]) -> tuple[Sequence[Entry], bool]:
 
 class _Mailbox:
     """One reader's entries from the hub or the local writer: a list and, while the reader waits, a
-    future that says whether something came (``False``: the hub's watchdog gave up on the stream)."""
+    future that says whether something came (``False``: the hub's watchdog gave up on the stream) —
+    or, while a reader at the head waits, its :class:`~kanawa.server.direct.DirectSender`, which
+    sends each entry on the spot."""
 
-    __slots__ = ("items", "since", "waiter")
+    __slots__ = ("items", "sender", "since", "waiter")
 
     def __init__(self) -> None:
         self.items: list[Entry] = []
         self.waiter: asyncio.Future[bool] | None = None
+        self.sender: DirectSender | None = None
         self.since = 0.0
         """When the reader started waiting (loop time), for the watchdog."""
 
     def put(self, entry: Entry) -> None:
+        sender = self.sender
+        if sender is not None:
+            if not self.items and sender.offer(entry.seq, sse_frame(entry.seq, entry.text), entry.terminal):
+                if not sender.attached:
+                    self.sender = None
+                return
+            self.sender = None
+            sender.detach()
         self.items.append(entry)
         waiter = self.waiter
         if waiter is not None and not waiter.done():
             waiter.set_result(True)
 
     def give_up(self) -> None:
+        sender, self.sender = self.sender, None
+        if sender is not None:
+            sender.detach()
         waiter = self.waiter
         if waiter is not None and not waiter.done():
             waiter.set_result(False)
@@ -191,7 +209,7 @@ class StreamHub:
             limit = loop.time() - self._patience
             for boxes in list(self._boxes.values()):
                 for box in boxes:
-                    if box.waiter is not None and box.since <= limit:
+                    if (box.waiter is not None or box.sender is not None) and box.since <= limit:
                         box.give_up()
 
     def follow_local(self, key: str) -> _Mailbox | None:
@@ -289,11 +307,27 @@ class StreamHub:
             self._conn = None
 
 
+_Done: TypeAlias = Callable[[list[Any] | Exception], None]
+"""What a group commit calls with a write's replies, or with the error that lost them."""
+
+
+def _answer(done: _Done, replies: list[Any] | Exception) -> None:
+    """Hand a write its replies; a callback that fails is logged, never allowed to stop the batch's
+    other writes from getting theirs."""
+    try:
+        done(replies)
+    except Exception:
+        _log.exception("a Redis write's reply handler failed")
+
+
 class _GroupCommit:
     """Group commit: the writes waiting when the previous round trip ends go to Redis as one buffer
     on one connection of their own, and their replies are read back in order — many concurrent runs
     cost one round trip per batch, not one per chunk. Each caller hands over its commands already
-    packed (:func:`_pack`) and awaits its own replies, so a run's writes still go in order.
+    packed (:func:`_pack`) and either awaits its replies (:meth:`run`) or leaves a callback for them
+    (:meth:`post`, what a chunk does: the run goes on while its ``XADD`` is under way); one
+    connection, in order, so a run's writes are applied in the order they were made and a write's
+    reply comes after every earlier write's.
 
     Replies are Redis's: bytes, integers, ``None``, or the :class:`~redis.exceptions.ResponseError` a
     command was refused with. A connection failure fails every write of the batch."""
@@ -301,15 +335,33 @@ class _GroupCommit:
     def __init__(self, url: str) -> None:
         self._client = Redis.from_url(url, max_connections=1)
         self._conn: AbstractConnection | None = None
-        self._pending: list[tuple[bytes, int, asyncio.Future[list[Any]]]] = []
+        self._pending: list[tuple[bytes, int, _Done]] = []
         self._flushing: asyncio.Task[None] | None = None
+        self.backlog = 0
+        """Writes handed over and not answered yet."""
 
-    async def run(self, packed: bytes, count: int) -> list[Any]:
-        """Send ``count`` packed commands with the next batch; their ``count`` replies."""
-        future: asyncio.Future[list[Any]] = asyncio.get_running_loop().create_future()
-        self._pending.append((packed, count, future))
+    def post(self, packed: bytes, count: int, done: _Done) -> None:
+        """Send ``count`` packed commands with the next batch; ``done`` gets their ``count`` replies
+        (or the error that lost them) when they are in."""
+        self._pending.append((packed, count, done))
+        self.backlog += 1
         if self._flushing is None or self._flushing.done():
             self._flushing = asyncio.create_task(self._flush(), name="kanawa-redis-group-commit")
+
+    async def run(self, packed: bytes, count: int) -> list[Any]:
+        """Send ``count`` packed commands with the next batch and wait for their ``count`` replies
+        (after the replies of every write handed over before)."""
+        future: asyncio.Future[list[Any]] = asyncio.get_running_loop().create_future()
+
+        def done(replies: list[Any] | Exception) -> None:
+            if future.done():
+                return
+            if isinstance(replies, Exception):
+                future.set_exception(replies)
+            else:
+                future.set_result(replies)
+
+        self.post(packed, count, done)
         return await future
 
     async def _flush(self) -> None:
@@ -318,21 +370,20 @@ class _GroupCommit:
             try:
                 replies = await self._round_trip(batch)
             except BaseException as exc:
-                for _, _, future in batch:
-                    if not future.done():
-                        future.set_exception(
-                            exc if isinstance(exc, Exception) else ConnectionError("Redis write cancelled")
-                        )
+                self.backlog -= len(batch)
+                lost = exc if isinstance(exc, Exception) else ConnectionError("Redis write cancelled")
+                for _, _, done in batch:
+                    _answer(done, lost)
                 if not isinstance(exc, Exception):
                     raise
                 continue
+            self.backlog -= len(batch)
             at = 0
-            for _, count, future in batch:
-                if not future.done():
-                    future.set_result(replies[at : at + count])
+            for _, count, done in batch:
+                _answer(done, replies[at : at + count])
                 at += count
 
-    async def _round_trip(self, batch: list[tuple[bytes, int, asyncio.Future[list[Any]]]]) -> list[Any]:
+    async def _round_trip(self, batch: list[tuple[bytes, int, _Done]]) -> list[Any]:
         if self._conn is None:
             self._conn = await self._client.connection_pool.get_connection()  # type: ignore[no-untyped-call]
         conn = self._conn
@@ -366,7 +417,15 @@ class _Upkeep:
     """A running run's writer-side state: its keys, when its TTL is refreshed and its cancel flag read
     next, and the flag's last value."""
 
-    __slots__ = ("cancelled", "check_at", "record_key", "refresh_at", "stream_key", "stream_name")
+    __slots__ = (
+        "cancelled",
+        "check_at",
+        "failure",
+        "record_key",
+        "refresh_at",
+        "stream_key",
+        "stream_name",
+    )
 
     def __init__(self, stream_name: str, stream_key: bytes, record_key: bytes) -> None:
         self.stream_name = stream_name
@@ -375,6 +434,37 @@ class _Upkeep:
         self.refresh_at = 0.0
         self.check_at = 0.0
         self.cancelled = False
+        self.failure: Exception | None = None
+        """Why a chunk sent without waiting was not stored: raised by the run's next append."""
+
+
+class _Stored:
+    """What a chunk's ``XADD`` reply does: on success the chunk goes to the run's local readers and
+    the cancel flag read with it (if any) is kept; a refusal or a lost connection is kept for the
+    run's next append to raise."""
+
+    __slots__ = ("check", "entry", "hub", "state")
+
+    def __init__(self, hub: StreamHub, state: _Upkeep, entry: Entry, check: bool) -> None:
+        self.hub = hub
+        self.state = state
+        self.entry = entry
+        self.check = check
+
+    def __call__(self, replies: list[Any] | Exception) -> None:
+        state = self.state
+        if isinstance(replies, Exception):
+            state.failure = state.failure or replies
+            return
+        if isinstance(replies[0], Exception):
+            state.failure = state.failure or ValueError(
+                f"seq {self.entry.seq} was refused by Redis: {replies[0]}"
+            )
+            return
+        self.hub.deliver(state.stream_name, self.entry)
+        if self.check:
+            flag = replies[-1]
+            state.cancelled = bool(flag) and not isinstance(flag, Exception)
 
 
 def _first_error(replies: Sequence[Any]) -> None:
@@ -484,14 +574,20 @@ class RedisRunStore:
         )
 
     async def append(self, run_id: str, entry: Entry) -> bool:
-        """Send the ``XADD`` with the next group commit and wait for it. The keys' TTL and the run's
-        ``updated``/``last_seq`` fields are refreshed at most every :data:`REFRESH_S` seconds per run
-        (and with its terminal chunk), the cancel flag read at most every :data:`CANCEL_CHECK_S`."""
+        """Hand the ``XADD`` to the next group commit. The run goes on without waiting for Redis's
+        answer: its local readers get the chunk once the ``XADD`` succeeded, a refused or lost one
+        fails the run's next append, and the terminal chunk is waited for (when the run's writer is
+        done, every chunk of it is stored). The keys' TTL and the run's ``updated``/``last_seq``
+        fields are refreshed at most every :data:`REFRESH_S` seconds per run (and with its terminal
+        chunk), the cancel flag read at most every :data:`CANCEL_CHECK_S`."""
         now = time.monotonic()
         state = self._upkeep.get(run_id)
         if state is None:
             name = self._chunks(run_id)
             state = self._upkeep[run_id] = _Upkeep(name, name.encode(), self._run(run_id).encode())
+        elif state.failure is not None:
+            failure, state.failure = state.failure, None
+            raise failure
         stream = state.stream_name
         commands = [_pack_xadd(state.stream_key, self._cap_b, entry.seq, entry.text.encode(), entry.terminal)]
         if entry.terminal or now >= state.refresh_at:
@@ -513,18 +609,19 @@ class RedisRunStore:
             state.check_at = now + CANCEL_CHECK_S
             commands.append(_pack(b"HGET", state.record_key, b"cancel"))
         self.hub.start_local(stream, entry.seq - 1)
-        if entry.terminal:
-            self._upkeep.pop(run_id, None)
+        if not entry.terminal:
+            self._batcher.post(b"".join(commands), len(commands), _Stored(self.hub, state, entry, check))
+            if self._batcher.backlog > BACKLOG_MAX:
+                await self._batcher.run(b"", 0)  # answered once everything before it is
+            return state.cancelled
+        self._upkeep.pop(run_id, None)
         try:
             replies = await self._batcher.run(b"".join(commands), len(commands))
-            if isinstance(replies[0], Exception):
-                raise ValueError(f"seq {entry.seq} was refused by Redis: {replies[0]}")
-            self.hub.deliver(stream, entry)
+            _Stored(self.hub, state, entry, check)(replies)
         finally:
-            if entry.terminal:
-                self.hub.end_local(stream)
-        if check:
-            state.cancelled = bool(replies[-1]) and not isinstance(replies[-1], Exception)
+            self.hub.end_local(stream)
+        if state.failure is not None:
+            raise state.failure
         return state.cancelled
 
     async def request_cancel(self, run_id: str) -> None:
@@ -542,7 +639,9 @@ class RedisRunStore:
             for entry in batch:
                 yield entry
 
-    async def read_batches(self, run_id: str, *, after: int) -> AsyncIterator[Sequence[Entry]]:
+    async def read_batches(
+        self, run_id: str, *, after: int, sender: DirectSender | None = None
+    ) -> AsyncIterator[Sequence[Entry]]:
         """What is stored first (a finished run never touches the hub), then — following the stream
         through the hub — what was added meanwhile, then live entries; ``seq`` drops the overlap.
 
@@ -582,6 +681,11 @@ class RedisRunStore:
                         return
                     cursor = batch[-1].seq
             while True:
+                if sender is not None and not box.items:  # caught up: the writer sends from here
+                    if not await self._send_directly(box, sender, cursor):
+                        return
+                    cursor = sender.cursor
+                    continue
                 arrived = await box.take()
                 if not arrived:
                     return
@@ -596,8 +700,26 @@ class RedisRunStore:
         finally:
             self.hub.unfollow(stream, box)
 
-    async def read_frames(self, run_id: str, *, after: int) -> AsyncIterator[bytes]:
-        async for batch in self.read_batches(run_id, after=after):
+    @staticmethod
+    async def _send_directly(box: _Mailbox, sender: DirectSender, cursor: int) -> bool:
+        """Let the mailbox's entries go straight out through ``sender`` until it steps aside; whether
+        the stream goes on (not ended, not failed, not given up by the watchdog)."""
+        sender.attach(cursor)
+        box.sender = sender
+        box.since = asyncio.get_running_loop().time()
+        try:
+            await sender.wait()
+        finally:
+            if box.sender is sender:
+                box.sender = None
+        if sender.ended or sender.failed:
+            return False
+        return sender.cursor > cursor or bool(box.items)
+
+    async def read_frames(
+        self, run_id: str, *, after: int, sender: DirectSender | None = None
+    ) -> AsyncIterator[bytes]:
+        async for batch in self.read_batches(run_id, after=after, sender=sender):
             yield sse_frames([(entry.seq, entry.text) for entry in batch])
 
     async def save_checkpoint(self, run_id: str, data: str) -> None:

@@ -22,6 +22,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal, Protocol, TypeAlias
 
+from kanawa.server.direct import DirectSender
 from kanawa.server.ring import ChunkRing, sse_frame
 
 RunStatus: TypeAlias = Literal["running", "completed", "failed", "cancelled", "awaiting_approval"]
@@ -76,7 +77,11 @@ class RunStore(Protocol):
     async def set_status(self, run_id: str, status: RunStatus, *, reason: str | None = None) -> None: ...
 
     async def append(self, run_id: str, entry: Entry) -> bool:
-        """Store one chunk; returns ``True`` when the run has been asked to stop."""
+        """Store one chunk; returns ``True`` when the run has been asked to stop (a store that reads
+        the cancel flag along with its writes says so by the next chunk at the latest). A chunk that cannot
+        be stored (its seq is not above the last one, the store is unreachable) raises here or, where
+        the store confirms writes while the run goes on (Redis), at the run's next append — by its
+        terminal chunk at the latest; readers never see it."""
         ...
 
     async def request_cancel(self, run_id: str) -> None: ...
@@ -91,9 +96,13 @@ class RunStore(Protocol):
         """The same chunks as :meth:`read`, in non-empty batches of those already there."""
         ...
 
-    def read_frames(self, run_id: str, *, after: int) -> AsyncIterator[bytes]:
+    def read_frames(
+        self, run_id: str, *, after: int, sender: DirectSender | None = None
+    ) -> AsyncIterator[bytes]:
         """The same batches as server-sent events (:func:`~kanawa.server.ring.sse_frame` each), one
-        ``bytes`` per batch: what the SSE endpoint sends."""
+        ``bytes`` per batch: what the SSE endpoint sends. With a ``sender``, whenever the reader has
+        caught up the writer sends the next chunks through it directly
+        (:mod:`kanawa.server.direct`); the frames that go out that way are not yielded."""
         ...
 
     async def save_checkpoint(self, run_id: str, data: str) -> None: ...
@@ -115,6 +124,8 @@ class _Run:
     updated: float = 0.0
     waiters: list[asyncio.Future[None]] | None = None
     """Readers waiting for the next chunk; a future is made only when a reader has caught up."""
+    senders: list[DirectSender] | None = None
+    """Readers at the head that the writer sends to directly."""
     cancel: bool = False
     checkpoint: str | None = None
 
@@ -130,6 +141,26 @@ class _Run:
         for waiter in waiters or ():
             if not waiter.done():
                 waiter.set_result(None)
+
+    def offer(self, seq: int, frame: bytes, terminal: bool) -> None:
+        """A new chunk to the readers the writer sends to directly; those that stepped aside are
+        dropped from the list (they read on themselves)."""
+        senders = self.senders
+        if senders is None:
+            return
+        stepped_aside = False
+        for sender in senders:
+            sender.offer(seq, frame, terminal)
+            stepped_aside = stepped_aside or not sender.attached
+        if stepped_aside:
+            self.senders = [sender for sender in senders if sender.attached] or None
+
+    def release(self) -> None:
+        """The run is gone from the store: every reader wakes (and finds it gone)."""
+        self.wake()
+        senders, self.senders = self.senders, None
+        for sender in senders or ():
+            sender.detach()
 
 
 async def _next_chunk(run: _Run) -> None:
@@ -166,7 +197,7 @@ class MemoryRunStore:
         for run_id, run in list(self._runs.items()):
             if run.expires < now:
                 del self._runs[run_id]
-                run.wake()
+                run.release()
 
     def _live(self, run_id: str) -> _Run | None:
         self._sweep()
@@ -207,10 +238,13 @@ class MemoryRunStore:
             return True
         if entry.seq <= run.last_seq:
             raise ValueError(f"seq {entry.seq} is not above the last seq {run.last_seq}")
-        run.ring.add(entry.seq, sse_frame(entry.seq, entry.text), entry.terminal)
+        frame = sse_frame(entry.seq, entry.text)
+        run.ring.add(entry.seq, frame, entry.terminal)
         run.last_seq = entry.seq
         run.updated = time.time()
         run.expires = time.monotonic() + self._ttl
+        if run.senders is not None:
+            run.offer(entry.seq, frame, entry.terminal)
         if run.waiters is not None:
             run.wake()
         return run.cancel
@@ -236,7 +270,9 @@ class MemoryRunStore:
             if batch[-1].terminal:
                 return
 
-    async def read_frames(self, run_id: str, *, after: int) -> AsyncIterator[bytes]:
+    async def read_frames(
+        self, run_id: str, *, after: int, sender: DirectSender | None = None
+    ) -> AsyncIterator[bytes]:
         # :meth:`_follow`'s loop written out: one suspended generator less for every open stream
         cursor = after
         while True:
@@ -252,7 +288,23 @@ class MemoryRunStore:
                 if ended:
                     return
                 continue
-            await _next_chunk(run)
+            if sender is None:
+                await _next_chunk(run)
+                continue
+            sender.attach(cursor)
+            if run.senders is None:
+                run.senders = [sender]
+            else:
+                run.senders.append(sender)
+            try:
+                await sender.wait()
+            finally:
+                if run.senders is not None and sender in run.senders:
+                    run.senders.remove(sender)
+                    run.senders = run.senders or None
+            if sender.ended or sender.failed:
+                return
+            cursor = sender.cursor
 
     async def _follow(self, run_id: str, after: int) -> AsyncIterator[tuple[_Run, int]]:
         """``(run, cursor)`` each time the run has chunks after ``cursor``, waiting in between (the
@@ -286,7 +338,7 @@ class MemoryRunStore:
         runs = list(self._runs.values())
         self._runs.clear()
         for run in runs:
-            run.wake()
+            run.release()
 
 
 __all__ = [

@@ -1,0 +1,109 @@
+"""Sending a run's chunks to an SSE client from the run's own task, while the client keeps up.
+
+The plain way to stream a run is two tasks per chunk: the run's task stores the chunk and wakes the
+client's response task, which reads it back and sends it. For a client that is waiting at the head of
+the stream that second task switch is pure overhead (at a thousand streams it is a large share of a
+worker's CPU), so the response task hands the store a :class:`DirectSender` instead: the store's
+writer offers each new chunk's SSE frame to it, and the frame is sent at once, from the writer's task
+— as an eager task (``asyncio.Task(..., eager_start=True)``), which runs the ASGI ``send`` to
+completion right there when the socket takes the bytes, as it does unless the client has fallen
+behind.
+
+The sender steps aside (it is *detached* and its response task woken) whenever it cannot go on
+sending in order: the offered chunk is not the next one for this client, a send has to wait for the
+socket (the response task resumes once it finished and reads the rest itself), the run's terminal
+chunk was sent, or the send failed. A detached sender is never offered anything again until its
+response task attaches it anew, so at any moment either the writer or the response task sends to a
+client, never both: frames stay in ``seq`` order with no gap and no duplicate.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Coroutine
+from typing import Any
+
+from starlette.types import Send
+
+
+class DirectSender:
+    """One SSE client's direct line (see the module docstring). ``cursor`` is the last seq sent."""
+
+    __slots__ = ("_loop", "_send", "_waiter", "attached", "cursor", "ended", "failed")
+
+    def __init__(self, send: Send) -> None:
+        self._send = send
+        self._loop = asyncio.get_running_loop()
+        self._waiter: asyncio.Future[None] | None = None
+        self.attached = False
+        self.cursor = 0
+        self.ended = False
+        """The run's terminal chunk has been sent."""
+        self.failed = False
+        """A send raised: the client is gone."""
+
+    def attach(self, cursor: int) -> None:
+        """The response task has sent everything up to ``cursor`` and waits (:meth:`wait`); the writer
+        may send from here on."""
+        self.cursor = cursor
+        self.attached = True
+        self._waiter = self._loop.create_future()
+
+    async def wait(self) -> None:
+        """Until the sender is detached; detaches it if the response task is cancelled (the client
+        disconnected)."""
+        waiter = self._waiter
+        if waiter is None:
+            return
+        try:
+            await waiter
+        finally:
+            self.attached = False
+            self._waiter = None
+
+    def offer(self, seq: int, frame: bytes, terminal: bool) -> bool:
+        """The writer's new chunk ``seq`` as an SSE ``frame``. ``True``: sent, or being sent (the
+        caller keeps it nowhere for this client); ``False``: not sent (the sender is detached and the
+        response task reads the chunk itself)."""
+        if not self.attached:
+            return False
+        if seq != self.cursor + 1:
+            self.detach()
+            return False
+        self.cursor = seq
+        if terminal:
+            self.ended = True
+        message: dict[str, Any] = {"type": "http.response.body", "body": frame, "more_body": True}
+        call = self._send(message)
+        sending: asyncio.Task[None] = asyncio.Task(
+            call if isinstance(call, Coroutine) else _awaited(call), loop=self._loop, eager_start=True
+        )
+        if not sending.done():  # the socket is full: the response task goes on once this is out
+            self.attached = False
+            sending.add_done_callback(self._sent)
+            return True
+        self._sent(sending)
+        if terminal:
+            self.detach()
+        return True
+
+    def _sent(self, sending: asyncio.Task[None]) -> None:
+        if sending.cancelled() or sending.exception() is not None:
+            self.failed = True
+            self.detach()
+        elif not self.attached:  # a send that had to wait has finished
+            self.detach()
+
+    def detach(self) -> None:
+        """Stop sending and wake the response task (it reads on from :attr:`cursor` itself)."""
+        self.attached = False
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+
+async def _awaited(awaitable: Awaitable[None]) -> None:
+    await awaitable
+
+
+__all__ = ["DirectSender"]
