@@ -15,8 +15,13 @@ final answer, usage and ``done`` chunk (the bare endpoint sends the same chunk t
 kanawa's 4 ``trace`` chunks are counted apart), time to first event, latency of each event (client
 receive time minus the chunk's ``time``), the added latency against the bare endpoint, errors, lost
 chunks (a gap in ``seq``), server memory per open session (peak RSS minus the RSS after a warm-up,
-over the sessions held at once) and server CPU time per session. Writes bench/results/serve_load.json
-and .md. Run: ``python bench/serve_load.py`` (``make bench``).
+over the sessions held at once) and server CPU time per session.
+
+A thousand clients connecting at once make one run's throughput swing by a third either way (how
+fast the connections are accepted decides how many streams overlap), so each point is measured
+``--reps`` times (default 3) on a fresh server, the three systems taking turns, and the run with the
+median events/s is reported, with the range of all. Writes bench/results/serve_load.json and .md.
+Run: ``python bench/serve_load.py`` (``make bench``).
 """
 
 from __future__ import annotations
@@ -312,6 +317,11 @@ def measure(system: str, sessions: int) -> dict[str, Any]:
             proc.wait()
 
 
+def _range(run: dict[str, Any]) -> str:
+    spread = run.get("events_per_s_runs") or []
+    return f" [{min(spread):,.0f}–{max(spread):,.0f}]" if len(spread) > 1 else ""
+
+
 def table(results: dict[str, dict[str, dict[str, Any]]]) -> str:
     lines = [
         "# Concurrent SSE sessions (`bench/serve_load.py`)",
@@ -319,7 +329,9 @@ def table(results: dict[str, dict[str, dict[str, Any]]]) -> str:
         f"Each session streams a scripted run: {DELTAS} text deltas {int(PACE * 1000)} ms apart, then final, usage and done "
         "(kanawa also sends its 4 trace chunks, not counted in events/s: both columns count the same 43 events per session). "
         "One uvicorn worker per server (uvloop and httptools for all three); client (aiohttp on uvloop), servers and "
-        "redis-server share the 2 cores. Server CPU is the server process's user + system time over the run.",
+        "redis-server share the 2 cores. Server CPU is the server process's user + system time over the run. "
+        "Each row is the median (by events/s) of several runs on fresh servers, the systems taking turns; "
+        "the events/s range of all runs is in brackets; errors and lost chunks are counted over all runs.",
         "",
         "| sessions | system | held at once | errors | lost | events/s | first event p50 / p99 ms | event latency p50 / p99 ms | added p50 / p99 ms | KiB per open session | server CPU ms per session |",
         "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
@@ -336,7 +348,7 @@ def table(results: dict[str, dict[str, dict[str, Any]]]) -> str:
                 else "–"
             )
             lines.append(
-                f"| {sessions} | {system} | {r['held_max']} | {r['errors']} | {r['lost']} | {r['events_per_s']:,.0f} | "
+                f"| {sessions} | {system} | {r['held_max']} | {r['errors']} | {r['lost']} | {r['events_per_s']:,.0f}{_range(r)} | "
                 f"{r['ttfe_p50_ms']:.1f} / {r['ttfe_p99_ms']:.1f} | {r['latency_p50_ms']:.1f} / {r['latency_p99_ms']:.1f} | "
                 f"{added} | {r['kib_per_session']:.1f} | {r['server_cpu_ms_per_session']:.2f} |"
             )
@@ -369,6 +381,7 @@ def main() -> None:
     parser.add_argument("--sessions", type=int)
     parser.add_argument("--pid", type=int)
     parser.add_argument("--only", nargs="*", type=int, default=list(SESSIONS))
+    parser.add_argument("--reps", type=int, default=3)
     args = parser.parse_args()
     if args.serve:
         serve(args.serve, args.port)
@@ -384,9 +397,19 @@ def main() -> None:
         return
     results: dict[str, dict[str, dict[str, Any]]] = {system: {} for system in SYSTEMS}
     for sessions in args.only:
-        for system in SYSTEMS:
-            results[system][str(sessions)] = measure(system, sessions)
-            print(system, sessions, results[system][str(sessions)], file=sys.stderr)
+        runs: dict[str, list[dict[str, Any]]] = {system: [] for system in SYSTEMS}
+        for _ in range(max(args.reps, 1)):
+            for system in SYSTEMS:  # in turns: a drift of the machine touches all three alike
+                runs[system].append(measure(system, sessions))
+                print(system, sessions, runs[system][-1], file=sys.stderr)
+        for system, measured in runs.items():
+            ordered = sorted(measured, key=lambda run: run["events_per_s"])
+            median = dict(ordered[len(ordered) // 2])
+            median["errors"] = sum(run["errors"] for run in measured)  # over every run, not the median's
+            median["lost"] = sum(run["lost"] for run in measured)
+            median["events_per_s_runs"] = [run["events_per_s"] for run in measured]
+            median["server_cpu_ms_per_session_runs"] = [run["server_cpu_ms_per_session"] for run in measured]
+            results[system][str(sessions)] = median
     write_results(
         "serve_load", {"machine": machine(), "deltas": DELTAS, "pace_s": PACE, **results}, table(results)
     )

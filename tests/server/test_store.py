@@ -243,3 +243,27 @@ async def test_frames_are_the_batches_as_server_sent_events(store: RunStore) -> 
         await store.append("r12", Entry(seq, f'{{"n":"{seq}金"}}', seq == 4))
     frames = b"".join([frames async for frames in store.read_frames("r12", after=1)])
     assert frames == b"".join(f'id: {s}\r\ndata: {{"n":"{s}金"}}\r\n\r\n'.encode() for s in (2, 3, 4))
+
+
+def test_redis_commands_packed_by_hand_are_the_protocols_own_encoding() -> None:
+    """The chunk and upkeep commands the Redis store formats in one step are byte for byte what
+    redis-py's own packer sends for the same arguments (multi-byte text included)."""
+    from redis.connection import Connection
+
+    from kanawa.server.redis_store import _pack, _pack_xadd, _Upkeep
+
+    def library(*args: bytes) -> bytes:
+        return b"".join(Connection().pack_command(*args))
+
+    text = '{"text":"継手は釘を使わない 𠮷"}'.encode()
+    assert _pack_xadd(b"k:run:1:chunks", b"500", 42, text, True) == library(
+        b"XADD", b"k:run:1:chunks", b"MAXLEN", b"=", b"500", b"42-0", b"d", text, b"t", b"1"
+    )
+    assert _pack(b"HGET", b"k:run:1", b"cancel") == library(b"HGET", b"k:run:1", b"cancel")
+    upkeep = _Upkeep("k:run:1:chunks", b"k:run:1", b"60000")
+    expire_stream, record, expire_record = upkeep.refresh(7)
+    assert expire_stream == library(b"PEXPIRE", b"k:run:1:chunks", b"60000")
+    assert expire_record == library(b"PEXPIRE", b"k:run:1", b"60000")
+    updated = record.split(b"\r\n")[-2]
+    assert record == library(b"HSET", b"k:run:1", b"last_seq", b"7", b"updated", updated)
+    assert upkeep.read_cancel == library(b"HGET", b"k:run:1", b"cancel")

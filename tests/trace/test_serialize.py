@@ -5,6 +5,11 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import UTC, datetime
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kanawa.trace.events import TraceEvent
 from kanawa.trace.serialize import (
@@ -115,3 +120,23 @@ def test_non_ascii_is_written_as_is() -> None:
     line = event_to_line(TraceEvent("tool_end", "s", "添削エージェント", time=0, result="金輪継ぎ"))
     assert "添削エージェント" in line
     assert "金輪継ぎ" in line
+
+
+def _datetime_form(timestamp: float) -> str:
+    moment = datetime.fromtimestamp(timestamp, UTC)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@given(st.floats(min_value=-62_000_000_000, max_value=250_000_000_000, allow_nan=False))
+def test_iso_time_is_exactly_the_datetime_form(timestamp: float) -> None:
+    """The fast path (the second's text cached, milliseconds formatted) never differs from datetime's
+    own rounding and formatting, at second boundaries and around the epoch included."""
+    expected = _datetime_form(timestamp)
+    assert iso_time(timestamp) == expected
+
+
+@pytest.mark.parametrize("timestamp", [0.9999995, 1.9999994999, -0.0000005, -1.5, 1_700_000_000.9999996])
+def test_iso_time_rounds_to_the_microsecond_like_datetime(timestamp: float) -> None:
+    expected = _datetime_form(timestamp)
+    assert iso_time(timestamp) == expected
+    assert iso_time(timestamp) == expected  # and again, from the cached second

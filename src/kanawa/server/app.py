@@ -8,6 +8,7 @@ tenant's run is a 404 exactly like a missing one.
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -219,9 +220,14 @@ def create_app(
             dispatcher = Dispatcher(config.celery_broker, queue=config.celery_queue)
         manager = RunManager(registry, run_store, max_runs=config.max_runs, dispatch=dispatcher)
         app.state.manager = manager
+        if config.gc_freeze:  # settings.ServerSettings.gc_freeze says why
+            gc.collect()
+            gc.freeze()
         try:
             yield
         finally:
+            if config.gc_freeze:
+                gc.unfreeze()
             await manager.aclose()
             if dispatcher is not None:
                 dispatcher.close()

@@ -414,28 +414,45 @@ class _GroupCommit:
 
 
 class _Upkeep:
-    """A running run's writer-side state: its keys, when its TTL is refreshed and its cancel flag read
-    next, and the flag's last value."""
+    """A running run's writer-side state: its keys, its upkeep commands packed once (they are the
+    same for every chunk), when its TTL is refreshed and its cancel flag read next, and the flag's
+    last value."""
 
     __slots__ = (
         "cancelled",
         "check_at",
+        "expire_record",
+        "expire_stream",
         "failure",
+        "read_cancel",
         "record_key",
         "refresh_at",
         "stream_key",
         "stream_name",
     )
 
-    def __init__(self, stream_name: str, stream_key: bytes, record_key: bytes) -> None:
+    def __init__(self, stream_name: str, record_key: bytes, ttl: bytes) -> None:
         self.stream_name = stream_name
-        self.stream_key = stream_key
+        self.stream_key = stream_name.encode()
         self.record_key = record_key
+        self.expire_stream = _pack(b"PEXPIRE", self.stream_key, ttl)
+        self.expire_record = _pack(b"PEXPIRE", record_key, ttl)
+        self.read_cancel = _pack(b"HGET", record_key, b"cancel")
         self.refresh_at = 0.0
         self.check_at = 0.0
         self.cancelled = False
         self.failure: Exception | None = None
         """Why a chunk sent without waiting was not stored: raised by the run's next append."""
+
+    def refresh(self, seq: int) -> list[bytes]:
+        """The commands that refresh the run's TTL and its record's ``last_seq``/``updated``."""
+        updated = repr(time.time()).encode()
+        position = b"%d" % seq
+        record = (
+            b"*6\r\n$4\r\nHSET\r\n$%d\r\n%b\r\n$8\r\nlast_seq\r\n$%d\r\n%b\r\n$7\r\nupdated\r\n$%d\r\n%b\r\n"
+            % (len(self.record_key), self.record_key, len(position), position, len(updated), updated)
+        )
+        return [self.expire_stream, record, self.expire_record]
 
 
 class _Stored:
@@ -583,8 +600,8 @@ class RedisRunStore:
         now = time.monotonic()
         state = self._upkeep.get(run_id)
         if state is None:
-            name = self._chunks(run_id)
-            state = self._upkeep[run_id] = _Upkeep(name, name.encode(), self._run(run_id).encode())
+            state = _Upkeep(self._chunks(run_id), self._run(run_id).encode(), self._ttl_b)
+            self._upkeep[run_id] = state
         elif state.failure is not None:
             failure, state.failure = state.failure, None
             raise failure
@@ -592,22 +609,11 @@ class RedisRunStore:
         commands = [_pack_xadd(state.stream_key, self._cap_b, entry.seq, entry.text.encode(), entry.terminal)]
         if entry.terminal or now >= state.refresh_at:
             state.refresh_at = now + REFRESH_S
-            commands.append(_pack(b"PEXPIRE", state.stream_key, self._ttl_b))
-            commands.append(
-                _pack(
-                    b"HSET",
-                    state.record_key,
-                    b"last_seq",
-                    b"%d" % entry.seq,
-                    b"updated",
-                    repr(time.time()).encode(),
-                )
-            )
-            commands.append(_pack(b"PEXPIRE", state.record_key, self._ttl_b))
+            commands += state.refresh(entry.seq)
         check = now >= state.check_at
         if check:
             state.check_at = now + CANCEL_CHECK_S
-            commands.append(_pack(b"HGET", state.record_key, b"cancel"))
+            commands.append(state.read_cancel)
         self.hub.start_local(stream, entry.seq - 1)
         if not entry.terminal:
             self._batcher.post(b"".join(commands), len(commands), _Stored(self.hub, state, entry, check))

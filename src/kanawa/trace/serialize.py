@@ -46,10 +46,32 @@ FIELD_ORDER: Final = (
 """Key order of a JSONL line: App. C's keys first, in App. C's order, then ours."""
 
 
+_last_second: tuple[int, str] = (0, "1970-01-01T00:00:00")
+"""The last whole second :func:`iso_time` formatted: every chunk of a stream stamps the time, and
+consecutive stamps share their second, so only the milliseconds are formatted anew (one tuple,
+replaced whole: safe across threads)."""
+
+
 def iso_time(timestamp: float) -> str:
-    """Epoch seconds → ISO-8601 UTC with milliseconds and ``Z`` (``2025-05-23T04:14:33.892Z``)."""
-    moment = datetime.fromtimestamp(timestamp, UTC)
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    """Epoch seconds → ISO-8601 UTC with milliseconds and ``Z`` (``2025-05-23T04:14:33.892Z``):
+    exactly ``datetime.fromtimestamp(timestamp, UTC).isoformat(timespec="milliseconds")`` — the
+    timestamp rounded to microseconds half to even, then cut to milliseconds — only faster."""
+    global _last_second
+    fraction, whole = math.modf(timestamp)
+    micros = round(fraction * 1_000_000)
+    second = int(whole)
+    if micros >= 1_000_000:
+        second, micros = second + 1, micros - 1_000_000
+    elif micros < 0:
+        second, micros = second - 1, micros + 1_000_000
+    cached_second, prefix = _last_second
+    if cached_second != second:
+        prefix = datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+        if len(prefix) != 19:  # a year before 1000 or after 9999: the library's own form
+            moment = datetime.fromtimestamp(timestamp, UTC)
+            return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        _last_second = (second, prefix)
+    return f"{prefix}.{micros // 1000:03d}Z"
 
 
 def parse_iso_time(text: str) -> float:
