@@ -58,8 +58,8 @@ REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/0")
 def _paced_agents() -> dict[str, Any]:
     from kanawa import Agent
     from kanawa.llm.testing import FunctionLLM
-    from kanawa.llm.testing.models import ModelRequest, Script
-    from kanawa.types import StreamEvent
+    from kanawa.llm.testing.models import ModelRequest, Script, response_from
+    from kanawa.types import StreamEvent, Usage
 
     class PacedLLM(FunctionLLM):
         """Streams its answer one delta every PACE seconds, like a model generating."""
@@ -70,10 +70,14 @@ def _paced_agents() -> dict[str, Any]:
                     await asyncio.sleep(PACE)
                 yield event
 
+    text = (TEXT * ((DELTAS * 8) // len(TEXT) + 1))[: DELTAS * 8]
+    # the usage a provider reports with its answer (so no token estimate is made for it, as with a
+    # real provider): the scripted model costs the server what a provider's stream would
+    reply = response_from(text, model="bench", usage=Usage(input_tokens=12, output_tokens=80, requests=1))
+
     def answer(request: ModelRequest) -> Script:
-        self_requests = model.requests
-        self_requests.clear()
-        return (TEXT * ((DELTAS * 8) // len(TEXT) + 1))[: DELTAS * 8]
+        model.requests.clear()
+        return reply
 
     model = PacedLLM(answer)
     return {"bench": Agent("bench", "Stream.", (), model)}

@@ -4,6 +4,8 @@ approval continues in the same stream after ``POST /v1/runs/{id}/approvals`` —
 
 from __future__ import annotations
 
+import asyncio
+
 import httpx
 
 from tests.server.agents import SENT
@@ -107,3 +109,34 @@ async def test_a_run_waiting_for_approval_continues_after_the_decision(
     assert SENT[before:] == ([] if mode == "celery" else ["42"]), "where the approved call ran"
     again = await client.post(f"/v1/runs/{run_id}/approvals", json={"approved": [call["id"]]}, headers=AUTH_A)
     assert again.status_code == 409, "a finished run is not waiting for approval any more"
+
+
+async def test_decisions_racing_for_a_run_continue_it_once(client: httpx.AsyncClient, mode: str) -> None:
+    """Five approvals sent at once for the same waiting run: one is accepted, the others get 409, and
+    the approved call runs once — the continuation appears once in the stream."""
+    before = len(SENT)
+    run_id, events = await start_run(client, "mailer", "send essay 42")
+    pending = next(e.chunk for e in events if e.chunk["type"] == "approval_required")
+    (call,) = pending["data"]["calls"]
+    answers = await asyncio.gather(
+        *(
+            client.post(f"/v1/runs/{run_id}/approvals", json={"approved": [call["id"]]}, headers=AUTH_A)
+            for _ in range(5)
+        )
+    )
+    assert sorted(answer.status_code for answer in answers) == [202, 409, 409, 409, 409]
+    last = events[-1].id
+    async with client.stream(
+        "GET", f"/v1/runs/{run_id}/events", headers={**AUTH_A, "Last-Event-ID": str(last)}
+    ) as r:
+        more, _ = await read_stream(r)
+    seqs = [e.id for e in more]
+    assert seqs == list(range(last + 1, last + 1 + len(seqs))), "one continuation: no gap, no repeat"
+    after = [e.chunk for e in more if e.chunk["type"] != "trace"]
+    assert [c["type"] for c in after].count("tool_response") == 1
+    assert [c["type"] for c in after].count("done") == 1
+    assert after[-1]["data"]["status"] == "completed"
+    await asyncio.sleep(0.3)  # a second continuation, had one started, would have sent by now
+    assert len(SENT) - before == (0 if mode == "celery" else 1), "the approved call ran once"
+    record = (await client.get(f"/v1/runs/{run_id}", headers=AUTH_A)).json()
+    assert record["last_seq"] == seqs[-1], "nothing was written after the one continuation ended"

@@ -267,3 +267,16 @@ def test_redis_commands_packed_by_hand_are_the_protocols_own_encoding() -> None:
     updated = record.split(b"\r\n")[-2]
     assert record == library(b"HSET", b"k:run:1", b"last_seq", b"7", b"updated", updated)
     assert upkeep.read_cancel == library(b"HGET", b"k:run:1", b"cancel")
+
+
+async def test_a_status_claim_succeeds_once(store: RunStore) -> None:
+    await store.create(_record("r9"))
+    await store.set_status("r9", "awaiting_approval", reason="approval_required")
+    claims = await asyncio.gather(
+        *(store.claim_status("r9", "awaiting_approval", "running") for _ in range(8))
+    )
+    assert sorted(claims) == [False] * 7 + [True]
+    record = await store.get("alpha", "r9")
+    assert record is not None
+    assert (record.status, record.termination_reason) == ("running", None)
+    assert await store.claim_status("missing", "awaiting_approval", "running") is False

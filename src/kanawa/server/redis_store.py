@@ -15,11 +15,15 @@ record's ``last_seq``/``updated`` — once a second per run and with its last ch
 run's ``cancel`` flag (how a cancel sent to another worker reaches it) every 0.2 s. The writes of
 all runs at the same moment (chunks, new records, statuses, checkpoints) go to Redis together on one
 connection, packed as one buffer and answered in one read (group commit): many concurrent runs cost
-one round trip per batch, not one per chunk, and a run's writes stay in order.
+one round trip per batch, not one per chunk, and a run's writes stay in order. A run does not wait
+for its chunks' replies (a refused chunk fails its next append; its terminal chunk, its status and
+its checkpoints are waited for, and each reply comes after those of every earlier write, so a
+checkpoint is never ahead of the chunks it counts).
 
 Readers never hold a Redis connection each. A run written by this process (``create(...,
-writes_here=True)``) reaches its local readers straight from the writer, after its ``XADD``
-succeeded, and a reader that joins it at its last delivered chunk needs no Redis read at all; for runs
+writes_here=True)``) reaches its local readers straight from the writer, once its ``XADD``
+succeeded (a reader at the head is sent the chunk there and then: :mod:`kanawa.server.direct`),
+and a reader that joins it at its last delivered chunk needs no Redis read at all; for runs
 written elsewhere (another worker, a Celery worker) one :class:`StreamHub` per process owns one
 connection that ``XREAD BLOCK``\\ s on every such stream some local client follows and fans entries
 out to per-client mailboxes. A client first registers with the hub, then reads what is already stored
@@ -100,6 +104,15 @@ def _pack_xadd(key: bytes, cap: bytes, seq: int, text: bytes, terminal: bool) ->
         text,
         b"1" if terminal else b"0",
     )
+
+
+_CLAIM_SCRIPT: Final = b"""
+if redis.call('HGET', KEYS[1], 'status') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'status', ARGV[2], 'updated', ARGV[3], 'reason', '')
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+return 1
+"""
+"""``claim_status``: set a run's status only if it still is the expected one."""
 
 
 def _upto_terminal(entries: Sequence[Entry]) -> tuple[Sequence[Entry], bool]:
@@ -589,6 +602,24 @@ class RedisRunStore:
             ),
             _pack(b"PEXPIRE", key, self._ttl_b),
         )
+
+    async def claim_status(self, run_id: str, expected: RunStatus, status: RunStatus) -> bool:
+        """One Lua script compares and sets the hash's ``status`` (Redis runs it atomically), sent
+        through the group commit so it is ordered after this process's earlier writes."""
+        key = self._run(run_id).encode()
+        (claimed,) = await self._write(
+            _pack(
+                b"EVAL",
+                _CLAIM_SCRIPT,
+                b"1",
+                key,
+                expected.encode(),
+                status.encode(),
+                repr(time.time()).encode(),
+                self._ttl_b,
+            )
+        )
+        return bool(claimed)
 
     async def append(self, run_id: str, entry: Entry) -> bool:
         """Hand the ``XADD`` to the next group commit. The run goes on without waiting for Redis's

@@ -387,8 +387,15 @@ class RunManager:
             next_seq=max(point.next_seq, record.last_seq + 1),
             approvals=decisions,
         )
-        await self.store.save_checkpoint(record.run_id, decided.dumps())
-        await self.store.set_status(record.run_id, "running")
+        # the first of several decisions racing for the run wins; the others find it running
+        if not await self.store.claim_status(record.run_id, "awaiting_approval", "running"):
+            raise NotAwaitingApproval("run is no longer awaiting approval (another decision came first)")
+        try:
+            await self.store.save_checkpoint(record.run_id, decided.dumps())
+        except BaseException:
+            # the decisions are not saved: the run waits for them again rather than hang "running"
+            await self.store.set_status(record.run_id, "awaiting_approval", reason="approval_required")
+            raise
         if self.dispatch is not None:
             await self.dispatch(record.run_id)
             return

@@ -76,6 +76,12 @@ class RunStore(Protocol):
 
     async def set_status(self, run_id: str, status: RunStatus, *, reason: str | None = None) -> None: ...
 
+    async def claim_status(self, run_id: str, expected: RunStatus, status: RunStatus) -> bool:
+        """Set the status to ``status`` (reason cleared) only if it is ``expected``, in one atomic
+        step; whether it was. Of two requests racing to continue a run waiting for approval, exactly
+        one wins."""
+        ...
+
     async def append(self, run_id: str, entry: Entry) -> bool:
         """Store one chunk; returns ``True`` when the run has been asked to stop (a store that reads
         the cancel flag along with its writes says so by the next chunk at the latest). A chunk that cannot
@@ -231,6 +237,13 @@ class MemoryRunStore:
                 run.snapshot(), status=status, updated=run.updated, termination_reason=reason
             )
             run.expires = time.monotonic() + self._ttl
+
+    async def claim_status(self, run_id: str, expected: RunStatus, status: RunStatus) -> bool:
+        run = self._runs.get(run_id)
+        if run is None or run.record.status != expected:
+            return False
+        await self.set_status(run_id, status)  # no await inside: nothing runs between check and set
+        return True
 
     async def append(self, run_id: str, entry: Entry) -> bool:
         run = self._runs.get(run_id)
