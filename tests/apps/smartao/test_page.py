@@ -7,6 +7,7 @@ Screenshots go to ``test-artifacts/``."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -165,6 +166,10 @@ async def test_a_copied_essay_shows_the_block_and_the_matching_passages(
     assert marked
     assert all(text in prior for text in marked)
     assert not await page.is_hidden("#alert")
+    alert = await page.inner_text("#alert")
+    assert "チェックによりランが止まりました" in alert
+    assert not re.search(r"[A-Za-z]{3,}", alert), "the Japanese page says what stopped the run in Japanese"
+    assert "GuardrailViolation" in (await page.get_attribute("#alert", "title") or "")  # details kept
     assert await page.is_disabled("#download")
     assert await page.locator("#style-list li").count() == 0  # the block stopped the run before Style
     # the agents the block kept from running say so, rather than still "waiting"

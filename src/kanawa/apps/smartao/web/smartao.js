@@ -46,6 +46,17 @@
       costUnknown: "不明（料金表にないモデル）", chartTitle: "ルーブリックのレーダーチャート",
       chartDesc: (s) => `7 観点の点数（5 点満点）：${s}`, guardrail: (m) => `予算の警告：${m}`,
       accepted: (n) => `${n} 件の修正を採用しています`,
+      errors: {
+        GuardrailViolation: "チェックによりランが止まりました（類似度チェックなどの結果を確認してください）",
+        EssayInputError: "入力が正しくありません（エッセイと志望先を確認してください）",
+        BudgetExceeded: "利用できる予算の上限に達しました",
+        LLMCallFailed: "モデルを呼び出せませんでした（再試行と代わりのモデルでも失敗しました）",
+        HandoffDepthExceeded: "エージェントの受け渡しが深くなりすぎました",
+        MaxStepsExceeded: "ステップ数の上限に達しました",
+        chunks_expired: "このランの記録は保存期間を過ぎました",
+        internal_error: "サーバー内部でエラーが起きました",
+      },
+      otherError: "サーバーがエラーを返しました",
     },
     en: {
       title: "Admissions essay coach", skip: "Skip to content", demo: "Demo output", keyHeading: "API key",
@@ -83,6 +94,17 @@
       costUnknown: "unknown (model not in the price table)", chartTitle: "Rubric radar chart",
       chartDesc: (s) => `Scores on 7 axes (out of 5): ${s}`, guardrail: (m) => `Budget warning: ${m}`,
       accepted: (n) => `${n} changes accepted`,
+      errors: {
+        GuardrailViolation: "A check stopped the run (see the similarity check and the other results)",
+        EssayInputError: "The input is not valid (check the essay and the school)",
+        BudgetExceeded: "The usage budget has been spent",
+        LLMCallFailed: "The model could not be reached (retries and the fallback model failed too)",
+        HandoffDepthExceeded: "The agents handed the work on too many times",
+        MaxStepsExceeded: "The run reached its step limit",
+        chunks_expired: "This run's record is past its retention time",
+        internal_error: "The server had an internal error",
+      },
+      otherError: "The server reported an error",
     },
   };
   let lang = sessionStorage.getItem("smartao-lang") === "en" ? "en" : "ja";
@@ -159,8 +181,12 @@
     return node;
   }
   function announce(message) { $("status").textContent = message; }
-  function showAlert(message) { $("alert").textContent = message; $("alert").hidden = false; }
-  function hideAlert() { $("alert").hidden = true; $("alert").textContent = ""; }
+  function showAlert(message, detail = "") {
+    $("alert").textContent = message;
+    $("alert").title = detail;
+    $("alert").hidden = false;
+  }
+  function hideAlert() { $("alert").hidden = true; $("alert").textContent = ""; $("alert").title = ""; }
 
   function applyWords() {
     document.documentElement.lang = lang;
@@ -425,7 +451,9 @@
         if (data.action === "warn") announce(t("guardrail", data.message || data.reason || ""));
         break;
       case "error":
-        showAlert(`${t("failed")}: ${data.message || data.code || ""}`);
+        // in the page's language; the server's own message (English) stays at hand as the tooltip
+        showAlert(`${t("failed")}${lang === "ja" ? "：" : ": "}${WORDS[lang].errors[data.code] || t("otherError")}`,
+          [data.code, data.message].filter(Boolean).join(": "));
         break;
       case "done":
         run.finished = true;
