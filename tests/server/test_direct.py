@@ -230,3 +230,26 @@ async def test_a_client_that_stops_reading_gets_every_chunk_once_when_it_reads_a
     assert events[-1].chunk["type"] == "done"
     text = "".join(e.chunk["data"].get("text", "") for e in events if e.chunk["type"] == "delta")
     assert text == BIG
+
+
+async def test_the_chunks_of_one_step_reach_a_reader_at_the_head_in_one_send(store: RunStore) -> None:
+    await _new_run(store, "d5")
+    wire = Wire()
+    sender = DirectSender(wire)  # type: ignore[arg-type]
+    reader = asyncio.create_task(_read_all(store, "d5", sender, []))
+    await _eventually(lambda: sender.attached)
+    await store.append_many("d5", [Entry(seq, f'{{"n":{seq}}}', False) for seq in (1, 2, 3)])
+    await _eventually(lambda: len(wire.sent) == 1)
+    assert _seqs(wire.sent) == [1, 2, 3]  # one body, three events
+    await store.append_many("d5", [Entry(4, "{}", False), Entry(5, "{}", True)])
+    await reader
+    assert [_seqs([body]) for body in wire.sent] == [[1, 2, 3], [4, 5]]
+
+
+async def test_a_batch_with_a_seq_out_of_order_keeps_none_of_it() -> None:
+    store = MemoryRunStore()
+    await _new_run(store, "d6")
+    await store.append("d6", Entry(1, "{}", False))
+    with pytest.raises(ValueError, match="seq 2 is not above the last seq 2"):
+        await store.append_many("d6", [Entry(2, "{}", False), Entry(2, "{}", False)])
+    assert (await store.get_any("d6")).last_seq == 1  # type: ignore[union-attr]

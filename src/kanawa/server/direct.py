@@ -4,13 +4,14 @@ The plain way to stream a run is two tasks per chunk: the run's task stores the 
 client's response task, which reads it back and sends it. For a client that is waiting at the head of
 the stream that second task switch is pure overhead (at a thousand streams it is a large share of a
 worker's CPU), so the response task hands the store a :class:`DirectSender` instead: the store's
-writer offers each new chunk's SSE frame to it, and the frame is sent at once, from the writer's task
-— as an eager task (``asyncio.Task(..., eager_start=True)``), which runs the ASGI ``send`` to
+writer offers each step's new chunks to it (their SSE frames as one ``bytes``: the trace records, the
+answer and the usage a step ends with go out in one send), and they are sent at once, from the
+writer's task — as an eager task (``asyncio.Task(..., eager_start=True)``), which runs the ASGI ``send`` to
 completion right there when the socket takes the bytes, as it does unless the client has fallen
 behind.
 
 The sender steps aside (it is *detached* and its response task woken) whenever it cannot go on
-sending in order: the offered chunk is not the next one for this client, a send has to wait for the
+sending in order: the offered chunks do not follow the last one this client got, a send has to wait for the
 socket (the response task resumes once it finished and reads the rest itself), the run's terminal
 chunk was sent, or the send failed. A detached sender is never offered anything again until its
 response task attaches it anew, so at any moment either the writer or the response task sends to a
@@ -61,19 +62,20 @@ class DirectSender:
             self.attached = False
             self._waiter = None
 
-    def offer(self, seq: int, frame: bytes, terminal: bool) -> bool:
-        """The writer's new chunk ``seq`` as an SSE ``frame``. ``True``: sent, or being sent (the
-        caller keeps it nowhere for this client); ``False``: not sent (the sender is detached and the
-        response task reads the chunk itself)."""
+    def offer(self, first: int, last: int, frames: bytes, terminal: bool) -> bool:
+        """The writer's new chunks ``first`` … ``last`` as their SSE ``frames`` (one send for the
+        chunks one step of a run made together). ``True``: sent, or being sent (the caller keeps them
+        nowhere for this client); ``False``: not sent (the sender is detached and the response task
+        reads them itself)."""
         if not self.attached:
             return False
-        if seq != self.cursor + 1:
+        if first != self.cursor + 1:
             self.detach()
             return False
-        self.cursor = seq
+        self.cursor = last
         if terminal:
             self.ended = True
-        message: dict[str, Any] = {"type": "http.response.body", "body": frame, "more_body": True}
+        message: dict[str, Any] = {"type": "http.response.body", "body": frames, "more_body": True}
         call = self._send(message)
         sending: asyncio.Task[None] = asyncio.Task(
             call if isinstance(call, Coroutine) else _awaited(call), loop=self._loop, eager_start=True

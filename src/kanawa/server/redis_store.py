@@ -48,7 +48,7 @@ from redis.exceptions import ResponseError
 
 from kanawa._logging import get_logger
 from kanawa.server.direct import DirectSender
-from kanawa.server.ring import sse_frame, sse_frames
+from kanawa.server.ring import sse_frames
 from kanawa.server.store import ChunksExpired, Entry, RunRecord, RunStatus
 
 _log = get_logger("kanawa.server")
@@ -138,16 +138,29 @@ class _Mailbox:
         self.since = 0.0
         """When the reader started waiting (loop time), for the watchdog."""
 
-    def put(self, entry: Entry) -> None:
+    def put(self, entries: Sequence[Entry]) -> None:
+        """Entries in ``seq`` order: sent on the spot through the sender when there is one and
+        nothing is queued before them, else queued for the reader."""
         sender = self.sender
         if sender is not None:
-            if not self.items and sender.offer(entry.seq, sse_frame(entry.seq, entry.text), entry.terminal):
+            # (a terminal entry before the last — a stream read past a wait for approval — is left
+            # to the reader, which stops at it)
+            if (
+                not self.items
+                and not any(entry.terminal for entry in entries[:-1])
+                and sender.offer(
+                    entries[0].seq,
+                    entries[-1].seq,
+                    sse_frames([(entry.seq, entry.text) for entry in entries]),
+                    entries[-1].terminal,
+                )
+            ):
                 if not sender.attached:
                     self.sender = None
                 return
             self.sender = None
             sender.detach()
-        self.items.append(entry)
+        self.items.extend(entries)
         waiter = self.waiter
         if waiter is not None and not waiter.done():
             waiter.set_result(True)
@@ -260,12 +273,12 @@ class StreamHub:
         """This process writes ``key`` from now on; ``seq`` is its last chunk so far."""
         self.local.setdefault(key, seq)
 
-    def deliver(self, key: str, entry: Entry) -> None:
-        """An entry this process has just added: hand it to the local readers of its stream."""
+    def deliver(self, key: str, entries: Sequence[Entry]) -> None:
+        """Entries this process has just added: hand them to the local readers of their stream."""
         if key in self.local:
-            self.local[key] = entry.seq
+            self.local[key] = entries[-1].seq
         for box in self._boxes.get(key, ()):
-            box.put(entry)
+            box.put(entries)
 
     def end_local(self, key: str) -> None:
         """This process stopped writing ``key``; readers still following it go back to ``XREAD``."""
@@ -301,12 +314,13 @@ class StreamHub:
                 continue
             for key_raw, items in cast("list[tuple[Any, list[tuple[Any, Any]]]]", reply or []):
                 key = _text(key_raw)
-                for entry_id, fields in items:
-                    entry = _entry(entry_id, fields)
-                    if key in self._cursors:
-                        self._cursors[key] = _text(entry_id)
-                    for box in self._boxes.get(key, ()):
-                        box.put(entry)
+                entries = [_entry(entry_id, fields) for entry_id, fields in items]
+                if not entries:
+                    continue
+                if key in self._cursors:
+                    self._cursors[key] = _text(items[-1][0])
+                for box in self._boxes.get(key, ()):
+                    box.put(entries)
 
     async def aclose(self) -> None:
         for task in (self._restarting, self._task, self._watchdog):
@@ -469,16 +483,16 @@ class _Upkeep:
 
 
 class _Stored:
-    """What a chunk's ``XADD`` reply does: on success the chunk goes to the run's local readers and
-    the cancel flag read with it (if any) is kept; a refusal or a lost connection is kept for the
-    run's next append to raise."""
+    """What the replies to a step's ``XADD`` commands do: the chunks Redis accepted go to the run's local
+    readers (in one hand-over) and the cancel flag read with them (if any) is kept; a refusal or a
+    lost connection is kept for the run's next append to raise."""
 
-    __slots__ = ("check", "entry", "hub", "state")
+    __slots__ = ("check", "entries", "hub", "state")
 
-    def __init__(self, hub: StreamHub, state: _Upkeep, entry: Entry, check: bool) -> None:
+    def __init__(self, hub: StreamHub, state: _Upkeep, entries: Sequence[Entry], check: bool) -> None:
         self.hub = hub
         self.state = state
-        self.entry = entry
+        self.entries = entries
         self.check = check
 
     def __call__(self, replies: list[Any] | Exception) -> None:
@@ -486,12 +500,17 @@ class _Stored:
         if isinstance(replies, Exception):
             state.failure = state.failure or replies
             return
-        if isinstance(replies[0], Exception):
-            state.failure = state.failure or ValueError(
-                f"seq {self.entry.seq} was refused by Redis: {replies[0]}"
-            )
-            return
-        self.hub.deliver(state.stream_name, self.entry)
+        entries = self.entries
+        accepted = len(entries)
+        for index in range(len(entries)):
+            if isinstance(replies[index], Exception):
+                accepted = index
+                state.failure = state.failure or ValueError(
+                    f"seq {entries[index].seq} was refused by Redis: {replies[index]}"
+                )
+                break
+        if accepted:
+            self.hub.deliver(state.stream_name, entries[:accepted] if accepted < len(entries) else entries)
         if self.check:
             flag = replies[-1]
             state.cancelled = bool(flag) and not isinstance(flag, Exception)
@@ -622,13 +641,15 @@ class RedisRunStore:
         return bool(claimed)
 
     async def append(self, run_id: str, entry: Entry) -> bool:
-        """Hand the ``XADD`` to the next group commit. The run goes on without waiting for Redis's
-        answer: its local readers get the chunk once the ``XADD`` succeeded, a refused or lost one
-        fails the run's next append, and the terminal chunk is waited for (when the run's writer is
-        done, every chunk of it is stored). The keys' TTL and the run's ``updated``/``last_seq``
-        fields are refreshed at most every :data:`REFRESH_S` seconds per run (and with its terminal
-        chunk), the cancel flag read at most every :data:`CANCEL_CHECK_S`."""
-        now = time.monotonic()
+        return await self.append_many(run_id, (entry,))
+
+    async def append_many(self, run_id: str, entries: Sequence[Entry]) -> bool:
+        """Hand the chunks' ``XADD`` commands to the next group commit. The run goes on without waiting
+        for Redis's answer: its local readers get the chunks once the ``XADD`` commands succeeded, a
+        refused or lost one fails the run's next append, and a terminal chunk is waited for (when
+        the run's writer is done, every chunk of it is stored). The keys' TTL and the run's
+        ``updated``/``last_seq`` fields are refreshed at most every :data:`REFRESH_S` seconds per run
+        (and with its terminal chunk), the cancel flag read at most every :data:`CANCEL_CHECK_S`."""
         state = self._upkeep.get(run_id)
         if state is None:
             state = _Upkeep(self._chunks(run_id), self._run(run_id).encode(), self._ttl_b)
@@ -636,25 +657,32 @@ class RedisRunStore:
         elif state.failure is not None:
             failure, state.failure = state.failure, None
             raise failure
+        if not entries:
+            return state.cancelled
+        now = time.monotonic()
         stream = state.stream_name
-        commands = [_pack_xadd(state.stream_key, self._cap_b, entry.seq, entry.text.encode(), entry.terminal)]
-        if entry.terminal or now >= state.refresh_at:
+        last = entries[-1]
+        commands = [
+            _pack_xadd(state.stream_key, self._cap_b, entry.seq, entry.text.encode(), entry.terminal)
+            for entry in entries
+        ]
+        if last.terminal or now >= state.refresh_at:
             state.refresh_at = now + REFRESH_S
-            commands += state.refresh(entry.seq)
+            commands += state.refresh(last.seq)
         check = now >= state.check_at
         if check:
             state.check_at = now + CANCEL_CHECK_S
             commands.append(state.read_cancel)
-        self.hub.start_local(stream, entry.seq - 1)
-        if not entry.terminal:
-            self._batcher.post(b"".join(commands), len(commands), _Stored(self.hub, state, entry, check))
+        self.hub.start_local(stream, entries[0].seq - 1)
+        stored = _Stored(self.hub, state, entries, check)
+        if not last.terminal:
+            self._batcher.post(b"".join(commands), len(commands), stored)
             if self._batcher.backlog > BACKLOG_MAX:
                 await self._batcher.run(b"", 0)  # answered once everything before it is
             return state.cancelled
         self._upkeep.pop(run_id, None)
         try:
-            replies = await self._batcher.run(b"".join(commands), len(commands))
-            _Stored(self.hub, state, entry, check)(replies)
+            stored(await self._batcher.run(b"".join(commands), len(commands)))
         finally:
             self.hub.end_local(stream)
         if state.failure is not None:

@@ -149,6 +149,17 @@ class _Writer:
             return False
         return await self.store.append(self.run_id, Entry(self.seq, chunk.encode(self.seq), terminal))
 
+    async def write_many(self, chunks: Sequence[Chunk]) -> bool:
+        """Chunks a step made together, stored as one batch (a client at the head gets one send)."""
+        entries = []
+        for chunk in chunks:
+            self.seq += 1
+            if self.seq > self.replayed_to:
+                entries.append(Entry(self.seq, chunk.encode(self.seq), False))
+        if not entries:
+            return False
+        return await self.store.append_many(self.run_id, entries)
+
 
 class RunManager:
     """Starts, tracks and cancels the runs of one process."""
@@ -288,18 +299,18 @@ class RunManager:
         reason: str | None = None
         try:
             async for event in runner:
-                stop = await self._flush_traces(writer, traces)
                 if offset.requests and isinstance(event, FinalResponse):
                     event = dataclasses.replace(event, usage=offset + event.usage)
-                for chunk in event_chunks(event, agent=agent.name, now=time.time()):
-                    stop = await writer.write(chunk) or stop
+                chunks = self._trace_chunks(traces)  # what the trace recorded up to the event first
+                chunks.extend(event_chunks(event, agent=agent.name, now=time.time()))
+                stop = await writer.write_many(chunks)
                 if getattr(event, "kind", "") in CHECKPOINT_KINDS:
                     await self._checkpoint(agent.name, run_id, runner, writer.seq, before)
                 if stop:
                     status, reason = "cancelled", "cancelled"
                     break
             else:
-                await self._flush_traces(writer, traces)
+                await writer.write_many(self._trace_chunks(traces))
                 result = runner.result
                 reason = str(result.termination_reason)
                 if reason == "approval_required":
@@ -309,9 +320,10 @@ class RunManager:
             status, reason = "cancelled", "cancelled"
         except Exception as exc:
             _log.info("run %s failed: %s", run_id, type(exc).__name__)
-            await self._flush_traces(writer, traces)
             status, reason = "failed", "error"
-            await writer.write(error_chunk(exc, agent=agent.name, now=time.time()))
+            failure = self._trace_chunks(traces)
+            failure.append(error_chunk(exc, agent=agent.name, now=time.time()))
+            await writer.write_many(failure)
         finally:
             self._router.end(run_id)
             with contextlib.suppress(Exception):
@@ -324,14 +336,16 @@ class RunManager:
             terminal=True,
         )
 
-    async def _flush_traces(self, writer: _Writer, traces: list[TraceEvent]) -> bool:
-        stop = False
-        while traces:
-            event = traces.pop(0)
+    @staticmethod
+    def _trace_chunks(traces: list[TraceEvent]) -> list[Chunk]:
+        """The run's trace events recorded so far as ``trace`` chunks (taken from ``traces``)."""
+        chunks = []
+        for event in traces:
             record = with_cost(event_to_record(drop_payloads(event)))  # a model call's price
             record.pop("session", None)  # the agent's tracer session is shared by every tenant's runs
-            stop = await writer.write(Chunk(event.agent, "trace", dict(record), event.time)) or stop
-        return stop
+            chunks.append(Chunk(event.agent, "trace", dict(record), event.time))
+        traces.clear()
+        return chunks
 
     async def _checkpoint(
         self, agent: str, run_id: str, runner: ServableRun, seq: int, before: _Spent

@@ -90,6 +90,11 @@ class RunStore(Protocol):
         terminal chunk at the latest; readers never see it."""
         ...
 
+    async def append_many(self, run_id: str, entries: Sequence[Entry]) -> bool:
+        """:meth:`append` for chunks a run made together (only the last may be terminal): stored in
+        order, and a reader at the head gets them in one send."""
+        ...
+
     async def request_cancel(self, run_id: str) -> None: ...
 
     async def cancel_requested(self, run_id: str) -> bool: ...
@@ -148,15 +153,15 @@ class _Run:
             if not waiter.done():
                 waiter.set_result(None)
 
-    def offer(self, seq: int, frame: bytes, terminal: bool) -> None:
-        """A new chunk to the readers the writer sends to directly; those that stepped aside are
+    def offer(self, first: int, last: int, frames: bytes, terminal: bool) -> None:
+        """New chunks to the readers the writer sends to directly; those that stepped aside are
         dropped from the list (they read on themselves)."""
         senders = self.senders
         if senders is None:
             return
         stepped_aside = False
         for sender in senders:
-            sender.offer(seq, frame, terminal)
+            sender.offer(first, last, frames, terminal)
             stepped_aside = stepped_aside or not sender.attached
         if stepped_aside:
             self.senders = [sender for sender in senders if sender.attached] or None
@@ -246,18 +251,29 @@ class MemoryRunStore:
         return True
 
     async def append(self, run_id: str, entry: Entry) -> bool:
+        return await self.append_many(run_id, (entry,))
+
+    async def append_many(self, run_id: str, entries: Sequence[Entry]) -> bool:
         run = self._runs.get(run_id)
         if run is None:
             return True
-        if entry.seq <= run.last_seq:
-            raise ValueError(f"seq {entry.seq} is not above the last seq {run.last_seq}")
-        frame = sse_frame(entry.seq, entry.text)
-        run.ring.add(entry.seq, frame, entry.terminal)
-        run.last_seq = entry.seq
+        last = run.last_seq
+        for entry in entries:  # all checked before any is kept
+            if entry.seq <= last:
+                raise ValueError(f"seq {entry.seq} is not above the last seq {last}")
+            last = entry.seq
+        frames = []
+        for entry in entries:
+            frame = sse_frame(entry.seq, entry.text)
+            run.ring.add(entry.seq, frame, entry.terminal)
+            run.last_seq = entry.seq
+            frames.append(frame)
+        if not frames:
+            return run.cancel
         run.updated = time.time()
         run.expires = time.monotonic() + self._ttl
         if run.senders is not None:
-            run.offer(entry.seq, frame, entry.terminal)
+            run.offer(entries[0].seq, entries[-1].seq, b"".join(frames), entries[-1].terminal)
         if run.waiters is not None:
             run.wake()
         return run.cancel
