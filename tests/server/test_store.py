@@ -280,3 +280,32 @@ async def test_a_status_claim_succeeds_once(store: RunStore) -> None:
     assert record is not None
     assert (record.status, record.termination_reason) == ("running", None)
     assert await store.claim_status("missing", "awaiting_approval", "running") is False
+
+
+async def test_a_resume_racing_a_writer_elsewhere_is_not_taken_for_expired_chunks(
+    redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reader resuming at the last chunk of a run another process writes: when the writer adds the
+    next chunk between the reader's range read (empty) and its record read (which then counts the
+    new chunk), the reader goes on with that chunk — it is not told the chunks expired."""
+    prefix = f"kanawa-test-{uuid.uuid4().hex[:8]}:"
+    writer = RedisRunStore(redis_url, ttl=60, cap=100, prefix=prefix)
+    reader = RedisRunStore(redis_url, ttl=60, cap=100, prefix=prefix)
+    try:
+        await writer.create(_record("race"), writes_here=True)
+        for seq in (1, 2, 3):
+            await writer.append("race", Entry(seq, f'{{"n":{seq}}}', False))
+        await writer.save_checkpoint("race", "{}")  # waited for: chunks 1-3 are stored
+        real_record = reader._record
+
+        async def record_after_the_writer_moved_on(run_id: str) -> RunRecord | None:
+            await writer.append("race", Entry(4, '{"n":4}', False))
+            await writer.save_checkpoint("race", "{}")
+            return await real_record(run_id)
+
+        monkeypatch.setattr(reader, "_record", record_after_the_writer_moved_on)
+        first = await anext(reader.read_batches("race", after=3))
+        assert [entry.seq for entry in first] == [4]
+    finally:
+        await writer.aclose()
+        await reader.aclose()

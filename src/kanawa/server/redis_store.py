@@ -723,9 +723,14 @@ class RedisRunStore:
             if stored and stored[0].seq > after + 1:
                 raise ChunksExpired(stored[0].seq)
             if not stored and after > 0:
+                # nothing after ``after``: dropped, or not written yet? The record says what exists
+                # now; chunks it counts are in a range read after it unless they were dropped (a
+                # writer may have added them between the first range and the record)
                 record = await self._record(run_id)
                 if record is not None and record.last_seq > after:
-                    raise ChunksExpired(record.last_seq)
+                    stored = await self._range(stream, after)
+                    if not stored or stored[0].seq > after + 1:
+                        raise ChunksExpired(stored[0].seq if stored else record.last_seq)
             if stored:
                 batch, ended = _upto_terminal(stored)
                 yield batch
