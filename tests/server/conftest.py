@@ -25,7 +25,9 @@ import pytest
 import uvicorn
 
 from kanawa.server.app import create_app
+from kanawa.server.redis_store import RedisRunStore
 from kanawa.server.settings import ServerSettings
+from kanawa.server.store import MemoryRunStore, RunStore
 from tests.server.agents import server_agents
 from tests.server.sse import KEY_A, KEY_B
 
@@ -141,6 +143,21 @@ def settings_for(mode: str, redis: str | None, **overrides: Any) -> ServerSettin
         gc_freeze=False,  # the suite starts many apps: test_gc_freeze.py covers the startup freeze
     )
     return ServerSettings(**{**{f: getattr(base, f) for f in base.__dataclass_fields__}, **overrides})
+
+
+@contextlib.asynccontextmanager
+async def run_store(request: pytest.FixtureRequest, kind: str, *, cap: int) -> AsyncIterator[RunStore]:
+    """A fresh run store of ``kind`` (``memory``, or ``redis`` under a prefix of its own) for the
+    store-level tests; closed afterwards."""
+    if kind == "memory":
+        made: RunStore = MemoryRunStore(ttl=60, cap=cap)
+    else:
+        url = request.getfixturevalue("redis_url")
+        made = RedisRunStore(url, ttl=60, cap=cap, prefix=f"kanawa-test-{uuid.uuid4().hex[:8]}:")
+    try:
+        yield made
+    finally:
+        await made.aclose()
 
 
 @pytest.fixture(scope="module", params=MODES)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import socket
 import time
-import uuid
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -18,24 +17,16 @@ from kanawa import Agent
 from kanawa.llm.testing import FunctionLLM
 from kanawa.server.app import create_app
 from kanawa.server.direct import DirectSender
-from kanawa.server.redis_store import RedisRunStore
 from kanawa.server.ring import sse_frame
 from kanawa.server.store import Entry, MemoryRunStore, RunRecord, RunStore
-from tests.server.conftest import LiveServer, settings_for
+from tests.server.conftest import LiveServer, run_store, settings_for
 from tests.server.sse import AUTH_A, KEY_A, parse_blocks
 
 
 @pytest.fixture(params=["memory", "redis"])
 async def store(request: pytest.FixtureRequest) -> AsyncIterator[RunStore]:
-    if request.param == "memory":
-        made: RunStore = MemoryRunStore(ttl=60, cap=1000)
-    else:
-        url = request.getfixturevalue("redis_url")
-        made = RedisRunStore(url, ttl=60, cap=1000, prefix=f"kanawa-test-{uuid.uuid4().hex[:8]}:")
-    try:
+    async with run_store(request, request.param, cap=1000) as made:
         yield made
-    finally:
-        await made.aclose()
 
 
 class Wire:

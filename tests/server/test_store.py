@@ -12,19 +12,13 @@ from redis.asyncio import Redis
 
 from kanawa.server.redis_store import RedisRunStore
 from kanawa.server.store import ChunksExpired, Entry, MemoryRunStore, RunRecord, RunStore
+from tests.server.conftest import run_store
 
 
 @pytest.fixture(params=["memory", "redis"])
 async def store(request: pytest.FixtureRequest) -> AsyncIterator[RunStore]:
-    if request.param == "memory":
-        made: RunStore = MemoryRunStore(ttl=60, cap=32)
-    else:
-        url = request.getfixturevalue("redis_url")
-        made = RedisRunStore(url, ttl=60, cap=32, prefix=f"kanawa-test-{uuid.uuid4().hex[:8]}:")
-    try:
+    async with run_store(request, request.param, cap=32) as made:
         yield made
-    finally:
-        await made.aclose()
 
 
 def _record(run_id: str, tenant: str = "alpha") -> RunRecord:
