@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import socket
 import time
+import uuid
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -17,6 +18,7 @@ from kanawa import Agent
 from kanawa.llm.testing import FunctionLLM
 from kanawa.server.app import create_app
 from kanawa.server.direct import DirectSender
+from kanawa.server.redis_store import RedisRunStore
 from kanawa.server.ring import sse_frame
 from kanawa.server.store import Entry, MemoryRunStore, RunRecord, RunStore
 from tests.server.conftest import LiveServer, run_store, settings_for
@@ -244,3 +246,28 @@ async def test_a_batch_with_a_seq_out_of_order_keeps_none_of_it() -> None:
     with pytest.raises(ValueError, match="seq 2 is not above the last seq 2"):
         await store.append_many("d6", [Entry(2, "{}", False), Entry(2, "{}", False)])
     assert (await store.get_any("d6")).last_seq == 1  # type: ignore[union-attr]
+
+
+async def test_the_watchdog_leaves_a_live_direct_stream_alone_and_ends_an_idle_one(redis_url: str) -> None:
+    """A reader of a run written elsewhere, sent chunks directly by the hub: while chunks keep coming
+    it is never given up, even for longer than the patience (the run TTL, 0.6 s here); once they stop
+    without a terminal chunk (the writer vanished), it ends."""
+    prefix = f"kanawa-test-{uuid.uuid4().hex[:8]}:"
+    writer = RedisRunStore(redis_url, ttl=30, cap=1000, prefix=prefix)
+    reader = RedisRunStore(redis_url, ttl=0.6, cap=1000, prefix=prefix)
+    try:
+        await writer.create(RunRecord("live", "alpha", "echo", "running", time.time(), time.time()))
+        wire = Wire()
+        sender = DirectSender(wire)  # type: ignore[arg-type]
+        yielded: list[bytes] = []
+        reading = asyncio.create_task(_read_all(reader, "live", sender, yielded))
+        for seq in range(1, 37):  # 1.8 s of chunks, 0.05 s apart: three times the patience
+            await writer.append("live", Entry(seq, f'{{"n":{seq}}}', False))
+            await asyncio.sleep(0.05)
+        assert not reading.done(), "a stream that keeps getting chunks is not given up"
+        await asyncio.wait_for(reading, timeout=20)  # the writer stops: the wait ends
+        assert sorted(_seqs(yielded + wire.sent)) == list(range(1, 37))
+        assert wire.sent, "the hub sent chunks directly"
+    finally:
+        await reader.aclose()
+        await writer.aclose()

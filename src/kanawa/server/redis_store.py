@@ -129,14 +129,17 @@ class _Mailbox:
     or, while a reader at the head waits, its :class:`~kanawa.server.direct.DirectSender`, which
     sends each entry on the spot."""
 
-    __slots__ = ("items", "sender", "since", "waiter")
+    __slots__ = ("given_up", "items", "sender", "since", "waiter")
 
     def __init__(self) -> None:
         self.items: list[Entry] = []
         self.waiter: asyncio.Future[bool] | None = None
         self.sender: DirectSender | None = None
+        self.given_up = False
+        """The watchdog ended the wait: nothing came for ``patience`` seconds."""
         self.since = 0.0
-        """When the reader started waiting (loop time), for the watchdog."""
+        """When the reader last started waiting or was last sent something directly
+        (``time.monotonic()``), for the watchdog."""
 
     def put(self, entries: Sequence[Entry]) -> None:
         """Entries in ``seq`` order: sent on the spot through the sender when there is one and
@@ -155,7 +158,9 @@ class _Mailbox:
                     entries[-1].terminal,
                 )
             ):
-                if not sender.attached:
+                if sender.attached:
+                    self.since = time.monotonic()  # the stream is alive: the watchdog leaves it be
+                else:
                     self.sender = None
                 return
             self.sender = None
@@ -166,6 +171,7 @@ class _Mailbox:
             waiter.set_result(True)
 
     def give_up(self) -> None:
+        self.given_up = True
         sender, self.sender = self.sender, None
         if sender is not None:
             sender.detach()
@@ -178,7 +184,7 @@ class _Mailbox:
         if not self.items:
             loop = asyncio.get_running_loop()
             waiter = self.waiter = loop.create_future()
-            self.since = loop.time()
+            self.since = time.monotonic()
             try:
                 await waiter
             finally:
@@ -229,10 +235,9 @@ class StreamHub:
         writer vanished without its terminal chunk): one sweep now and then instead of a timer for
         every wait of every reader."""
         every = min(max(self._patience / 4, 0.05), 30.0)
-        loop = asyncio.get_running_loop()
         while True:
             await asyncio.sleep(every)
-            limit = loop.time() - self._patience
+            limit = time.monotonic() - self._patience
             for boxes in list(self._boxes.values()):
                 for box in boxes:
                     if (box.waiter is not None or box.sender is not None) and box.since <= limit:
@@ -776,15 +781,13 @@ class RedisRunStore:
         the stream goes on (not ended, not failed, not given up by the watchdog)."""
         sender.attach(cursor)
         box.sender = sender
-        box.since = asyncio.get_running_loop().time()
+        box.since = time.monotonic()
         try:
             await sender.wait()
         finally:
             if box.sender is sender:
                 box.sender = None
-        if sender.ended or sender.failed:
-            return False
-        return sender.cursor > cursor or bool(box.items)
+        return not (sender.ended or sender.failed or box.given_up)
 
     async def read_frames(
         self, run_id: str, *, after: int, sender: DirectSender | None = None
