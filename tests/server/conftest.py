@@ -140,7 +140,8 @@ def settings_for(mode: str, redis: str | None, **overrides: Any) -> ServerSettin
         rate_limit=0,
         max_request_bytes=64 * 1024,
         max_runs=1000,
-        gc_freeze=False,  # the suite starts many apps: test_gc_freeze.py covers the startup freeze
+        gc_freeze=False,  # the suite starts many apps: test_gc_settings.py covers both settings
+        gc_threshold=0,
     )
     return ServerSettings(**{**{f: getattr(base, f) for f in base.__dataclass_fields__}, **overrides})
 

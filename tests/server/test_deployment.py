@@ -404,6 +404,7 @@ SAMPLES = {
     "KANAWA_TENANT_MAX_COST_USD": ("1.5", "tenant_max_cost_usd", 1.5),
     "KANAWA_SERVE_AGENTS": ("app:agents", "serve_agents", "app:agents"),
     "KANAWA_GC_FREEZE": ("0", "gc_freeze", False),
+    "KANAWA_GC_THRESHOLD": ("0", "gc_threshold", 0),
 }
 
 

@@ -70,3 +70,19 @@ def test_reads_across_compressed_blocks_match_a_plain_list_whatever_the_cap() ->
                         (s, texts[s], s in terminal and s == wanted[-1]) for s in wanted
                     ]
         assert (ring.first, ring.last, len(ring)) == (kept[0], 600, len(kept))
+
+
+def test_a_sealed_block_far_longer_than_the_compression_window_reads_back_exactly() -> None:
+    """Blocks are deflated with a 4 KiB window: a final answer of 64 KiB whose repeats lie further
+    apart than that must still come back byte for byte, and shrink."""
+    import random
+
+    rng = random.Random(7)
+    paragraph = "".join(rng.choice("金輪際かなわabcdefgh ") for _ in range(6000))
+    answer = paragraph * 4 + "".join(rng.choice("xyz") for _ in range(30_000))
+    ring = ChunkRing(100)
+    ring.add(1, sse_frame(1, '{"n":1}'), False)
+    ring.add(2, sse_frame(2, answer), True)
+    assert ring._blocks and len(ring._blocks[-1][2]) < len(answer.encode())
+    assert ring.frames_after(0)[0] == sse_frame(1, '{"n":1}') + sse_frame(2, answer)
+    assert ring.entries_after(1) == [(2, answer, True)]

@@ -220,6 +220,9 @@ def create_app(
             dispatcher = Dispatcher(config.celery_broker, queue=config.celery_queue)
         manager = RunManager(registry, run_store, max_runs=config.max_runs, dispatch=dispatcher)
         app.state.manager = manager
+        thresholds = gc.get_threshold()
+        if config.gc_threshold:  # settings.ServerSettings.gc_threshold says why
+            gc.set_threshold(config.gc_threshold, *thresholds[1:])
         if config.gc_freeze:  # settings.ServerSettings.gc_freeze says why
             gc.collect()
             gc.freeze()
@@ -228,6 +231,7 @@ def create_app(
         finally:
             if config.gc_freeze:
                 gc.unfreeze()
+            gc.set_threshold(*thresholds)
             await manager.aclose()
             if dispatcher is not None:
                 dispatcher.close()
