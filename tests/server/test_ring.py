@@ -83,6 +83,7 @@ def test_a_sealed_block_far_longer_than_the_compression_window_reads_back_exactl
     ring = ChunkRing(100)
     ring.add(1, sse_frame(1, '{"n":1}'), False)
     ring.add(2, sse_frame(2, answer), True)
-    assert ring._blocks and len(ring._blocks[-1][2]) < len(answer.encode())
+    assert ring._blocks
+    assert len(ring._blocks[-1][2]) < len(answer.encode())
     assert ring.frames_after(0)[0] == sse_frame(1, '{"n":1}') + sse_frame(2, answer)
     assert ring.entries_after(1) == [(2, answer, True)]

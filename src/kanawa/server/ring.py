@@ -6,12 +6,13 @@ delta of ~150 bytes of JSON costs ~280. Here a chunk is its SSE frame (``id: <se
 ``data: <json>`` lines, encoded once when it is added) plus two 8-byte slots in integer arrays (its
 ``seq`` and where its frame ends). Frames gather in an open block (a list of the frames as they
 came: no buffer grown by reallocation); once it holds :data:`BLOCK_BYTES` it is sealed, joined and
-compressed (raw deflate at level 1 with a 4 KiB window and a small hash table: ~5 µs for a block,
-where ``zlib.compress``'s defaults set up a 32 KiB window and ~256 KiB of tables for every call, ten
+compressed, and so is what is open when the run's terminal chunk arrives. Compression is raw
+deflate at level 1 with a 4 KiB window and a small hash table: ~5 µs for a block, where
+``zlib.compress``'s defaults set up a 32 KiB window and ~256 KiB of tables for every call, ten
 times that; chunks of one run repeat their keys, agent and time prefix, so a block shrinks about
-fivefold), and so is what is open when the run's terminal chunk arrives. Live readers read the open block; only a reader
-resuming from further back decompresses. A reader that has fallen behind gets
-all its frames as one ``bytes``, which the SSE endpoint sends as it is.
+fivefold. Live readers read the open block; only a reader resuming from further back
+decompresses. A reader that has fallen behind gets all its frames as one ``bytes``, which the SSE
+endpoint sends as it is.
 
 At most ``cap`` chunks are kept: the oldest are dropped first (sealed blocks whose chunks are all
 dropped are freed, the arrays trimmed once at least half of them is dropped: amortised O(1)).
