@@ -7,7 +7,10 @@ process):
 - ``bare``: a plain sse-starlette endpoint streaming the same chunks at the same pace — the ceiling;
 - ``embedded``: kanawa's app, runs buffered in memory;
 - ``redis``: kanawa's app with ``KANAWA_REDIS_URL`` (each chunk is an ``XADD``, group-committed; the
-  SSE clients of a run started here are fed by its writer once the ``XADD`` succeeded).
+  SSE clients of a run started here are fed by its writer once the ``XADD`` succeeded);
+- ``bare_gc`` (at 1,000 sessions only): the bare endpoint with the garbage-collector settings kanawa's
+  server applies to itself (``KANAWA_GC_THRESHOLD``, ``KANAWA_GC_FREEZE``): not the target's ceiling
+  but the reference that shows what kanawa's own code costs apart from those settings.
 
 Every session starts a run of a scripted agent that streams 40 text deltas 20 ms apart, then its
 final answer, usage and ``done`` chunk (the bare endpoint sends the same chunk texts). At 100, 500 and
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -47,7 +51,9 @@ DELTAS = 40
 PACE = 0.02
 TEXT = "kanawa streams each chunk once, in order. "
 SESSIONS = (100, 500, 1000)
-SYSTEMS = ("bare", "embedded", "redis")
+SYSTEMS = ("bare", "embedded", "redis", "bare_gc")
+GC_REFERENCE_AT = 1000
+"""``bare_gc`` runs at this many sessions only (where the collector's passes weigh most)."""
 KEY = "bench-key-0123456789"
 REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/0")
 
@@ -83,13 +89,13 @@ def _paced_agents() -> dict[str, Any]:
     return {"bench": Agent("bench", "Stream.", (), model)}
 
 
-def _bare_app() -> Any:
+def _bare_app(lifespan: Any = None) -> Any:
     from fastapi import FastAPI
     from sse_starlette import EventSourceResponse
 
     from kanawa.trace.serialize import iso_time
 
-    app = FastAPI()
+    app = FastAPI(lifespan=lifespan)
     text = (TEXT * ((DELTAS * 8) // len(TEXT) + 1))[: DELTAS * 8]
     pieces = [text[i : i + 8] for i in range(0, len(text), 8)]
 
@@ -122,11 +128,26 @@ def _bare_app() -> Any:
     return app
 
 
+@contextlib.asynccontextmanager
+async def _kanawa_gc_settings(app: Any) -> AsyncIterator[None]:
+    """What kanawa's server does to the collector once it is up (``ServerSettings`` defaults)."""
+    import gc
+
+    from kanawa.server.settings import ServerSettings
+
+    defaults = ServerSettings()
+    gc.set_threshold(defaults.gc_threshold, *gc.get_threshold()[1:])
+    if defaults.gc_freeze:
+        gc.collect()
+        gc.freeze()
+    yield
+
+
 def serve(system: str, port: int) -> None:
     import uvicorn
 
-    if system == "bare":
-        app = _bare_app()
+    if system in ("bare", "bare_gc"):
+        app = _bare_app(_kanawa_gc_settings if system == "bare_gc" else None)
     else:
         from kanawa.server.app import create_app
         from kanawa.server.settings import ServerSettings
@@ -332,7 +353,9 @@ def table(results: dict[str, dict[str, dict[str, Any]]]) -> str:
         "",
         f"Each session streams a scripted run: {DELTAS} text deltas {int(PACE * 1000)} ms apart, then final, usage and done "
         "(kanawa also sends its 4 trace chunks, not counted in events/s: both columns count the same 43 events per session). "
-        "One uvicorn worker per server (uvloop and httptools for all three); client (aiohttp on uvloop), servers and "
+        "`bare_gc` (1,000 sessions only) is the bare endpoint with the garbage-collector settings kanawa's server applies to itself "
+        "(young-generation threshold 10,000, startup objects frozen): a reference apart from the target's ceiling. "
+        "One uvicorn worker per server (uvloop and httptools for all of them); client (aiohttp on uvloop), servers and "
         "redis-server share the 2 cores. Server CPU is the server process's user + system time over the run. "
         "Each row is the median (by events/s) of several runs on fresh servers, the systems taking turns; "
         "the events/s range of all runs is in brackets; errors and lost chunks are counted over all runs.",
@@ -370,6 +393,14 @@ def table(results: dict[str, dict[str, dict[str, Any]]]) -> str:
                 f"memory per session {r['kib_per_session'] / max(bare['kib_per_session'], 0.1):.2f}× its, "
                 f"server CPU per session {r['server_cpu_ms_per_session'] / max(bare['server_cpu_ms_per_session'], 0.01):.2f}× its"
             )
+            tuned = results.get("bare_gc", {}).get(str(sessions))
+            if tuned is not None:
+                lines.append(
+                    f"  - against bare_gc (the bare endpoint with kanawa's GC settings): throughput "
+                    f"{r['events_per_s'] / tuned['events_per_s']:.2f}×, memory per session "
+                    f"{r['kib_per_session'] / max(tuned['kib_per_session'], 0.1):.2f}×, server CPU per session "
+                    f"{r['server_cpu_ms_per_session'] / max(tuned['server_cpu_ms_per_session'], 0.01):.2f}×"
+                )
     m = machine()
     lines.append(
         f"- Python {m['python']} on {m['machine']}; latency = client receive time − the chunk's `time` (ms resolution)."
@@ -403,10 +434,14 @@ def main() -> None:
     for sessions in args.only:
         runs: dict[str, list[dict[str, Any]]] = {system: [] for system in SYSTEMS}
         for _ in range(max(args.reps, 1)):
-            for system in SYSTEMS:  # in turns: a drift of the machine touches all three alike
+            for system in SYSTEMS:  # in turns: a drift of the machine touches all of them alike
+                if system == "bare_gc" and sessions != GC_REFERENCE_AT:
+                    continue
                 runs[system].append(measure(system, sessions))
                 print(system, sessions, runs[system][-1], file=sys.stderr)
         for system, measured in runs.items():
+            if not measured:
+                continue
             ordered = sorted(measured, key=lambda run: run["events_per_s"])
             median = dict(ordered[len(ordered) // 2])
             median["errors"] = sum(run["errors"] for run in measured)  # over every run, not the median's
