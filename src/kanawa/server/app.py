@@ -8,8 +8,8 @@ tenant's run is a 404 exactly like a missing one.
 
 from __future__ import annotations
 
+import asyncio
 import gc
-import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
@@ -19,21 +19,18 @@ from fastapi import Depends, FastAPI, Header, HTTPException, Path, Query, Reques
 from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, Field
-from sse_starlette import EventSourceResponse
-from starlette.types import Receive, Scope, Send
 
 from kanawa import __version__
 from kanawa.server.auth import KeyRing, RateLimiter, is_loopback, key_hash
 from kanawa.server.budgets import apply_tenant_budget
-from kanawa.server.chunks import Chunk
-from kanawa.server.direct import DirectSender
+from kanawa.server.event_stream import OpenStreams, RunEventStream
 from kanawa.server.extensions import Extension, merged_agents
 from kanawa.server.limits import BodySizeLimit
 from kanawa.server.page import PAGE_HTML
 from kanawa.server.runs import InvalidDecisions, NotAwaitingApproval, RunLimitReached, RunManager
 from kanawa.server.servable import ServableAgent
 from kanawa.server.settings import ServerSettings
-from kanawa.server.store import ChunksExpired, MemoryRunStore, RunRecord, RunStore
+from kanawa.server.store import MemoryRunStore, RunRecord, RunStore
 
 RUN_ID = r"^[0-9a-f]{32}$"
 SSE_MEDIA = "text/event-stream"
@@ -137,35 +134,6 @@ CallerArg = Annotated[Caller, Depends(caller)]
 RunIdArg = Annotated[str, Path(pattern=RUN_ID, description="A run id (32 hex digits).")]
 
 
-class RunEventStream(EventSourceResponse):
-    """A run's chunks as server-sent events after ``after``: sse-starlette's response (pings, client
-    disconnects, server shutdown) whose body the run store gives — and, while the client keeps up, the
-    run's writer sends directly (:mod:`kanawa.server.direct`). Chunks that arrived together (a client
-    that fell behind, the burst of trace records that closes a step) go out in one body message: one
-    send, one socket write."""
-
-    def __init__(self, store: RunStore, run_id: str, after: int, *, ping: float) -> None:
-        self._sender: DirectSender | None = None
-        super().__init__(
-            self._frames(store, run_id, after),
-            ping=ping,
-            headers={"X-Run-Id": run_id, "Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
-        )
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":  # the send the body goes out by: the writer may use it too
-            self._sender = DirectSender(send)
-        await super().__call__(scope, receive, send)
-
-    async def _frames(self, store: RunStore, run_id: str, after: int) -> AsyncIterator[bytes]:
-        try:
-            async for frames in store.read_frames(run_id, after=after, sender=self._sender):
-                yield frames
-        except ChunksExpired as exc:
-            chunk = Chunk("", "error", {"code": "chunks_expired", "message": str(exc)}, time.time())
-            yield f"data: {chunk.encode(0)}\r\n\r\n".encode()
-
-
 def create_app(
     agents: Mapping[str, ServableAgent] | None = None,
     settings: ServerSettings | None = None,
@@ -220,6 +188,8 @@ def create_app(
             dispatcher = Dispatcher(config.celery_broker, queue=config.celery_queue)
         manager = RunManager(registry, run_store, max_runs=config.max_runs, dispatch=dispatcher)
         app.state.manager = manager
+        streams = app.state.streams = OpenStreams()
+        ends_streams = asyncio.create_task(streams.end_at_shutdown(), name="kanawa-streams-at-shutdown")
         thresholds = gc.get_threshold()
         if config.gc_threshold:  # settings.ServerSettings.gc_threshold says why
             gc.set_threshold(config.gc_threshold, *thresholds[1:])
@@ -232,6 +202,8 @@ def create_app(
             if config.gc_freeze:
                 gc.unfreeze()
             gc.set_threshold(*thresholds)
+            ends_streams.cancel()
+            streams.close_all()
             await manager.aclose()
             if dispatcher is not None:
                 dispatcher.close()
@@ -255,6 +227,10 @@ def create_app(
     def manager_of(request: Request) -> RunManager:
         manager: RunManager = request.app.state.manager
         return manager
+
+    def event_stream(request: Request, run_id: str, after: int) -> RunEventStream:
+        streams: OpenStreams = request.app.state.streams
+        return RunEventStream(manager_of(request).store, run_id, after, ping=config.sse_ping, streams=streams)
 
     async def owned(request: Request, who: Caller, run_id: str) -> RunRecord:
         record = await manager_of(request).store.get(who.tenant, run_id)
@@ -288,7 +264,7 @@ def create_app(
             record = await manager.start(who.tenant, body.agent, body.input, session_id=body.session_id)
         except RunLimitReached as exc:
             raise HTTPException(429, str(exc), headers={"Retry-After": "1"}) from None
-        return RunEventStream(manager.store, record.run_id, 0, ping=config.sse_ping)
+        return event_stream(request, record.run_id, 0)
 
     @app.get("/v1/runs", response_model=RunList, tags=["runs"])
     async def list_runs(request: Request, who: CallerArg) -> RunList:
@@ -330,7 +306,7 @@ def create_app(
                 raise HTTPException(400, "Last-Event-ID must be a chunk seq (an integer)") from None
             if start < 0:
                 raise HTTPException(400, "Last-Event-ID must not be negative")
-        return RunEventStream(manager_of(request).store, record.run_id, start, ping=config.sse_ping)
+        return event_stream(request, record.run_id, start)
 
     @app.post(
         "/v1/runs/{run_id}/cancel",

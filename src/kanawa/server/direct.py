@@ -30,7 +30,7 @@ from starlette.types import Send
 class DirectSender:
     """One SSE client's direct line (see the module docstring). ``cursor`` is the last seq sent."""
 
-    __slots__ = ("_loop", "_send", "_waiter", "attached", "cursor", "ended", "failed")
+    __slots__ = ("_loop", "_ping", "_send", "_waiter", "attached", "cursor", "ended", "failed")
 
     def __init__(self, send: Send) -> None:
         self._send = send
@@ -41,12 +41,15 @@ class DirectSender:
         self.ended = False
         """The run's terminal chunk has been sent."""
         self.failed = False
-        """A send raised: the client is gone."""
+        """A send raised, the client disconnected or the server is shutting down: the stream ends."""
+        self._ping: asyncio.TimerHandle | None = None
 
     def attach(self, cursor: int) -> None:
         """The response task has sent everything up to ``cursor`` and waits (:meth:`wait`); the writer
-        may send from here on."""
+        may send from here on. A closed sender stays detached (its :meth:`wait` returns at once)."""
         self.cursor = cursor
+        if self.failed:
+            return
         self.attached = True
         self._waiter = self._loop.create_future()
 
@@ -75,7 +78,15 @@ class DirectSender:
         self.cursor = last
         if terminal:
             self.ended = True
-        message: dict[str, Any] = {"type": "http.response.body", "body": frames, "more_body": True}
+        self._push(frames)
+        if terminal and self.attached:
+            self.detach()
+        return True
+
+    def _push(self, body: bytes) -> None:
+        """Send ``body`` now, from the calling task; if the socket cannot take it at once, step aside
+        once it is out (the response task goes on after it, so nothing overtakes it)."""
+        message: dict[str, Any] = {"type": "http.response.body", "body": body, "more_body": True}
         call = self._send(message)
         sending: asyncio.Task[None] = asyncio.Task(
             call if isinstance(call, Coroutine) else _awaited(call), loop=self._loop, eager_start=True
@@ -83,11 +94,31 @@ class DirectSender:
         if not sending.done():  # the socket is full: the response task goes on once this is out
             self.attached = False
             sending.add_done_callback(self._sent)
-            return True
+            return
         self._sent(sending)
-        if terminal:
-            self.detach()
-        return True
+
+    def keep_alive(self, interval: float, frame: bytes) -> None:
+        """Send ``frame`` (an SSE comment) every ``interval`` seconds while the writer holds the line —
+        that is while the stream is idle or the client keeps up; a response task that holds it is
+        sending anyway. One timer per stream, no task; :meth:`close` stops it."""
+
+        def tick() -> None:
+            if self.failed:
+                return
+            if self.attached:
+                self._push(frame)
+            self._ping = self._loop.call_later(interval, tick)
+
+        self._ping = self._loop.call_later(interval, tick)
+
+    def close(self) -> None:
+        """End the stream: the client disconnected, the server is shutting down, or the response is
+        done. Pings stop, the writer sends no more, and a waiting response task wakes and ends."""
+        self.failed = True
+        if self._ping is not None:
+            self._ping.cancel()
+            self._ping = None
+        self.detach()
 
     def _sent(self, sending: asyncio.Task[None]) -> None:
         if sending.cancelled() or sending.exception() is not None:

@@ -1,0 +1,150 @@
+"""The run stream's own lifecycle (kanawa.server.event_stream): a gone client's stream ends while its
+run goes on, a finished stream leaves no task behind, pings come from a timer while the stream is
+idle, and a server told to exit ends its open streams instead of waiting for their runs."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from kanawa.server.app import create_app
+from kanawa.server.direct import DirectSender
+from kanawa.server.event_stream import PING, OpenStreams
+from tests.server.agents import server_agents
+from tests.server.conftest import KEY_A, LiveServer, free_port, settings_for
+from tests.server.sse import AUTH_A, read_stream
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _streams(server: LiveServer) -> OpenStreams:
+    streams: OpenStreams = server.app.state.streams
+    return streams
+
+
+def _until(condition: Any, timeout: float = 5.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.02)
+    return bool(condition())
+
+
+@pytest.fixture(scope="module")
+def embedded() -> Any:
+    server = LiveServer(create_app(server_agents(), settings_for("embedded", None))).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+async def test_a_gone_clients_stream_ends_at_once_and_its_run_goes_on(embedded: LiveServer) -> None:
+    """The run sleeps 3 s a step: without the disconnect watcher its stream would stay open (and in
+    the server's books) until the run's next chunk."""
+    async with httpx.AsyncClient(base_url=embedded.url) as http:
+        async with http.stream("POST", "/v1/runs", json={"agent": "slow", "input": "3"}, headers=AUTH_A) as r:
+            run_id = r.headers["x-run-id"]
+            assert _until(lambda: len(_streams(embedded)) == 1)
+        started = time.monotonic()
+        assert _until(lambda: len(_streams(embedded)) == 0, timeout=2.0)
+        assert time.monotonic() - started < 1.5
+        info = (await http.get(f"/v1/runs/{run_id}", headers=AUTH_A)).json()
+        assert info["status"] == "running"  # a disconnect is not a cancel
+        await http.post(f"/v1/runs/{run_id}/cancel", headers=AUTH_A)
+
+
+async def test_finished_streams_leave_no_task_and_no_timer_behind(embedded: LiveServer) -> None:
+    streams = _streams(embedded)
+    async with httpx.AsyncClient(base_url=embedded.url) as http:
+
+        async def one() -> None:
+            async with http.stream(
+                "POST", "/v1/runs", json={"agent": "calc", "input": "2+3?"}, headers=AUTH_A
+            ) as r:
+                events, _ = await read_stream(r)
+            assert events[-1].chunk["type"] == "done"
+
+        await asyncio.gather(*(one() for _ in range(20)))
+    # the disconnect watchers end by themselves once their responses are complete (nothing cancelled)
+    assert _until(lambda: len(streams) == 0 and not streams._watchers)
+
+
+async def test_pings_come_while_the_stream_is_idle_and_stop_when_it_is_closed() -> None:
+    sent: list[bytes] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message["body"])
+
+    sender = DirectSender(send)
+    sender.keep_alive(0.02, PING)
+    await asyncio.sleep(0.07)
+    assert sent == []  # not attached: the response task holds the line and sends itself
+    sender.attach(0)
+    await asyncio.sleep(0.09)
+    pings = len(sent)
+    assert pings >= 2
+    assert set(sent) == {PING}
+    sender.close()
+    await asyncio.sleep(0.07)
+    assert len(sent) == pings
+    assert sender.failed
+    assert not sender.attached
+    sender.attach(5)  # a closed sender never takes the line again
+    assert not sender.attached
+    await sender.wait()  # and a response task waiting on it goes on at once
+
+
+def test_a_server_told_to_exit_ends_its_open_streams() -> None:
+    """uvicorn waits for open responses before it shuts down: a stream of a run that sleeps 30 s a
+    step would hold the exit for minutes. SIGINT must end the stream and the process within seconds."""
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KANAWA_")}
+    env.update(PYTHONPATH=str(ROOT), KANAWA_API_KEYS=f"{KEY_A}:alpha", KANAWA_GC_FREEZE="0")
+    proc = subprocess.Popen(
+        [
+            str(Path(sys.executable).parent / "kanawa"),
+            "serve",
+            "tests.server.agents:server_agents",
+            "--port",
+            str(port),
+            "--log-level",
+            "warning",
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=20) as http:
+            for _ in range(300):
+                try:
+                    if http.get("/v1/agents", headers=AUTH_A).status_code == 200:
+                        break
+                except httpx.TransportError:
+                    time.sleep(0.05)
+            with http.stream("POST", "/v1/runs", json={"agent": "slow", "input": "30"}, headers=AUTH_A) as r:
+                assert r.status_code == 200
+                proc.send_signal(signal.SIGINT)
+                started = time.monotonic()
+                body = b"".join(r.iter_bytes())  # ends cleanly (a cut chunked body would raise)
+                ended = time.monotonic() - started
+        assert b"error" not in body
+        assert ended < 5
+        _, errors = proc.communicate(timeout=10)
+        assert proc.returncode == 0, errors
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
