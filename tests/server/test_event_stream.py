@@ -40,33 +40,34 @@ def _until(condition: Any, timeout: float = 5.0) -> bool:
     return bool(condition())
 
 
-@pytest.fixture(scope="module")
-def embedded() -> Any:
-    server = LiveServer(create_app(server_agents(), settings_for("embedded", None))).start()
+@pytest.fixture(scope="module", params=["embedded", "redis"])
+def served(request: pytest.FixtureRequest) -> Any:
+    redis = request.getfixturevalue("redis_url") if request.param == "redis" else None
+    server = LiveServer(create_app(server_agents(), settings_for(request.param, redis))).start()
     try:
         yield server
     finally:
         server.stop()
 
 
-async def test_a_gone_clients_stream_ends_at_once_and_its_run_goes_on(embedded: LiveServer) -> None:
+async def test_a_gone_clients_stream_ends_at_once_and_its_run_goes_on(served: LiveServer) -> None:
     """The run sleeps 3 s a step: without the disconnect watcher its stream would stay open (and in
     the server's books) until the run's next chunk."""
-    async with httpx.AsyncClient(base_url=embedded.url) as http:
+    async with httpx.AsyncClient(base_url=served.url) as http:
         async with http.stream("POST", "/v1/runs", json={"agent": "slow", "input": "3"}, headers=AUTH_A) as r:
             run_id = r.headers["x-run-id"]
-            assert _until(lambda: len(_streams(embedded)) == 1)
+            assert _until(lambda: len(_streams(served)) == 1)
         started = time.monotonic()
-        assert _until(lambda: len(_streams(embedded)) == 0, timeout=2.0)
+        assert _until(lambda: len(_streams(served)) == 0, timeout=2.0)
         assert time.monotonic() - started < 1.5
         info = (await http.get(f"/v1/runs/{run_id}", headers=AUTH_A)).json()
         assert info["status"] == "running"  # a disconnect is not a cancel
         await http.post(f"/v1/runs/{run_id}/cancel", headers=AUTH_A)
 
 
-async def test_finished_streams_leave_no_task_and_no_timer_behind(embedded: LiveServer) -> None:
-    streams = _streams(embedded)
-    async with httpx.AsyncClient(base_url=embedded.url) as http:
+async def test_finished_streams_leave_no_task_and_no_timer_behind(served: LiveServer) -> None:
+    streams = _streams(served)
+    async with httpx.AsyncClient(base_url=served.url) as http:
 
         async def one() -> None:
             async with http.stream(
@@ -148,3 +149,33 @@ def test_a_server_told_to_exit_ends_its_open_streams() -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+async def test_clients_cut_at_random_points_leave_no_stream_open(served: LiveServer) -> None:
+    """Forty clients drop their connections at random byte offsets, all at once, while their runs
+    stream (and a step's burst may be going out directly from the run's writer): every stream must be
+    out of the server's books soon after, and every run must still finish."""
+    import random
+
+    rng = random.Random(11)
+    streams = _streams(served)
+    async with httpx.AsyncClient(base_url=served.url, timeout=30) as http:
+
+        async def cut(offset: int) -> str:
+            async with http.stream(
+                "POST", "/v1/runs", json={"agent": "story", "input": "go"}, headers=AUTH_A
+            ) as r:
+                await read_stream(r, cut_after_bytes=offset)
+                return str(r.headers["x-run-id"])
+
+        run_ids = await asyncio.gather(*(cut(rng.randrange(1, 4000)) for _ in range(40)))
+        assert _until(lambda: len(streams) == 0 and not streams._watchers)
+
+        async def finished() -> bool:
+            infos = [(await http.get(f"/v1/runs/{run_id}", headers=AUTH_A)).json() for run_id in run_ids]
+            return all(info["status"] == "completed" for info in infos)
+
+        deadline = time.monotonic() + 20
+        while not await finished():
+            assert time.monotonic() < deadline, "a run did not finish after its client left"
+            await asyncio.sleep(0.1)
