@@ -5,6 +5,8 @@ are handed back at shutdown."""
 from __future__ import annotations
 
 import gc
+from collections.abc import Callable
+from typing import TypeVar
 
 import httpx
 import pytest
@@ -14,18 +16,25 @@ from kanawa.server.settings import ServerSettings
 from tests.server.conftest import LiveServer, settings_for
 from tests.server.sse import AUTH_A
 
+T = TypeVar("T")
 
-@pytest.mark.parametrize("freeze", [True, False])
-async def test_the_server_freezes_its_startup_objects_while_it_serves(freeze: bool) -> None:
-    gc.unfreeze()
-    app = create_app(None, settings_for("embedded", None, gc_freeze=freeze))
-    server = LiveServer(app).start()
+
+def _while_serving(settings: ServerSettings, measure: Callable[[], T]) -> T:
+    """``measure()`` taken while an app with ``settings`` serves (after one request), then the
+    server is stopped."""
+    server = LiveServer(create_app(None, settings)).start()
     try:
-        frozen = gc.get_freeze_count()
-        async with httpx.AsyncClient(base_url=server.url, headers=AUTH_A) as http:
-            assert (await http.get("/v1/agents")).status_code == 200
+        value = measure()
+        assert httpx.get(f"{server.url}/v1/agents", headers=AUTH_A).status_code == 200
     finally:
         server.stop()
+    return value
+
+
+@pytest.mark.parametrize("freeze", [True, False])
+def test_the_server_freezes_its_startup_objects_while_it_serves(freeze: bool) -> None:
+    gc.unfreeze()
+    frozen = _while_serving(settings_for("embedded", None, gc_freeze=freeze), gc.get_freeze_count)
     if freeze:
         assert frozen > 10_000  # the modules, the app, the agents
         assert gc.get_freeze_count() == 0  # handed back at shutdown
@@ -34,16 +43,9 @@ async def test_the_server_freezes_its_startup_objects_while_it_serves(freeze: bo
 
 
 @pytest.mark.parametrize("threshold", [25_000, 0])
-async def test_the_young_generations_threshold_holds_while_the_server_serves(threshold: int) -> None:
+def test_the_young_generations_threshold_holds_while_the_server_serves(threshold: int) -> None:
     before = gc.get_threshold()
-    app = create_app(None, settings_for("embedded", None, gc_threshold=threshold))
-    server = LiveServer(app).start()
-    try:
-        serving = gc.get_threshold()
-        async with httpx.AsyncClient(base_url=server.url, headers=AUTH_A) as http:
-            assert (await http.get("/v1/agents")).status_code == 200
-    finally:
-        server.stop()
+    serving = _while_serving(settings_for("embedded", None, gc_threshold=threshold), gc.get_threshold)
     assert serving == ((threshold, *before[1:]) if threshold else before)  # the older ones kept
     assert gc.get_threshold() == before  # handed back at shutdown
 
