@@ -179,3 +179,37 @@ async def test_clients_cut_at_random_points_leave_no_stream_open(served: LiveSer
         while not await finished():
             assert time.monotonic() < deadline, "a run did not finish after its client left"
             await asyncio.sleep(0.1)
+
+
+async def test_after_the_exit_signal_open_and_new_streams_end() -> None:
+    """A request already under way when the server is told to exit opens its stream after the
+    watcher ended the others: that stream must end too, or the graceful shutdown waits for its run."""
+    from sse_starlette.sse import AppStatus
+
+    async def receive() -> dict[str, Any]:
+        await asyncio.Event().wait()
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        return None
+
+    streams = OpenStreams()
+    before = DirectSender(send)
+    before.attach(0)
+    streams.opened(before, receive)
+    watcher = asyncio.create_task(streams.end_at_shutdown())
+    await asyncio.sleep(0.01)
+    assert not before.failed
+    AppStatus.should_exit = True
+    try:
+        await asyncio.wait_for(watcher, timeout=2)
+    finally:
+        AppStatus.should_exit = False
+    assert before.failed
+    after = DirectSender(send)
+    streams.opened(after, receive)
+    assert after.failed
+    after.attach(3)
+    assert not after.attached
+    for task in list(streams._watchers):
+        task.cancel()

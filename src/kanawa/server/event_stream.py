@@ -50,11 +50,15 @@ class OpenStreams:
     def __init__(self) -> None:
         self._senders: set[DirectSender] = set()
         self._watchers: set[asyncio.Task[None]] = set()
+        self.closing = False
+        """The server is shutting down: a stream opened from now on ends after what is stored."""
 
     def __len__(self) -> int:
         return len(self._senders)
 
     def opened(self, sender: DirectSender, receive: Receive) -> None:
+        if self.closing:
+            sender.close()
         self._senders.add(sender)
         watcher = asyncio.get_running_loop().create_task(_until_disconnect(receive, sender))
         self._watchers.add(watcher)
@@ -72,6 +76,7 @@ class OpenStreams:
         uvicorn's exit handler), then end every open stream; run for as long as the app serves."""
         while not AppStatus.should_exit:  # noqa: ASYNC110 - a flag a signal handler sets: nothing to await
             await asyncio.sleep(SHUTDOWN_POLL_S)
+        self.closing = True
         self.close_all()
 
 
