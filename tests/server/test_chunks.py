@@ -190,3 +190,31 @@ def test_to_data_handles_pydantic_enums_and_nested_dataclasses() -> None:
     assert to_data(ToolErrorKind.PARSE_ERROR) == "parse_error"
     assert to_data((1, {2})) == [1, [2]]
     assert to_data({"k": ToolCall("c", "n", "{}")})["k"]["name"] == "n"  # type: ignore[call-overload,index]
+
+
+def test_a_route_chunk_carries_a_models_brief_question_but_never_the_whole_input() -> None:
+    from kanawa.agents.routing import RouteDecision
+    from kanawa.server.chunks import ROUTE_QUESTION_CHARS
+
+    essay = "志望理由。" * 2000
+    (ruled,) = event_chunks(
+        RouteDecision(("Guard", "Eval"), essay, "rules", "rule 0 matched", rule=0), agent="s", now=0
+    )
+    assert ruled.type == "route"
+    assert ruled.data == {
+        "agents": ["Guard", "Eval"],
+        "source": "rules",
+        "reason": "rule 0 matched",
+        "rule": 0,
+    }
+    (fallback,) = event_chunks(RouteDecision(("Eval",), essay, "fallback", "bad JSON"), agent="s", now=0)
+    assert isinstance(fallback.data, dict)
+    assert "question" not in fallback.data
+    (brief,) = event_chunks(
+        RouteDecision(("Eval",), "添削の依頼", "llm", "the model chose"), agent="s", now=0
+    )
+    assert isinstance(brief.data, dict)
+    assert brief.data["question"] == "添削の依頼"
+    (long,) = event_chunks(RouteDecision(("Eval",), essay, "llm", "the model chose"), agent="s", now=0)
+    assert isinstance(long.data, dict)
+    assert long.data["question"] == essay[:ROUTE_QUESTION_CHARS] + "…"

@@ -18,6 +18,11 @@ event ``kind``          chunk ``type``        ``data``
 ``nested``              the inner event's     the inner event's, plus ``depth``; ``agent`` is the
                                               handed-off agent's name
 ``guardrail``           ``guardrail``         the event's fields (``action`` ``warn``/``block`` …)
+``route``               ``route``             ``{"agents", "source", "reason", "rule"}``, and
+                                              ``question`` only when a model restated the request
+                                              (at most :data:`ROUTE_QUESTION_CHARS`): a rule
+                                              router's question is the whole input, which the
+                                              client sent and which would be stored once more
 anything else           its ``kind``          its dataclass fields as JSON
 ======================  ====================  ===================================================
 
@@ -54,6 +59,9 @@ TERMINAL_TYPES: Final = frozenset({"done"})
 
 SAFE_ERRORS: Final = (AgentError, ToolError, LLMError)
 """kanawa's error families carry messages written to be shown (no prompts, no tool arguments)."""
+
+ROUTE_QUESTION_CHARS: Final = 500
+"""Longest restated question a ``route`` chunk carries (a model's answer, asked to be brief)."""
 
 _ANY: Final = TypeAdapter(Any)
 _JSON: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
@@ -178,10 +186,21 @@ def event_chunks(event: object, *, agent: str, now: float) -> Iterator[Chunk]:
         yield Chunk(agent, "handoff_end", to_data(event), now)
     elif kind == "guardrail":
         yield Chunk(agent, "guardrail", to_data(event), now)
+    elif kind == "route":
+        yield Chunk(agent, "route", _route_data(event), now)
     elif kind == "approval_required":
         yield Chunk(agent, "approval_required", to_data(event), now)
     else:
         yield Chunk(agent, kind, to_data(event), now)
+
+
+def _route_data(event: object) -> JsonValue:
+    data = _as_dict(to_data(event))
+    question = data.pop("question", None)
+    if data.get("source") == "llm" and isinstance(question, str):
+        cut = question[:ROUTE_QUESTION_CHARS]
+        data["question"] = cut if cut == question else cut + "…"
+    return data
 
 
 def error_chunk(exc: BaseException, *, agent: str, now: float) -> Chunk:
