@@ -86,6 +86,7 @@ def test_every_nav_section_has_a_japanese_title() -> None:
 
 
 def test_japanese_pages_exist_beside_english_ones_and_are_japanese() -> None:
+    assert not (DOCS / "ja").exists(), "a Japanese page is docs/<page>.ja.md beside docs/<page>.md"
     for name in JAPANESE_PAGES:
         assert (DOCS / f"{name}.ja.md").is_file(), f"docs/{name}.ja.md is missing"
     for path in DOCS.rglob("*.ja.md"):
