@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 from kanawa import __version__
 from kanawa.server.auth import KeyRing, RateLimiter, is_loopback, key_hash
 from kanawa.server.budgets import apply_tenant_budget
-from kanawa.server.event_stream import OpenStreams, RunEventStream
+from kanawa.server.event_stream import ConnectionHandle, OpenStreams, RunEventStream, TooManyStreams
 from kanawa.server.extensions import Extension, merged_agents
 from kanawa.server.limits import BodySizeLimit
 from kanawa.server.page import PAGE_HTML
@@ -188,7 +188,9 @@ def create_app(
             dispatcher = Dispatcher(config.celery_broker, queue=config.celery_queue)
         manager = RunManager(registry, run_store, max_runs=config.max_runs, dispatch=dispatcher)
         app.state.manager = manager
-        streams = app.state.streams = OpenStreams()
+        streams = app.state.streams = OpenStreams(
+            per_tenant=config.max_streams, per_run=config.max_run_streams
+        )
         ends_streams = asyncio.create_task(streams.end_at_shutdown(), name="kanawa-streams-at-shutdown")
         thresholds = gc.get_threshold()
         if config.gc_threshold:  # settings.ServerSettings.gc_threshold says why
@@ -219,6 +221,7 @@ def create_app(
         lifespan=lifespan,
     )
     app.add_middleware(BodySizeLimit, limit=config.max_request_bytes)
+    app.add_middleware(ConnectionHandle)  # added last: the outermost of ours, it sees the server's receive
     app.state.dev_key = dev_key
     app.state.settings = config
     app.state.ring = ring
@@ -228,9 +231,28 @@ def create_app(
         manager: RunManager = request.app.state.manager
         return manager
 
-    def event_stream(request: Request, run_id: str, after: int) -> RunEventStream:
+    def admit_stream(request: Request, tenant: str, run_id: str | None) -> tuple[str, str | None]:
+        """Count a stream about to open against the stream caps (429 beyond them)."""
         streams: OpenStreams = request.app.state.streams
-        return RunEventStream(manager_of(request).store, run_id, after, ping=config.sse_ping, streams=streams)
+        try:
+            streams.admit(tenant, run_id)
+        except TooManyStreams as exc:
+            raise HTTPException(429, str(exc), headers={"Retry-After": "1"}) from None
+        return tenant, run_id
+
+    def event_stream(
+        request: Request, run_id: str, after: int, admitted: tuple[str, str | None]
+    ) -> RunEventStream:
+        streams: OpenStreams = request.app.state.streams
+        return RunEventStream(
+            manager_of(request).store,
+            run_id,
+            after,
+            ping=config.sse_ping,
+            streams=streams,
+            write_timeout=config.sse_write_timeout,
+            admitted=admitted,
+        )
 
     async def owned(request: Request, who: Caller, run_id: str) -> RunRecord:
         record = await manager_of(request).store.get(who.tenant, run_id)
@@ -260,11 +282,15 @@ def create_app(
         if body.agent not in registry:
             raise HTTPException(404, f"no agent named {body.agent!r}")
         manager = manager_of(request)
+        admitted = admit_stream(request, who.tenant, None)
         try:
             record = await manager.start(who.tenant, body.agent, body.input, session_id=body.session_id)
-        except RunLimitReached as exc:
-            raise HTTPException(429, str(exc), headers={"Retry-After": "1"}) from None
-        return event_stream(request, record.run_id, 0)
+        except BaseException as exc:
+            request.app.state.streams.release(*admitted)
+            if isinstance(exc, RunLimitReached):
+                raise HTTPException(429, str(exc), headers={"Retry-After": "1"}) from None
+            raise
+        return event_stream(request, record.run_id, 0, admitted)
 
     @app.get("/v1/runs", response_model=RunList, tags=["runs"])
     async def list_runs(request: Request, who: CallerArg) -> RunList:
@@ -306,7 +332,7 @@ def create_app(
                 raise HTTPException(400, "Last-Event-ID must be a chunk seq (an integer)") from None
             if start < 0:
                 raise HTTPException(400, "Last-Event-ID must not be negative")
-        return event_stream(request, record.run_id, start)
+        return event_stream(request, record.run_id, start, admit_stream(request, who.tenant, record.run_id))
 
     @app.post(
         "/v1/runs/{run_id}/cancel",

@@ -158,13 +158,18 @@ class ChunkRing:
                 return start, bisect_right(self._seqs, seq, lo=start), True
         return start, len(self._seqs), False
 
-    def frames_after(self, after: int) -> tuple[bytes, int, bool]:
+    def frames_after(self, after: int, limit: int | None = None) -> tuple[bytes, int, bool]:
         """The frames of the chunks after ``after`` (up to and including the first terminal one) as
         one ``bytes``, the last seq among them (``after`` when there is none), and whether the last
-        one is terminal."""
+        one is terminal. ``limit``: at most about that many bytes (whole frames, at least one), so a
+        client that fell far behind is sent its backlog a piece at a time, never all of it at once."""
         start, stop, ended = self._span(after)
         if start >= stop:
             return b"", after, False
+        if limit is not None:
+            cut = bisect_right(self._ends, self._start(start) + limit, lo=start + 1, hi=stop)
+            if cut < stop:
+                stop, ended = max(cut, start + 1), False
         return self._frames(start, stop), self._seqs[stop - 1], ended
 
     def entries_after(self, after: int) -> list[tuple[int, str, bool]]:

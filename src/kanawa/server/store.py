@@ -20,13 +20,17 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, replace
-from typing import Literal, Protocol, TypeAlias
+from typing import Final, Literal, Protocol, TypeAlias
 
 from kanawa.server.direct import DirectSender
 from kanawa.server.ring import ChunkRing, sse_frame
 
 RunStatus: TypeAlias = Literal["running", "completed", "failed", "cancelled", "awaiting_approval"]
 FINISHED: frozenset[str] = frozenset({"completed", "failed", "cancelled", "awaiting_approval"})
+SEND_BYTES: Final = 64 * 1024
+"""About the most frame bytes :meth:`MemoryRunStore.read_frames` yields at once: a client far behind
+its run (a resume from the start of a long one) gets its backlog a piece at a time, so one that stops
+reading pins a piece, not the run (the server buffers one send for a client whose socket is full)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -312,7 +316,7 @@ class MemoryRunStore:
             if first is not None and cursor < first - 1:
                 raise ChunksExpired(first)
             if run.last_seq > cursor:
-                frames, cursor, ended = run.ring.frames_after(cursor)
+                frames, cursor, ended = run.ring.frames_after(cursor, SEND_BYTES)
                 yield frames
                 if ended:
                     return
