@@ -230,3 +230,79 @@ async def test_streams_are_capped_per_run_and_per_tenant(capped: LiveServer) -> 
         assert statuses[-1] == 200
         for target in (run_id, other_run):
             assert (await client.post(f"/v1/runs/{target}/cancel", headers=AUTH_A)).status_code == 202
+
+
+@pytest.fixture(scope="module")
+def throttled(mode: str, request: pytest.FixtureRequest) -> Iterator[LiveServer]:
+    redis = request.getfixturevalue("redis_url") if mode == "redis" else None
+    server = LiveServer(create_app(server_agents(), settings_for(mode, redis, auth_failures=5))).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+async def test_failed_authentication_is_throttled_per_address(throttled: LiveServer) -> None:
+    """A burst of wrong keys from one address: 401 for the allowance, then 429 with ``Retry-After``
+    for anything that address sends, a valid key included (it could otherwise go on guessing at full
+    speed); the tenant's clients at other addresses are not locked out."""
+    other_address = httpx.AsyncHTTPTransport(local_address="127.0.0.2")
+    async with (
+        httpx.AsyncClient(base_url=throttled.url, timeout=httpx.Timeout(20.0)) as attacker,
+        httpx.AsyncClient(
+            base_url=throttled.url, timeout=httpx.Timeout(20.0), transport=other_address
+        ) as tenant,
+    ):
+        statuses = []
+        for attempt in range(40):  # a bounded burst
+            wrong = {"Authorization": f"Bearer kw-guess-{attempt}"}
+            statuses.append((await attacker.get("/v1/agents", headers=wrong)).status_code)
+        assert statuses[:5] == [401] * 5
+        assert set(statuses[5:]) == {429}
+        refused = await attacker.get("/v1/agents", headers={"Authorization": "Bearer kw-guess-x"})
+        assert refused.status_code == 429
+        assert 1 <= int(refused.headers["retry-after"]) <= 13
+        assert refused.json()["detail"] == "too many failed authentications from this address"
+        assert (await attacker.get("/v1/agents", headers=AUTH_A)).status_code == 429
+        assert (await tenant.get("/v1/agents", headers=AUTH_A)).status_code == 200
+        assert (await tenant.get("/v1/agents", headers=AUTH_B)).status_code == 200
+
+
+async def test_a_flood_of_short_runs_stays_within_the_memory_budget() -> None:
+    """A tenant's runs beyond its memory budget: the oldest finished ones are evicted (their records
+    stay; a resume gets the ``chunks_expired`` error chunk), another tenant's runs are untouched, and
+    the store never counts more than the budgets allow."""
+    budget = 64 * 1024
+    settings = settings_for("embedded", None, tenant_run_bytes=budget, run_bytes=4 * budget)
+    server = LiveServer(create_app(server_agents(), settings)).start()
+    try:
+        async with httpx.AsyncClient(base_url=server.url, timeout=httpx.Timeout(20.0)) as client:
+            theirs = await client.post("/v1/runs", json={"agent": "echo", "input": "kept"}, headers=AUTH_B)
+            assert theirs.status_code == 200
+            words = " ".join(f"w{n}" for n in range(400))  # ~2 KB of input: ~7 KB kept per run
+            run_ids = []
+            for _ in range(20):  # a bounded flood
+                started = await client.post(
+                    "/v1/runs", json={"agent": "echo", "input": words}, headers=AUTH_A
+                )
+                assert started.status_code == 200
+                run_ids.append(started.headers["x-run-id"])
+            store = server.app.state.manager.store
+            assert store.tenant_bytes("alpha") <= budget
+            assert store.total_bytes <= 4 * budget
+            oldest, newest = run_ids[0], run_ids[-1]
+            record = await client.get(f"/v1/runs/{oldest}", headers=AUTH_A)
+            assert record.status_code == 200
+            assert record.json()["status"] == "completed"
+            resumed = await client.get(f"/v1/runs/{oldest}/events", headers=AUTH_A)
+            events, _, _ = parse_blocks(resumed.content)
+            assert [event.chunk["type"] for event in events] == ["error"]
+            assert events[0].chunk["data"]["code"] == "chunks_expired"
+            kept, _, _ = parse_blocks((await client.get(f"/v1/runs/{newest}/events", headers=AUTH_A)).content)
+            assert kept[-1].chunk["type"] == "done"
+            other, _, _ = parse_blocks(
+                (await client.get(f"/v1/runs/{theirs.headers['x-run-id']}/events", headers=AUTH_B)).content
+            )
+            assert other[-1].chunk["type"] == "done"
+    finally:
+        server.stop()

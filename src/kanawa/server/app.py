@@ -21,7 +21,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, Field
 
 from kanawa import __version__
-from kanawa.server.auth import KeyRing, RateLimiter, is_loopback, key_hash
+from kanawa.server.auth import FailureThrottle, KeyRing, RateLimiter, is_loopback, key_hash
 from kanawa.server.budgets import apply_tenant_budget
 from kanawa.server.event_stream import ConnectionHandle, OpenStreams, RunEventStream, TooManyStreams
 from kanawa.server.extensions import Extension, merged_agents
@@ -115,11 +115,21 @@ async def caller(
     pool, a thread hop for every request for a hash and two dict lookups."""
     ring: KeyRing = request.app.state.ring
     limiter: RateLimiter = request.app.state.limiter
-    if ring.dev and not is_loopback(request.client.host if request.client else None):
+    address = request.client.host if request.client else ""
+    if ring.dev and not is_loopback(address or None):
         raise HTTPException(403, "no API keys are configured: this server answers loopback clients only")
+    failures: FailureThrottle = request.app.state.auth_failures
+    blocked = failures.wait(address)
+    if blocked:
+        raise HTTPException(
+            429,
+            "too many failed authentications from this address",
+            headers={"Retry-After": str(int(blocked) + 1)},
+        )
     key = credentials.credentials if credentials is not None else ""
     tenant = ring.tenant_for(key)
     if tenant is None:
+        failures.failed(address)
         raise HTTPException(401, "a valid API key is required", headers={"WWW-Authenticate": "Bearer"})
     key_id = key_hash(key)
     wait = limiter.check(key_id)
@@ -180,7 +190,12 @@ def create_app(
                 config.redis_url, ttl=config.run_ttl, cap=config.run_buffer, prefix=config.redis_prefix
             )
         else:
-            run_store = MemoryRunStore(ttl=config.run_ttl, cap=config.run_buffer)
+            run_store = MemoryRunStore(
+                ttl=config.run_ttl,
+                cap=config.run_buffer,
+                tenant_bytes=config.tenant_run_bytes,
+                total_bytes=config.run_bytes,
+            )
         dispatcher = None
         if config.celery_broker:
             from kanawa.server.workers import Dispatcher
@@ -226,6 +241,7 @@ def create_app(
     app.state.settings = config
     app.state.ring = ring
     app.state.limiter = limiter
+    app.state.auth_failures = FailureThrottle(config.auth_failures)
 
     def manager_of(request: Request) -> RunManager:
         manager: RunManager = request.app.state.manager
