@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -287,9 +288,6 @@ async def test_a_flood_of_short_runs_stays_within_the_memory_budget() -> None:
                 )
                 assert started.status_code == 200
                 run_ids.append(started.headers["x-run-id"])
-            store = server.app.state.manager.store
-            assert store.tenant_bytes("alpha") <= budget
-            assert store.total_bytes <= 4 * budget
             oldest, newest = run_ids[0], run_ids[-1]
             record = await client.get(f"/v1/runs/{oldest}", headers=AUTH_A)
             assert record.status_code == 200
@@ -298,6 +296,9 @@ async def test_a_flood_of_short_runs_stays_within_the_memory_budget() -> None:
             events, _, _ = parse_blocks(resumed.content)
             assert [event.chunk["type"] for event in events] == ["error"]
             assert events[0].chunk["data"]["code"] == "chunks_expired"
+            store = server.app.state.manager.store
+            assert store.tenant_bytes("alpha") <= budget
+            assert store.total_bytes <= 4 * budget
             kept, _, _ = parse_blocks((await client.get(f"/v1/runs/{newest}/events", headers=AUTH_A)).content)
             assert kept[-1].chunk["type"] == "done"
             other, _, _ = parse_blocks(
@@ -306,3 +307,91 @@ async def test_a_flood_of_short_runs_stays_within_the_memory_budget() -> None:
             assert other[-1].chunk["type"] == "done"
     finally:
         server.stop()
+
+
+@contextlib.contextmanager
+def two_workers(redis: str, **env: str) -> Iterator[str]:
+    """``kanawa serve --workers 2`` on Redis, the test agents; yields its URL."""
+    port = free_port()
+    variables = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "KANAWA_API_KEYS": f"{KEY_A}:alpha,{KEY_B}:beta",
+        "KANAWA_REDIS_URL": redis,
+        "KANAWA_REDIS_PREFIX": f"kanawa-test-{uuid.uuid4().hex[:8]}:",
+        "KANAWA_SERVE_AGENTS": "tests.server.agents:server_agents",
+        **env,
+    }
+    kanawa = os.path.join(os.path.dirname(sys.executable), "kanawa")
+    with tempfile.TemporaryFile() as log:
+        process = subprocess.Popen(
+            [kanawa, "serve", "--workers", "2", "--port", str(port), "--host", "127.0.0.1"],
+            env=variables,
+            cwd=ROOT,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,
+        )
+        try:
+            for _ in range(400):
+                with contextlib.suppress(OSError, httpx.HTTPError):
+                    if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=0.5).status_code == 200:
+                        break
+                if process.poll() is not None:
+                    log.seek(0)
+                    raise RuntimeError(log.read().decode(errors="replace"))
+                time.sleep(0.05)
+            else:
+                raise RuntimeError("kanawa serve --workers 2 did not start")
+            yield f"http://127.0.0.1:{port}"
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGTERM)
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait(timeout=10)
+
+
+def _fresh_connections(url: str) -> httpx.AsyncClient:
+    """A client that opens a new connection for every request, so both workers take requests."""
+    limits = httpx.Limits(max_keepalive_connections=0, max_connections=8)
+    return httpx.AsyncClient(base_url=url, timeout=httpx.Timeout(20.0), limits=limits)
+
+
+async def test_rate_limit_and_max_runs_hold_across_two_workers(request: pytest.FixtureRequest) -> None:
+    redis = request.getfixturevalue("redis_url")
+    with two_workers(redis, KANAWA_RATE_LIMIT="30", KANAWA_MAX_RUNS="2") as url:
+        async with _fresh_connections(url) as client:
+            answers = await asyncio.gather(*(client.get("/v1/agents", headers=AUTH_A) for _ in range(120)))
+            passed = sum(answer.status_code == 200 for answer in answers)
+            limited = [answer for answer in answers if answer.status_code == 429]
+            # a bucket of 30 (it refills 0.5 a second: a second or two more while the burst lasts)
+            assert 30 <= passed <= 33, passed
+            assert len(limited) == 120 - passed
+            assert all(int(answer.headers["retry-after"]) >= 1 for answer in limited)
+
+            async def start() -> tuple[int, str | None]:
+                request = client.build_request(
+                    "POST", "/v1/runs", json={"agent": "slow", "input": "2"}, headers=AUTH_B
+                )
+                response = await client.send(request, stream=True)
+                await response.aclose()  # the run goes on; its stream is not needed
+                return response.status_code, response.headers.get("x-run-id")
+
+            started = await asyncio.gather(*(start() for _ in range(4)))
+            statuses = sorted(status for status, _ in started)
+            assert statuses == [200, 200, 429, 429], statuses
+            for status, run_id in started:
+                if status == 200:
+                    cancel = await client.post(f"/v1/runs/{run_id}/cancel", headers=AUTH_B)
+                    assert cancel.status_code == 202
+            # the cancelled runs give their places back: a new run starts (bounded wait)
+            for _ in range(100):
+                status, run_id = await start()
+                if status == 200:
+                    break
+                await asyncio.sleep(0.1)
+            assert status == 200
+            await client.post(f"/v1/runs/{run_id}/cancel", headers=AUTH_B)

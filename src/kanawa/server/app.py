@@ -13,7 +13,7 @@ import gc
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import Depends, FastAPI, Header, HTTPException, Path, Query, Request, Response
 from fastapi.responses import HTMLResponse, JSONResponse
@@ -31,6 +31,9 @@ from kanawa.server.runs import InvalidDecisions, NotAwaitingApproval, RunLimitRe
 from kanawa.server.servable import ServableAgent
 from kanawa.server.settings import ServerSettings
 from kanawa.server.store import MemoryRunStore, RunRecord, RunStore
+
+if TYPE_CHECKING:
+    from kanawa.server.shared_limits import SharedRateLimiter
 
 RUN_ID = r"^[0-9a-f]{32}$"
 SSE_MEDIA = "text/event-stream"
@@ -114,7 +117,7 @@ async def caller(
     A coroutine although it never awaits: FastAPI runs a plain function dependency in its thread
     pool, a thread hop for every request for a hash and two dict lookups."""
     ring: KeyRing = request.app.state.ring
-    limiter: RateLimiter = request.app.state.limiter
+    limiter: RateLimiter | SharedRateLimiter = request.app.state.limiter  # shared: with Redis
     address = request.client.host if request.client else ""
     if ring.dev and not is_loopback(address or None):
         raise HTTPException(403, "no API keys are configured: this server answers loopback clients only")
@@ -132,7 +135,7 @@ async def caller(
         failures.failed(address)
         raise HTTPException(401, "a valid API key is required", headers={"WWW-Authenticate": "Bearer"})
     key_id = key_hash(key)
-    wait = limiter.check(key_id)
+    wait = await limiter.wait(key_id)
     if wait:
         raise HTTPException(
             429, "rate limit exceeded for this API key", headers={"Retry-After": str(int(wait) + 1)}
@@ -201,7 +204,18 @@ def create_app(
             from kanawa.server.workers import Dispatcher
 
             dispatcher = Dispatcher(config.celery_broker, queue=config.celery_queue)
-        manager = RunManager(registry, run_store, max_runs=config.max_runs, dispatch=dispatcher)
+        slots = None
+        if config.redis_url and store is None:  # the limits hold across processes (shared_limits)
+            from kanawa.server.redis_store import RedisRunStore
+            from kanawa.server.shared_limits import SharedRateLimiter, SharedRunSlots
+
+            assert isinstance(run_store, RedisRunStore)
+            slots = SharedRunSlots(run_store.redis, prefix=config.redis_prefix)
+            if config.rate_limit:
+                app.state.limiter = SharedRateLimiter(
+                    run_store.redis, prefix=config.redis_prefix, per_minute=config.rate_limit
+                )
+        manager = RunManager(registry, run_store, max_runs=config.max_runs, dispatch=dispatcher, slots=slots)
         app.state.manager = manager
         streams = app.state.streams = OpenStreams(
             per_tenant=config.max_streams, per_run=config.max_run_streams

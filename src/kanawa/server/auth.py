@@ -140,6 +140,11 @@ class RateLimiter:
             self._sweep(now)
         return 0.0
 
+    async def wait(self, who: str) -> float:
+        """:meth:`check` with the interface of the shared limiter
+        (:class:`~kanawa.server.shared_limits.SharedRateLimiter`)."""
+        return self.check(who)
+
     def _sweep(self, now: float) -> None:
         self._last_sweep = now
         full = self._burst / self._rate if self._rate else math.inf

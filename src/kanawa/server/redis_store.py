@@ -726,7 +726,7 @@ class RedisRunStore:
         """The stored entries after ``after``, the first :data:`RANGE_COUNT` of them at most and only
         about :data:`SEND_BYTES` of them (``_RANGE_SCRIPT``); ``[]`` past the last one."""
         low = f"({after}-0" if after else "-"
-        stored = await self._redis.eval(_RANGE_SCRIPT, 1, stream, low, RANGE_COUNT, SEND_BYTES)  # type: ignore[misc]
+        stored = await self._redis.eval(_RANGE_SCRIPT, 1, stream, low, RANGE_COUNT, SEND_BYTES)
         return [
             _entry(entry_id, dict(zip(fields[::2], fields[1::2], strict=True)))
             for entry_id, fields in stored or []
