@@ -138,7 +138,7 @@ def settings_for(mode: str, redis: str | None, **overrides: Any) -> ServerSettin
         run_ttl=120.0,
         sse_ping=0.2,
         rate_limit=0,
-        auth_failures=0,  # the suites send many bad keys from one address: test_hostile.py throttles
+        auth_failures=0,  # the suites send many bad keys from one address: test_hostile_clients.py throttles
         max_request_bytes=64 * 1024,
         max_runs=1000,
         gc_freeze=False,  # the suite starts many apps: test_gc_settings.py covers both settings
