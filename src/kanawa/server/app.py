@@ -210,7 +210,7 @@ def create_app(
             from kanawa.server.shared_limits import SharedRateLimiter, SharedRunSlots
 
             assert isinstance(run_store, RedisRunStore)
-            slots = SharedRunSlots(run_store.redis, prefix=config.redis_prefix)
+            slots = SharedRunSlots(run_store.redis, prefix=config.redis_prefix, command=run_store.command)
             if config.rate_limit:
                 app.state.limiter = SharedRateLimiter(
                     run_store.redis, prefix=config.redis_prefix, per_minute=config.rate_limit

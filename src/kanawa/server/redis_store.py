@@ -583,6 +583,12 @@ class RedisRunStore:
         _first_error(replies)
         return replies
 
+    async def command(self, *parts: bytes) -> Any:
+        """One command sent with the group commit — a single round trip for every command queued
+        with it, rather than a pool connection each (what the shared limits send per request)."""
+        (reply,) = await self._write(_pack(*parts))
+        return reply
+
     async def create(self, record: RunRecord, *, writes_here: bool = False) -> None:
         """Store the record. ``writes_here``: this process will write the run's chunks, so its local
         readers are fed by the writer from the start (never by ``XREAD``)."""

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 from kanawa._logging import get_logger
@@ -93,12 +93,18 @@ class SharedRateLimiter:
         return float(answer)
 
 
+Command = Callable[..., Awaitable[Any]]
+"""Sends one Redis command given as its parts (``bytes``) and returns the reply: the run store's group
+commit (:meth:`~kanawa.server.redis_store.RedisRunStore.command`), one round trip for many."""
+
+
 class SharedRunSlots:
     """The places of each tenant's running runs, in Redis (module docstring)."""
 
-    def __init__(self, redis: Redis, *, prefix: str) -> None:
+    def __init__(self, redis: Redis, *, prefix: str, command: Command | None = None) -> None:
         self._redis = redis
         self._prefix = prefix
+        self._command: Command = command if command is not None else self._direct
         self._lease_ms = str(int(LEASE_S * 1000))
         self._held: dict[str, str] = {}
         """Run id → tenant of the runs this process executes (whose leases it renews)."""
@@ -109,10 +115,20 @@ class SharedRunSlots:
 
     async def acquire(self, tenant: str, run_id: str, limit: int, *, force: bool = False) -> int:
         """Take a place for ``run_id``: 0 when taken, else how many runs the tenant has going."""
-        answer: Any = await self._redis.eval(
-            _ACQUIRE, 1, self._key(tenant), run_id, str(limit), self._lease_ms, "1" if force else "0"
+        answer = await self._command(
+            b"EVAL",
+            _ACQUIRE.encode(),
+            b"1",
+            self._key(tenant).encode(),
+            run_id.encode(),
+            str(limit).encode(),
+            self._lease_ms.encode(),
+            b"1" if force else b"0",
         )
         return 0 if int(answer) == 1 else -int(answer)
+
+    async def _direct(self, *parts: bytes) -> Any:
+        return await self._redis.execute_command(*parts)  # type: ignore[no-untyped-call]
 
     def hold(self, tenant: str, run_id: str) -> None:
         """This process executes ``run_id`` from now on: renew its lease until :meth:`release`."""
@@ -122,7 +138,7 @@ class SharedRunSlots:
 
     async def release(self, tenant: str, run_id: str) -> None:
         self._held.pop(run_id, None)
-        await self._redis.zrem(self._key(tenant), run_id)
+        await self._command(b"ZREM", self._key(tenant).encode(), run_id.encode())
 
     async def _renew(self) -> None:
         while self._held:

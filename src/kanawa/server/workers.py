@@ -93,7 +93,7 @@ async def _execute(run_id: str) -> None:
     manager = _manager()
     manager.store = store
     manager.max_runs = settings.max_runs
-    manager.slots = SharedRunSlots(store.redis, prefix=settings.redis_prefix)
+    manager.slots = SharedRunSlots(store.redis, prefix=settings.redis_prefix, command=store.command)
     try:
         # who is running the run (operators and the kill tests read it)
         await store.redis.set(
