@@ -33,7 +33,8 @@ def serve(
 
     import uvicorn
 
-    from kanawa.server.auth import KeyConfigError, KeyRing
+    from kanawa.server.auth import KeyConfigError, KeyRing, is_loopback
+    from kanawa.server.http_limits import uvicorn_options
     from kanawa.server.registry import RegistryError, load_agents
     from kanawa.server.settings import ServerSettings
 
@@ -63,7 +64,7 @@ def serve(
     if agents:
         environ["KANAWA_SERVE_AGENTS"] = agents
     if not settings.keys_configured:
-        if host not in LOOPBACK:
+        if host not in LOOPBACK and not is_loopback(host):
             err.print(
                 Text(
                     "kanawa serve: no API keys configured, so only loopback is served; "
@@ -92,6 +93,7 @@ def serve(
         workers=workers,
         log_level=log_level,
         timeout_graceful_shutdown=5,
+        **uvicorn_options(),
     )
     return EXIT_OK
 
