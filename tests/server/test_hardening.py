@@ -86,7 +86,7 @@ def framing_site(server: LiveServer) -> Iterator[str]:
     html = f'<!doctype html><title>other</title><iframe id="f" src="{server.url}/runs"></iframe>'.encode()
 
     class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+        def do_GET(self) -> None:
             self.send_response(200)
             self.send_header("Content-Type", "text/html")
             self.send_header("Content-Length", str(len(html)))
@@ -132,7 +132,9 @@ async def test_another_origin_cannot_frame_the_runs_page_in_chromium(
 # -------------------------------------------------------------------- non-ASCII keys (#15)
 
 
-@pytest.mark.parametrize("spec", ["kä-secret-0123:acme", "kw-\u00e9t\u00e9-key:acme", "ok-key:acme,k\u3042y:globex"])
+@pytest.mark.parametrize(
+    "spec", ["kä-secret-0123:acme", "kw-\u00e9t\u00e9-key:acme", "ok-key:acme,k\u3042y:globex"]
+)
 def test_a_key_no_client_can_send_is_refused_at_start_up(spec: str) -> None:
     with pytest.raises(KeyConfigError, match="printable ASCII"):
         KeyRing.parse(spec)
@@ -162,7 +164,9 @@ def test_a_provider_errors_text_does_not_reach_the_client() -> None:
         assert leak not in data
     tool = error_chunk(ToolError("cannot open /home/svc/.ssh/id_rsa or C:\\keys\\a.pem"), agent="a", now=0)
     text = tool.data["message"]  # type: ignore[call-overload,index]
-    assert "/home/svc" not in text and "id_rsa" not in text and "a.pem" not in text
+    assert "/home/svc" not in text
+    assert "id_rsa" not in text
+    assert "a.pem" not in text
     assert "[path]" in text
 
 
@@ -185,7 +189,10 @@ async def test_the_openapi_spec_lists_the_errors_the_server_gives(server: LiveSe
         too_big = await client.post("/v1/runs", content=b"x" * 70_000, headers=AUTH_A)
         assert too_big.status_code == 413
     operations = {
-        (path, method): op for path, item in spec["paths"].items() if path.startswith("/v1/") for method, op in item.items()
+        (path, method): op
+        for path, item in spec["paths"].items()
+        if path.startswith("/v1/")
+        for method, op in item.items()
     }
     assert operations
     for (path, method), op in operations.items():
@@ -269,7 +276,8 @@ def test_development_mode_serves_any_loopback_address(host: str) -> None:
                 break
             except httpx.ConnectError:
                 time.sleep(0.05)
-        assert response is not None and response.status_code == 200
+        assert response is not None
+        assert response.status_code == 200
     finally:
         proc.terminate()
         proc.communicate(timeout=20)

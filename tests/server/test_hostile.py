@@ -115,7 +115,8 @@ async def test_unencodable_json_in_a_run_request_is_422_never_500(
         )
     assert answer.status_code == 422, answer.text
     detail = answer.json()["detail"]
-    assert detail and all({"loc", "msg", "type"} <= set(error) for error in detail)
+    assert detail
+    assert all({"loc", "msg", "type"} <= set(error) for error in detail)
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR], "no traceback in the log"
 
 

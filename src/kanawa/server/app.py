@@ -72,8 +72,8 @@ class ApprovalRequest(BaseModel):
     """``POST /v1/runs/{id}/approvals``: the tool calls a human approved or rejected (with a reason)."""
 
     approved: list[Annotated[Text, Field(max_length=200)]] = Field(default_factory=list, max_length=1000)
-    rejected: dict[Annotated[Text, Field(max_length=200)], Annotated[Text, Field(max_length=2000)]] = (
-        Field(default_factory=dict)
+    rejected: dict[Annotated[Text, Field(max_length=200)], Annotated[Text, Field(max_length=2000)]] = Field(
+        default_factory=dict
     )
 
 

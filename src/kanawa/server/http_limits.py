@@ -147,7 +147,9 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
     def _head_timed_out(self) -> None:
         self._head_timer = None
         if self._head_open and not self.transport.is_closing():
-            self._refuse(408, "Request Timeout", f"no complete request head within {self._limits.timeout:g} s")
+            self._refuse(
+                408, "Request Timeout", f"no complete request head within {self._limits.timeout:g} s"
+            )
 
     def _refuse(self, status: int, reason: str, detail: str) -> None:
         """Answer ``status`` and close — unless a response of this connection is under way (a
