@@ -85,19 +85,21 @@ browser:
 	  || echo "fonts-noto-cjk could not be installed: screenshots of Japanese pages will show boxes"; fi
 
 # The two suites run at once (one per core); each one's output, ending with its pytest summary line,
-# is printed as a block when it has finished, and both must pass.
+# is printed as a block when it has finished, and both must pass. PYTEST_ARGS narrows both runs
+# (`make pytest PYTEST_ARGS=tests/server`).
+PYTEST_ARGS ?=
 pytest:
 	@echo "running the test suite on Python 3.12 (.venv) and 3.11 (.venv311) side by side..."
 	@$(MAKE) --no-print-directory -j2 --output-sync=target pytest-3.12 pytest-3.11
 
 pytest-3.12: $(VENV)/.synced browser smartao-textlint
 	@echo "── the test suite on Python 3.12 ($(BIN)/python) ──"
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
 # The Dify plugin tests are skipped here, with the reason: the Dify SDK needs Python 3.12.
 pytest-3.11: $(VENV311)/.synced browser smartao-textlint
 	@echo "── the test suite on Python 3.11 ($(VENV311)/bin/python) ──"
-	$(VENV311)/bin/python -m pytest -q -o cache_dir=.cache/pytest-3.11
+	$(VENV311)/bin/python -m pytest -q -o cache_dir=.cache/pytest-3.11 $(PYTEST_ARGS)
 
 test: lint typecheck pytest
 
