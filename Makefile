@@ -4,6 +4,7 @@
 #   make fuzz   run the property tests with random seeds and 5,000 examples each
 #   make bench  run the benchmarks in bench/ and refresh bench/results/
 #   make plugins  build the Dify plugins under app/ into dist/*.difypkg
+#   make docs   build the documentation site into site/ (make docs-check: the strict build, in make test)
 
 SHELL := /bin/bash
 export UV_PYTHON_DOWNLOADS := never
@@ -35,7 +36,7 @@ VENV := $(CURDIR)/.venv
 BIN := $(VENV)/bin
 VENV311 := $(CURDIR)/.venv311
 
-.PHONY: demo test lint typecheck pytest pytest-3.12 pytest-3.11 fuzz bench clean plugins browser
+.PHONY: demo test lint typecheck pytest pytest-3.12 pytest-3.11 fuzz bench clean plugins browser docs docs-check
 
 $(UV_BOOT)/bin/uv:
 	$(PYTHON) -m venv $(UV_BOOT)
@@ -101,7 +102,7 @@ pytest-3.11: $(VENV311)/.synced browser smartao-textlint
 	@echo "── the test suite on Python 3.11 ($(VENV311)/bin/python) ──"
 	$(VENV311)/bin/python -m pytest -q -o cache_dir=.cache/pytest-3.11 $(PYTEST_ARGS)
 
-test: lint typecheck pytest
+test: lint typecheck pytest docs-check
 
 fuzz: $(VENV)/.synced
 	$(BIN)/python -m pytest -q -p no:cacheprovider -m hypothesis --hypothesis-profile=fuzz tests
@@ -118,6 +119,17 @@ bench: $(VENV)/.synced smartao-textlint
 	$(BIN)/python bench/serve_load.py
 
 	$(BIN)/python bench/smartao_run.py
+
+# The documentation site (mkdocs.yml, pages in docs/, the API reference from the docstrings in src/):
+# `make docs` builds it into site/ (open site/index.html, or `.venv/bin/mkdocs serve` for live reload);
+# `make docs-check` builds it with --strict into a temporary folder, offline — a broken link or anchor,
+# a page missing from nav or a docstring mkdocstrings cannot read fails it.
+docs: $(VENV)/.synced
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir $(CURDIR)/site
+
+docs-check: $(VENV)/.synced
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	  NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir "$$tmp/site"
 
 plugins: $(VENV)/.synced
 	$(BIN)/python tools/difypkg.py app/openai_gpt5_responses app/gpt5_agent_strategies --out dist
