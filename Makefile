@@ -88,8 +88,9 @@ browser:
 # The two suites run at once (one per core); each one's output, ending with its pytest summary line,
 # is printed as a block when it has finished, and both must pass. PYTEST_ARGS narrows both runs
 # (`make pytest PYTEST_ARGS=tests/server`).
+# Everything they need is set up first, one thing at a time (two apt-get runs at once would collide).
 PYTEST_ARGS ?=
-pytest:
+pytest: $(VENV)/.synced $(VENV311)/.synced browser smartao-textlint
 	@echo "running the test suite on Python 3.12 (.venv) and 3.11 (.venv311) side by side..."
 	@$(MAKE) --no-print-directory -j2 --output-sync=target pytest-3.12 pytest-3.11
 
