@@ -1,4 +1,4 @@
-"""The Dify install guide (docs/dify-plugins.md and docs/ja/dify-plugins.md) as a user follows it.
+"""The Dify install guide (docs/dify-plugins.md and docs/dify-plugins.ja.md) as a user follows it.
 
 Each fenced block that a user could copy carries an HTML comment on the line before it (invisible on the
 rendered page): ``<!-- run -->`` for a command that runs on the user's side, ``<!-- output -->`` for
@@ -22,7 +22,7 @@ import yaml
 
 from tests.wire.dify_paths import REPO
 
-PAGES = {"en": REPO / "docs" / "dify-plugins.md", "ja": REPO / "docs" / "ja" / "dify-plugins.md"}
+PAGES = {"en": REPO / "docs" / "dify-plugins.md", "ja": REPO / "docs" / "dify-plugins.ja.md"}
 PLUGINS = ("openai_gpt5_responses", "gpt5_agent_strategies")
 SHELL_LANGS = {"bash", "sh", "shell", "console"}
 _MARKER = re.compile(r"<!-- (run|output|not run: [^>]+?) -->")
