@@ -135,12 +135,21 @@ def _rss_kib(pid: int) -> int:
     return int(re.search(r"VmRSS:\s+(\d+) kB", status).group(1))  # type: ignore[union-attr]
 
 
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
 def _children(pid: int) -> list[int]:
     out = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True, check=False).stdout
     return [int(line) for line in out.split()]
 
 
-def test_kanawa_serve_with_two_workers_refuses_hostile_heads_with_bounded_memory(redis_url: str) -> None:
+def test_kanawa_serve_with_two_workers_refuses_hostile_heads_with_bounded_memory(
+    redis_url: str, tmp_path: Path
+) -> None:
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("KANAWA_")}
     env.update(
@@ -152,11 +161,13 @@ def test_kanawa_serve_with_two_workers_refuses_hostile_heads_with_bounded_memory
         KANAWA_GC_FREEZE="0",
     )
     kanawa = str(Path(sys.executable).parent / "kanawa")
-    proc = subprocess.Popen(
-        [kanawa, "serve", "--port", str(port), "--workers", "2", "--log-level", "warning"],
+    log = tmp_path / "serve.log"
+    log_file = log.open("w")
+    proc = subprocess.Popen(  # uvicorn's lifecycle lines (info) go to stderr, access lines to stdout
+        [kanawa, "serve", "--port", str(port), "--workers", "2", "--log-level", "info"],
         env=env,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stderr=log_file,
         start_new_session=True,
     )
     try:
@@ -168,9 +179,12 @@ def test_kanawa_serve_with_two_workers_refuses_hostile_heads_with_bounded_memory
                 time.sleep(0.05)
         else:
             pytest.fail("kanawa serve did not start")
-        workers = _children(proc.pid)
-        workers = [pid for pid in workers if Path(f"/proc/{pid}/cmdline").read_bytes().count(b"spawn")]
-        assert len(workers) == 2
+        for _ in range(400):  # the second worker may still be starting when the first answers
+            if log.read_text().count("Application startup complete") == 2:
+                break
+            time.sleep(0.05)
+        workers = [pid for pid in _children(proc.pid) if b"spawn" in _cmdline(pid)]
+        assert len(workers) == 2, (workers, log.read_text())
         before = {pid: _rss_kib(pid) for pid in workers}
         sent = [_send_endless_head(port, cap=ENDLESS_CAP)[0] for _ in range(6)]
         assert all(s < ENDLESS_CAP for s in sent), f"a worker read an endless head on: {sent}"
@@ -187,3 +201,4 @@ def test_kanawa_serve_with_two_workers_refuses_hostile_heads_with_bounded_memory
     finally:
         os.killpg(proc.pid, 15)
         proc.wait(timeout=20)
+        log_file.close()
