@@ -16,6 +16,8 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from kanawa.cli.extras import require_extra
+
 ace_app = typer.Typer(
     help="ACE playbooks that learn: import, search, generate, adapt, export, demo.", no_args_is_help=True
 )
@@ -60,6 +62,7 @@ def import_(
     dense: Dense = True,
 ) -> None:
     """Import a playbook and embed its bullets (cached by content hash: a re-import embeds nothing)."""
+    require_extra("ace import", "ace")
     from kanawa.cli.ace_actions import import_playbook
 
     console, err = _consoles()
@@ -81,6 +84,7 @@ def search(
     dense: Dense = True,
 ) -> None:
     """Hybrid search over a playbook; shows the fused score and each leg's rank and score."""
+    require_extra("ace search", "ace")
     from kanawa.cli.ace_actions import search_playbook
 
     console, err = _consoles()
@@ -114,6 +118,7 @@ def generate(
     dense: Dense = True,
 ) -> None:
     """Run the Generator and print the Trajectory as JSON (exit 1 when its status is failure)."""
+    require_extra("ace generate", "ace")
     from kanawa.cli.ace_actions import generate_trajectory
 
     console, err = _consoles()
@@ -139,6 +144,7 @@ def adapt(
     dense: Dense = True,
 ) -> None:
     """Generator → Reflector → Curator over a dataset; the playbook is updated after every sample."""
+    require_extra("ace adapt", "ace")
     from kanawa.cli.ace_actions import adapt_playbook
 
     console, err = _consoles()
@@ -157,6 +163,7 @@ def export(
     fmt: Annotated[str, typer.Option("--format", help="text (the ACE format) or json.")] = "text",
 ) -> None:
     """Print a playbook in the ACE text format (or JSON) to stdout."""
+    require_extra("ace export", "ace")
     from kanawa.cli.ace_actions import export_playbook
 
     console, err = _consoles()
@@ -170,6 +177,7 @@ def demo(
     dense: Dense = False,
 ) -> None:
     """The whole loop offline (no API key): bullets added, tagged and used over a few epochs."""
+    require_extra("ace demo", "ace")
     from kanawa.cli.ace_actions import run_demo
 
     console, err = _consoles()
