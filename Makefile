@@ -1,9 +1,10 @@
 # kanawa — everything a fresh machine needs is installed by these targets.
-#   make demo   run the built-in agent demo (no API key, no services)
+#   make demo   run the built-in agent demo (no API key, no services; base dependencies only)
 #   make test   lint, type-check and run the full test suite
 #   make fuzz   run the property tests with random seeds and 5,000 examples each
 #   make bench  run the benchmarks in bench/ and refresh bench/results/
 #   make plugins  build the Dify plugins under app/ into dist/*.difypkg
+#   make dist   build kanawa's wheel and sdist into dist/ (docs/install.md: add it to your project)
 
 SHELL := /bin/bash
 export UV_PYTHON_DOWNLOADS := never
@@ -20,8 +21,12 @@ UV_BOOT := $(CURDIR)/.cache/uv-bootstrap
 UV ?= $(shell command -v uv 2>/dev/null || echo $(UV_BOOT)/bin/uv)
 VENV := $(CURDIR)/.venv
 BIN := $(VENV)/bin
+# `make demo` runs in its own environment with kanawa's base dependencies only (no development or
+# benchmark groups, no extras): the demo needs nothing more, so a fresh machine is ready in seconds.
+DEMO_VENV := $(CURDIR)/.venv-demo
+DIST := $(CURDIR)/dist
 
-.PHONY: demo test lint typecheck pytest fuzz bench clean plugins browser
+.PHONY: demo test lint typecheck pytest fuzz bench clean plugins browser dist
 
 $(UV_BOOT)/bin/uv:
 	$(PYTHON) -m venv $(UV_BOOT)
@@ -31,8 +36,17 @@ $(VENV)/.synced: pyproject.toml uv.lock | $(UV)
 	$(UV) sync --frozen --python $(PYTHON)
 	touch $@
 
-demo: $(VENV)/.synced
-	$(BIN)/kanawa demo
+$(DEMO_VENV)/.synced: pyproject.toml uv.lock | $(UV)
+	UV_PROJECT_ENVIRONMENT=$(DEMO_VENV) $(UV) sync --frozen --no-default-groups --python $(PYTHON)
+	touch $@
+
+demo: $(DEMO_VENV)/.synced
+	$(DEMO_VENV)/bin/kanawa demo
+
+# The wheel is built from the sdist, so whatever the sdist leaves out the wheel cannot depend on.
+dist: | $(UV)
+	rm -f $(DIST)/kanawa-*.whl $(DIST)/kanawa-*.tar.gz
+	$(UV) build --out-dir $(DIST)
 
 lint: $(VENV)/.synced
 	$(BIN)/ruff check src tests bench examples app tools
@@ -78,7 +92,7 @@ plugins: $(VENV)/.synced
 	$(BIN)/python tools/difypkg.py app/openai_gpt5_responses app/gpt5_agent_strategies --out dist
 
 clean:
-	rm -rf $(VENV) .cache .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) $(DEMO_VENV) .cache .mypy_cache .ruff_cache .pytest_cache
 
 # SmartAO's textlint sidecar: npm ci from the committed lock into a gitignored node_modules. Without
 # node/npm on the machine the target says so and StyleAgent falls back to the Sudachi rules.
