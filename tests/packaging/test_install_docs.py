@@ -3,8 +3,9 @@
 Each ```bash block runs in order as one ``bash -euo pipefail`` script, in a scratch ``HOME`` with uv and
 the system ``python3`` on the ``PATH``. The one change to the text is the repository URL: GitHub is
 out of reach here, so ``https://github.com/kanawa-dev/kanawa`` points at this checkout
-(``file://localhost/…``: pip refuses a ``git+file:///`` URL without a host); ``git clone`` and the ``git+`` installs then clone it exactly as they would clone the
-real one. uv projects run on Python 3.12 (``UV_PYTHON``), the pip venv on the system ``python3``.
+(``file://localhost/…``: pip refuses a ``git+file:///`` URL without a host); ``git clone`` and the
+``git+`` installs then clone it exactly as they would clone the real one. uv projects run on Python
+3.12 (``UV_PYTHON``), the pip venv on the system ``python3``.
 
 After each install block the environment it installed into is checked: ``kanawa --version`` printed
 the version, the ``server`` extra is importable, and kanawa came from the source the block named
@@ -102,3 +103,16 @@ def test_install_doc_commands_run_as_written(tmp_path: Path, uv: Path) -> None:
 def test_install_doc_shows_each_source_with_uv_and_pip(source: str) -> None:
     tools = {("uv" if "uv add" in block else "pip") for block in _blocks() if _source(block) == source}
     assert tools == {"uv", "pip"}
+
+
+def test_readme_install_commands_are_the_tested_ones() -> None:
+    """The README's Install section shows only commands that docs/install.md runs (and this file tests)."""
+    readme = (REPO / "README.md").read_text()
+    section = re.search(r"^## Install\n(.*?)(?=^## )", readme, re.M | re.S)
+    assert section is not None
+    shown = [line for block in re.findall(r"```bash\n(.*?)```", section.group(1), re.S)
+             for line in block.splitlines() if line.strip()]  # fmt: skip
+    tested = {line for block in _blocks() for line in block.splitlines()}
+    assert shown
+    assert [line for line in shown if line not in tested] == []
+    assert set(re.findall(r"https://github\.com/[\w.-]+/[\w.-]+", section.group(1))) == {REPO_URL}
