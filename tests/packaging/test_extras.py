@@ -8,6 +8,7 @@ there. ``[smartao]`` alone runs ``kanawa smartao serve`` and ``coach`` from a fr
 
 from __future__ import annotations
 
+import os
 import re
 import socket
 import subprocess
@@ -195,3 +196,29 @@ def test_smartao_extra_alone_runs_smartao_serve_and_coach(
     coached = run([kanawa, "smartao", "coach", sample, "--db", work / "evaluations.sqlite3"], cwd=work)
     assert re.search(r"^style issues: \d+; changes in the patch: \d+$", coached.stdout, re.M), coached.stdout
     assert "similarity:" in coached.stdout
+
+
+def test_ace_extra_runs_the_demo_and_names_postgres_for_a_postgres_store(
+    tmp_path_factory: pytest.TempPathFactory, uv: Path, dist: Dist, lock_constraints: Path
+) -> None:
+    """With ``kanawa[ace]`` alone (Python 3.11), ``ace demo`` runs from the wheel (its shipped prompts);
+    a PostgreSQL store, by ``--store`` or ``KANAWA_DATABASE_URL``, needs the ``postgres`` extra too."""
+    root = tmp_path_factory.mktemp("ace") / "venv"
+    install_wheel(uv, root, find_python("3.11"), f"kanawa[ace] @ {dist.wheel.as_uri()}", lock_constraints)
+    work, kanawa = root.parent, str(root / "bin" / "kanawa")
+    demo = run([kanawa, "ace", "demo", "--epochs", "1"], cwd=work)
+    assert "helpful=" in demo.stdout
+    url = "postgresql://127.0.0.1:9/playbooks"
+    for argv, env in (
+        (["ace", "export", "--dataset", "demo", "--store", url], {}),
+        (["ace", "search", "retry", "--dataset", "demo"], {"KANAWA_DATABASE_URL": url}),
+    ):
+        proc = subprocess.run(
+            [kanawa, *argv], capture_output=True, text=True, cwd=work, env={**os.environ, **env}, timeout=60
+        )
+        command = " ".join(argv[:2])
+        assert proc.stderr.splitlines() == [
+            f"kanawa {command} needs the 'postgres' extra (asyncpg is not installed): "
+            "pip install 'kanawa[postgres]'"
+        ]
+        assert proc.returncode == 2

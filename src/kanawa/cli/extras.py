@@ -29,6 +29,7 @@ EXTRA_DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     "celery": ("celery", *_SERVER),
     "ace": (*_MEMORY, "bm25s", *_SUDACHI, "dependency-injector"),
     "smartao": (*_MEMORY, "datasketch", *_SUDACHI, *_SERVER),
+    "postgres": ("asyncpg",),
 }
 """The distributions (as ``pyproject.toml`` names them) that each extra's commands import."""
 
