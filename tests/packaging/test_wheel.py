@@ -37,6 +37,7 @@ LOCAL_ARTEFACTS = {
     ".pytest_cache",
     ".hypothesis",
     "dist",
+    "site",
 }
 
 
