@@ -25,6 +25,9 @@ ONCE = pytest.mark.skipif(
 )
 """Mark for every packaging test module: the 3.11 suite would only repeat the same builds."""
 
+SLOW = pytest.mark.timeout(600)
+"""Builds and installs take tens of seconds, more on a busy machine: above the suite's 120 s default."""
+
 
 def find_uv() -> Path:
     """uv as ``make`` finds it: ``$UV``, then the ``PATH``, then the Makefile's bootstrap."""

@@ -23,9 +23,9 @@ import typer.main
 
 from kanawa.cli import app
 from kanawa.cli.extras import EXTRA_DISTRIBUTIONS
-from tests.packaging.support import ONCE, PYTHONS, REPO, Dist, WheelEnv, find_python, install_wheel, run
+from tests.packaging.support import ONCE, PYTHONS, REPO, SLOW, Dist, WheelEnv, find_python, install_wheel, run
 
-pytestmark = ONCE
+pytestmark = [ONCE, SLOW]
 
 NEEDS_EXTRA: dict[str, tuple[str, list[str]]] = {
     "serve": ("server", ["serve"]),

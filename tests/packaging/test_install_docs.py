@@ -23,9 +23,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.packaging.support import ONCE, REPO, find_python, run, uv_env
+from tests.packaging.support import ONCE, REPO, SLOW, find_python, run, uv_env
 
-pytestmark = ONCE
+pytestmark = [ONCE, SLOW]
 
 DOC = REPO / "docs" / "install.md"
 REPO_URL = "https://github.com/kanawa-dev/kanawa"

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.packaging.support import ONCE, REPO, Dist, WheelEnv, run
+from tests.packaging.support import ONCE, REPO, SLOW, Dist, WheelEnv, run
 
-pytestmark = ONCE
+pytestmark = [ONCE, SLOW]
 
 LOCAL_ARTEFACTS = {
     ".venv",
