@@ -222,3 +222,25 @@ def test_ace_extra_runs_the_demo_and_names_postgres_for_a_postgres_store(
             "pip install 'kanawa[postgres]'"
         ]
         assert proc.returncode == 2
+
+
+@pytest.mark.parametrize(
+    ("model", "extra"),
+    [
+        ("openai:gpt-5", "openai"),
+        ("anthropic:claude-sonnet-4-5", "anthropic"),
+        ("gemini:gemini-2.5-flash", "gemini"),
+    ],
+)
+def test_run_with_a_provider_whose_sdk_is_missing_names_its_extra(
+    wheel_envs: dict[str, WheelEnv], model: str, extra: str, tmp_path: Path
+) -> None:
+    """``kanawa run`` and ``demo`` with a provider's model string: one line naming the provider's extra."""
+    for argv in (["run", "What is 2 + 3?", "--model", model, "--no-trace"], ["demo", "--model", model]):
+        proc = subprocess.run(
+            [str(wheel_envs["3.11"].kanawa), *argv], capture_output=True, text=True, cwd=tmp_path, timeout=60
+        )
+        lines = proc.stderr.splitlines()
+        assert len(lines) == 1, proc.stderr
+        assert f"pip install 'kanawa[{extra}]'" in lines[0]
+        assert proc.returncode == 2
