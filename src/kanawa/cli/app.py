@@ -3,8 +3,9 @@
 
 typer and rich are imported here and in the other ``kanawa.cli`` modules only; ``import kanawa`` never
 loads them. Each command is a thin sync wrapper that runs one coroutine with :func:`asyncio.run` and
-exits with its code: 0 success, 1 a bad trace file, 2 a model or provider that cannot be used (one
-line on stderr, never a traceback).
+exits with its code: 0 success, 1 a bad trace file, 2 a model or provider that cannot be used or an
+extra the command needs that is not installed (:mod:`kanawa.cli.extras`) — one line on stderr, never a
+traceback.
 """
 
 from __future__ import annotations
