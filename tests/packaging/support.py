@@ -59,8 +59,16 @@ def find_python(version: str) -> Path:
 
 
 def uv_env(**extra: str) -> dict[str, str]:
-    """The environment for uv: no interpreter downloads, no project environment from the Makefile."""
-    env = {k: v for k, v in os.environ.items() if k not in ("UV_PROJECT_ENVIRONMENT", "VIRTUAL_ENV")}
+    """The environment for uv and make: no interpreter downloads, nothing from an enclosing ``make`` or
+    virtual environment."""
+    skip = (
+        "UV_PROJECT_ENVIRONMENT",
+        "VIRTUAL_ENV",
+        "MAKEFLAGS",
+        "MFLAGS",
+        "MAKELEVEL",
+    )  # a `make pytest` run's
+    env = {k: v for k, v in os.environ.items() if k not in skip}
     env["UV_PYTHON_DOWNLOADS"] = "never"
     env.update(extra)
     return env
