@@ -18,17 +18,19 @@ from rich.console import Console
 from rich.text import Text
 
 from kanawa import __version__
+from kanawa._cli_help import KanawaCommand, KanawaGroup
 from kanawa.apps.smartao.cli import smartao_app
 from kanawa.cli.ace_cmd import ace_app
 
 app = typer.Typer(
+    cls=KanawaGroup,
     name="kanawa",
     help="kanawa — LLM agents with any provider, a safe tool loop, honest streaming and tracing.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-trace_app = typer.Typer(help="Inspect JSONL traces.", no_args_is_help=True)
+trace_app = typer.Typer(cls=KanawaGroup, help="Inspect JSONL traces.", no_args_is_help=True)
 app.add_typer(trace_app, name="trace")
 app.add_typer(ace_app, name="ace")
 app.add_typer(smartao_app, name="smartao")
@@ -55,7 +57,7 @@ def _root(
     """kanawa — LLM agents with any provider, a safe tool loop, honest streaming and tracing."""
 
 
-@app.command()
+@app.command(cls=KanawaCommand)
 def demo(
     model: Annotated[
         str,
@@ -76,7 +78,7 @@ def demo(
     raise typer.Exit(_run(run_demo(console, err, model=model, trace=trace), err))
 
 
-@app.command()
+@app.command(cls=KanawaCommand)
 def run(
     question: Annotated[str, typer.Argument(help="What to ask the agent.")],
     model: Annotated[
@@ -128,7 +130,7 @@ def run(
     raise typer.Exit(_run(coro, err))
 
 
-@app.command()
+@app.command(cls=KanawaCommand)
 def serve(
     agents: Annotated[
         str | None,
@@ -150,7 +152,7 @@ def serve(
     )
 
 
-@app.command()
+@app.command(cls=KanawaCommand)
 def worker(
     concurrency: Annotated[int, typer.Option(min=1, help="Runs executed at once by this worker.")] = 1,
     log_level: Annotated[str, typer.Option(help="Celery's log level.")] = "WARNING",
@@ -163,7 +165,7 @@ def worker(
     raise typer.Exit(run_worker(err, concurrency=concurrency, log_level=log_level))
 
 
-@trace_app.command("view")
+@trace_app.command("view", cls=KanawaCommand)
 def trace_view(
     file: Annotated[Path, typer.Argument(help="A .jsonl trace file.")],
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
@@ -176,7 +178,7 @@ def trace_view(
     raise typer.Exit(view(console, err, file, host=host, port=port))
 
 
-@trace_app.command("show")
+@trace_app.command("show", cls=KanawaCommand)
 def trace_show(
     file: Annotated[
         Path | None,

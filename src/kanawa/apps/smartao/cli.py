@@ -21,14 +21,18 @@ from typing import Annotated
 
 import typer
 
-smartao_app = typer.Typer(help="SmartAO: essay coaching for Japanese AO admissions.", no_args_is_help=True)
+from kanawa._cli_help import KanawaCommand, KanawaGroup
+
+smartao_app = typer.Typer(
+    cls=KanawaGroup, help="SmartAO: essay coaching for Japanese AO admissions.", no_args_is_help=True
+)
 
 DEFAULT_DB = Path(".kanawa/smartao/evaluations.sqlite3")
 DEFAULT_DATA = Path(".kanawa/smartao")
 LOOPBACK = frozenset({"127.0.0.1", "::1", "localhost"})
 
 
-@smartao_app.command("reflexion")
+@smartao_app.command("reflexion", cls=KanawaCommand)
 def reflexion(
     db: Annotated[Path, typer.Option("--db", help="The evaluation store (SQLite).")] = DEFAULT_DB,
     day: Annotated[str | None, typer.Option("--day", help="YYYY-MM-DD (default: today, UTC).")] = None,
@@ -50,23 +54,28 @@ def reflexion(
         typer.echo(f"{axis}: {lesson}")
 
 
-@smartao_app.command("coach")
+@smartao_app.command("coach", cls=KanawaCommand)
 def coach(
-    essay: Annotated[Path, typer.Argument(help="The essay, a UTF-8 text file.")],
-    policy: Annotated[Path | None, typer.Option("--policy", help="The admission policy text file.")] = None,
+    essay: Annotated[Path, typer.Argument(help="The essay, a text file (UTF-8, Shift_JIS/CP932 or EUC-JP).")],
+    policy: Annotated[
+        Path | None,
+        typer.Option("--policy", help="The admission policy, a text file (the same encodings as the essay)."),
+    ] = None,
     model: Annotated[str | None, typer.Option("--model", "-m", help="A model string; default: demo.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the whole report as JSON.")] = False,
     store: Annotated[Path, typer.Option("--db", help="The evaluation store (SQLite).")] = DEFAULT_DB,
 ) -> None:
     """Coach one essay against the shipped sample corpora and print the result."""
+    from kanawa.cli.files import InputFileError, read_input_text
+
     try:
-        text = essay.read_text(encoding="utf-8")
-        policy_text = policy.read_text(encoding="utf-8") if policy else ""
-    except (OSError, UnicodeDecodeError) as exc:
-        typer.echo(f"kanawa: cannot read the input: {exc.__class__.__name__}", err=True)
+        text = read_input_text(essay, what="essay")
+        policy_text = read_input_text(policy, what="policy") if policy else ""
+    except InputFileError as exc:
+        typer.echo(f"kanawa: {exc}", err=True)
         raise typer.Exit(1) from None
     if not text.strip():
-        typer.echo("kanawa: the essay is empty", err=True)
+        typer.echo(f"kanawa: the essay {essay} is empty", err=True)
         raise typer.Exit(1)
     raise typer.Exit(asyncio.run(_coach(text, policy_text, model, as_json, store)))
 
@@ -117,7 +126,7 @@ async def _coach(text: str, policy: str, model: str | None, as_json: bool, store
     return 0
 
 
-@smartao_app.command("serve")
+@smartao_app.command("serve", cls=KanawaCommand)
 def serve(
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
