@@ -112,12 +112,36 @@ def _kanawa(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
             ["ace", "adapt", "none.jsonl", "-d", "x", "-m", "test", "--no-dense"],
             "kanawa: cannot read the training file none.jsonl: no such file",
         ),
+        (
+            ["ace", "generate", "t", "-d", "x", "-m", "test", "--no-dense", "--prompts-dir", "none"],
+            "kanawa: cannot read the prompts directory none: no such directory",
+        ),
+        (
+            ["smartao", "coach", "essay.txt", "--db", "essay.txt"],
+            "kanawa: cannot use the evaluation store essay.txt: file is not a database",
+        ),
+        (
+            ["smartao", "reflexion", "--db", "essay.txt"],
+            "kanawa: cannot use the evaluation store essay.txt: file is not a database",
+        ),
         (["trace", "show", "none.jsonl"], "kanawa: trace file not found: none.jsonl"),
         (["trace", "view", "none.jsonl"], "kanawa trace view: trace file not found: none.jsonl"),
     ],
-    ids=["coach-essay", "coach-policy", "ace-import", "ace-adapt", "trace-show", "trace-view"],
+    ids=[
+        "coach-essay",
+        "coach-policy",
+        "ace-import",
+        "ace-adapt",
+        "ace-generate-prompts",
+        "coach-db",
+        "reflexion-db",
+        "trace-show",
+        "trace-view",
+    ],
 )
-def test_a_missing_file_is_one_line_naming_it_and_exit_1(tmp_path: Path, args: list[str], line: str) -> None:
+def test_a_file_that_cannot_be_used_is_one_line_naming_it_and_exit_1(
+    tmp_path: Path, args: list[str], line: str
+) -> None:
     (tmp_path / "essay.txt").write_text(ESSAY, encoding="utf-8")
     proc = _kanawa(tmp_path, *args)
     assert proc.returncode == 1

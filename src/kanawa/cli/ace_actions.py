@@ -113,6 +113,13 @@ def _read_playbook(file: Path) -> Playbook:
     return Playbook.from_text(text)
 
 
+def _missing_directory(path: Path | None) -> str | None:
+    """Why ``path`` is not a directory (``None`` when it is, or when no path was given)."""
+    if path is None or path.is_dir():
+        return None
+    return "it is a file, not a directory" if path.exists() else "no such directory"
+
+
 def _resolve(model: str, err: Console) -> LLMAdapter | None:
     from kanawa.llm.models import resolve_model
 
@@ -219,6 +226,12 @@ async def generate_trajectory(
     from kanawa.apps.ace.generator import GeneratorAgent
     from kanawa.apps.ace.prompt_builder import PromptBuilder
 
+    problem = _missing_directory(prompts_dir)
+    if problem:
+        err.print(
+            f"kanawa: cannot read the prompts directory {escape(str(prompts_dir))}: {problem}", soft_wrap=True
+        )
+        return EXIT_INPUT
     adapter = _resolve(model, err)
     if adapter is None:
         return EXIT_SETUP

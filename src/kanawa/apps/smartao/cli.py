@@ -17,11 +17,14 @@ from __future__ import annotations
 import asyncio
 import tempfile
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from kanawa._cli_help import KanawaCommand, KanawaGroup
+
+if TYPE_CHECKING:
+    from kanawa.apps.smartao.reflexion import EvalStore
 
 smartao_app = typer.Typer(
     cls=KanawaGroup, help="SmartAO: essay coaching for Japanese AO admissions.", no_args_is_help=True
@@ -32,12 +35,21 @@ DEFAULT_DATA = Path(".kanawa/smartao")
 LOOPBACK = frozenset({"127.0.0.1", "::1", "localhost"})
 
 
+def _store_error(db: Path, exc: Exception) -> typer.Exit:
+    """One line for an evaluation store that SQLite cannot open (a directory, not a database …)."""
+    reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    typer.echo(f"kanawa: cannot use the evaluation store {db}: {reason}", err=True)
+    return typer.Exit(1)
+
+
 @smartao_app.command("reflexion", cls=KanawaCommand)
 def reflexion(
     db: Annotated[Path, typer.Option("--db", help="The evaluation store (SQLite).")] = DEFAULT_DB,
     day: Annotated[str | None, typer.Option("--day", help="YYYY-MM-DD (default: today, UTC).")] = None,
 ) -> None:
     """Learn lessons from one day's evaluations (the nightly job) and print them."""
+    import sqlite3
+
     from kanawa.apps.smartao.reflexion import apply_reflexion
 
     if not db.exists():
@@ -48,6 +60,8 @@ def reflexion(
     except ValueError:
         typer.echo(f"kanawa: --day must be YYYY-MM-DD, not {day!r}", err=True)
         raise typer.Exit(2) from None
+    except (sqlite3.Error, OSError) as exc:
+        raise _store_error(db, exc) from None
     if not lessons:
         typer.echo("no lessons: no evaluations that day, or no axis scored low")
     for axis, lesson in lessons.items():
@@ -66,6 +80,9 @@ def coach(
     store: Annotated[Path, typer.Option("--db", help="The evaluation store (SQLite).")] = DEFAULT_DB,
 ) -> None:
     """Coach one essay against the shipped sample corpora and print the result."""
+    import sqlite3
+
+    from kanawa.apps.smartao.reflexion import EvalStore
     from kanawa.cli.files import InputFileError, read_input_text
 
     try:
@@ -77,12 +94,15 @@ def coach(
     if not text.strip():
         typer.echo(f"kanawa: the essay {essay} is empty", err=True)
         raise typer.Exit(1)
-    raise typer.Exit(asyncio.run(_coach(text, policy_text, model, as_json, store)))
+    try:
+        evaluations = EvalStore(store)
+    except (sqlite3.Error, OSError) as exc:
+        raise _store_error(store, exc) from None
+    raise typer.Exit(asyncio.run(_coach(text, policy_text, model, as_json, evaluations)))
 
 
-async def _coach(text: str, policy: str, model: str | None, as_json: bool, store: Path) -> int:
+async def _coach(text: str, policy: str, model: str | None, as_json: bool, store: EvalStore) -> int:
     from kanawa.apps.smartao.coordinator import Coordinator
-    from kanawa.apps.smartao.reflexion import EvalStore
     from kanawa.apps.smartao.session import EssayRequest, sample_resources
     from kanawa.apps.smartao.textlint import TextlintError, TextlintSidecar, textlint_available
     from kanawa.loop.errors import GuardrailViolation
@@ -96,7 +116,7 @@ async def _coach(text: str, policy: str, model: str | None, as_json: bool, store
     try:
         with tempfile.TemporaryDirectory() as scratch:
             resources = await sample_resources(scratch, textlint=sidecar)
-            resources.eval_store = EvalStore(store)
+            resources.eval_store = store
             try:
                 report = await Coordinator(resources, model=model).run(
                     EssayRequest(essay=text, policy=policy)
