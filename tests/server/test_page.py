@@ -312,3 +312,16 @@ async def test_a_failed_run_on_a_model_without_a_price_shows_its_cost_as_unknown
     await page.wait_for_selector("body[data-status=failed]")
     assert await page.inner_text("#cost") == "–"
     assert "$0" not in await page.inner_text("body")
+
+
+async def test_the_servers_address_redirects_to_the_runs_page_keeping_the_key(
+    page: Page, page_server: LiveServer
+) -> None:
+    async with httpx.AsyncClient(base_url=page_server.url) as client:
+        answer = await client.get("/", follow_redirects=False)
+    assert answer.status_code == 307
+    assert answer.headers["location"] == "/runs"
+    run_id = await _start(page_server, "echo", "from the root", wait=True)
+    await page.goto(f"{page_server.url}/#key={KEY_A}")
+    await page.wait_for_selector(f"a[href='/runs/{run_id}']")  # the list, read with the key
+    assert page.url == f"{page_server.url}/runs"
