@@ -50,6 +50,7 @@ from kanawa.apps.smartao.agents import (
     draft_patch,
 )
 from kanawa.apps.smartao.demo_model import demo_model
+from kanawa.apps.smartao.issue_messages import issue_messages
 from kanawa.apps.smartao.issues import StyleIssue
 from kanawa.apps.smartao.patch import MergeResult, PatchJSON, merge_patches
 from kanawa.apps.smartao.plagiarism import PlagiarismReport
@@ -395,9 +396,9 @@ def _evaluation_inputs(session: CoachingSession, models: Sequence[str]) -> Evalu
 
 
 def _findings(agent: str, session: CoachingSession, output: object) -> dict[str, Any]:
-    if agent == "StyleAgent":
+    if agent == "StyleAgent":  # each issue with its message in both of the page's languages
         return {
-            "issues": [i.model_dump() for i in session.style_issues or ()],
+            "issues": [{**i.model_dump(), "messages": issue_messages(i)} for i in session.style_issues or ()],
             "patch": session.style_patch.model_dump() if session.style_patch else None,
         }
     if agent == "GuardAgent":
