@@ -4,8 +4,9 @@
 ``create_app(..., extensions=[...])``: the ``smartao`` agent (:mod:`kanawa.apps.smartao.service`), the
 page's routes and the lifespan of the process's SmartAO resources. The page itself is static package
 data — ``index.html``, ``smartao.css`` and ``smartao.js`` (vanilla JavaScript, no build step) — plus
-``samples.json``, the shipped sample essays and admission policy the form is prefilled from. None of
-these routes needs a key: the page holds nothing private. Its runs go through ``/v1/runs`` with the
+``samples.json``, the shipped sample essays and admission policy the form is prefilled from (and the
+rubric's axes with their English names). None of these routes needs a key: the page holds nothing
+private. Its runs go through ``/v1/runs`` with the
 caller's Bearer key (``#key=…`` in the URL fragment, or typed in; kept in ``sessionStorage`` under the
 same name as the timeline page's, so one key serves both), exactly like any other client.
 
