@@ -1,9 +1,10 @@
 # kanawa — everything a fresh machine needs is installed by these targets.
-#   make demo   run the built-in agent demo (no API key, no services)
+#   make demo   run the built-in agent demo (no API key, no services; base dependencies only)
 #   make test   lint, type-check (for 3.11 and 3.12) and run the full test suite on 3.12 and on 3.11
 #   make fuzz   run the property tests with random seeds and 5,000 examples each
 #   make bench  run the benchmarks in bench/ and refresh bench/results/
 #   make plugins  build the Dify plugins under app/ into dist/*.difypkg
+#   make dist   build kanawa's wheel and sdist into dist/ (docs/install.md: add it to your project)
 #   make docs   build the documentation site into site/ (make docs-check: the strict build, in make test)
 
 SHELL := /bin/bash
@@ -35,8 +36,13 @@ UV ?= $(shell command -v uv 2>/dev/null || echo $(UV_BOOT)/bin/uv)
 VENV := $(CURDIR)/.venv
 BIN := $(VENV)/bin
 VENV311 := $(CURDIR)/.venv311
+# `make demo` runs in its own environment with kanawa's base dependencies only (no development or
+# benchmark groups, no extras): the demo needs nothing more, so a fresh machine is ready in seconds.
+DEMO_VENV := $(CURDIR)/.venv-demo
+DIST := $(CURDIR)/dist
 
-.PHONY: demo test lint typecheck pytest pytest-3.12 pytest-3.11 fuzz bench clean plugins browser docs docs-check
+.PHONY: demo test lint typecheck pytest pytest-3.12 pytest-3.11 fuzz bench clean plugins browser dist \
+	docs docs-check
 
 $(UV_BOOT)/bin/uv:
 	$(PYTHON) -m venv $(UV_BOOT)
@@ -60,8 +66,17 @@ $(VENV311)/.synced: pyproject.toml uv.lock | $(UV)
 	UV_PROJECT_ENVIRONMENT=$(VENV311) $(UV) sync --frozen --python "$$python"
 	touch $@
 
-demo: $(VENV)/.synced
-	$(BIN)/kanawa demo
+$(DEMO_VENV)/.synced: pyproject.toml uv.lock | $(UV)
+	UV_PROJECT_ENVIRONMENT=$(DEMO_VENV) $(UV) sync --frozen --no-default-groups --python $(PYTHON)
+	touch $@
+
+demo: $(DEMO_VENV)/.synced
+	$(DEMO_VENV)/bin/kanawa demo
+
+# The wheel is built from the sdist, so whatever the sdist leaves out the wheel cannot depend on.
+dist: | $(UV)
+	rm -f $(DIST)/kanawa-*.whl $(DIST)/kanawa-*.tar.gz
+	$(UV) build --out-dir $(DIST)
 
 lint: $(VENV)/.synced
 	$(BIN)/ruff check src tests bench examples app tools
@@ -136,7 +151,7 @@ plugins: $(VENV)/.synced
 	$(BIN)/python tools/difypkg.py app/openai_gpt5_responses app/gpt5_agent_strategies --out dist
 
 clean:
-	rm -rf $(VENV) $(VENV311) .cache .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) $(VENV311) $(DEMO_VENV) .cache .mypy_cache .ruff_cache .pytest_cache
 
 # SmartAO's textlint sidecar: npm ci from the committed lock into a gitignored node_modules. Without
 # node/npm on the machine the target says so and StyleAgent falls back to the Sudachi rules.

@@ -9,6 +9,7 @@ page's URL with that key in its fragment (one click opens it, already signed in)
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 from rich.console import Console
@@ -17,6 +18,16 @@ from rich.text import Text
 from kanawa.cli.running import EXIT_OK, EXIT_SETUP
 
 LOOPBACK = frozenset({"127.0.0.1", "::1", "localhost"})
+
+
+def app_dir_on_path(directory: Path | None = None) -> None:
+    """Put ``directory`` (default: the current one) first on ``sys.path``, as uvicorn does for its app,
+    so ``kanawa serve myapp:agents`` finds ``myapp.py`` where the user stands. The console script's
+    own ``sys.path`` starts with its ``bin/`` folder, not the working directory. Worker processes
+    (uvicorn's spawned workers, Celery's forked pool) inherit the path."""
+    folder = str((directory or Path.cwd()).resolve())
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
 
 
 def serve(
@@ -38,6 +49,7 @@ def serve(
     from kanawa.server.registry import RegistryError, load_agents
     from kanawa.server.settings import ServerSettings
 
+    app_dir_on_path()
     try:
         settings = ServerSettings.from_env()
         registry = load_agents(agents)
@@ -137,6 +149,7 @@ def worker(err: Console, *, concurrency: int, log_level: str) -> int:
     if missing:
         err.print(Text(f"kanawa worker: set {' and '.join(missing)}"), soft_wrap=True)
         return EXIT_SETUP
+    app_dir_on_path()
     try:
         run_worker(concurrency=concurrency, loglevel=log_level.upper())
     except RegistryError as exc:
@@ -145,4 +158,4 @@ def worker(err: Console, *, concurrency: int, log_level: str) -> int:
     return EXIT_OK
 
 
-__all__ = ["base_url", "page_url", "serve", "trace_view", "worker"]
+__all__ = ["app_dir_on_path", "base_url", "page_url", "serve", "trace_view", "worker"]
