@@ -25,6 +25,7 @@ import pytest
 import uvicorn
 
 from kanawa.server.app import create_app
+from kanawa.server.http_limits import serve_config
 from kanawa.server.redis_store import RedisRunStore
 from kanawa.server.settings import ServerSettings
 from kanawa.server.store import MemoryRunStore, RunStore
@@ -60,7 +61,9 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     binary = shutil.which("redis-server")
     if binary is None:
         pytest.fail("redis-server is not installed (apt-get install redis-server)")
-    port = 6379 if not _port_taken(6379) else free_port()
+    # never 6379: a suite running alongside (make test runs 3.12 and 3.11 at once) would take a server
+    # there for the machine's own, and lose it when this session stops it
+    port = free_port()
     workdir = tmp_path_factory.mktemp("redis")
     process = subprocess.Popen(
         [
@@ -111,8 +114,16 @@ class LiveServer:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> LiveServer:
-        config = uvicorn.Config(
-            self.app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on", ws="none"
+        # the protocol `kanawa serve` runs, with the app's head limits (http_limits.serve_config)
+        settings = getattr(getattr(self.app, "state", None), "settings", None)
+        config = serve_config(
+            self.app,
+            settings if isinstance(settings, ServerSettings) else ServerSettings(),
+            host="127.0.0.1",
+            port=self.port,
+            log_level="warning",
+            lifespan="on",
+            ws="none",
         )
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)

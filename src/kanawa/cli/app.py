@@ -3,8 +3,9 @@
 
 typer and rich are imported here and in the other ``kanawa.cli`` modules only; ``import kanawa`` never
 loads them. Each command is a thin sync wrapper that runs one coroutine with :func:`asyncio.run` and
-exits with its code: 0 success, 1 a bad trace file, 2 a model or provider that cannot be used (one
-line on stderr, never a traceback).
+exits with its code: 0 success, 1 a bad trace file, 2 a model or provider that cannot be used or an
+extra the command needs that is not installed (:mod:`kanawa.cli.extras`) — one line on stderr, never a
+traceback.
 """
 
 from __future__ import annotations
@@ -18,17 +19,20 @@ from rich.console import Console
 from rich.text import Text
 
 from kanawa import __version__
+from kanawa._cli_help import KanawaCommand, KanawaGroup
 from kanawa.apps.smartao.cli import smartao_app
 from kanawa.cli.ace_cmd import ace_app
+from kanawa.cli.extras import require_extra
 
 app = typer.Typer(
+    cls=KanawaGroup,
     name="kanawa",
     help="kanawa — LLM agents with any provider, a safe tool loop, honest streaming and tracing.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-trace_app = typer.Typer(help="Inspect JSONL traces.", no_args_is_help=True)
+trace_app = typer.Typer(cls=KanawaGroup, help="Inspect JSONL traces.", no_args_is_help=True)
 app.add_typer(trace_app, name="trace")
 app.add_typer(ace_app, name="ace")
 app.add_typer(smartao_app, name="smartao")
@@ -55,7 +59,7 @@ def _root(
     """kanawa — LLM agents with any provider, a safe tool loop, honest streaming and tracing."""
 
 
-@app.command()
+@app.command(cls=KanawaCommand)
 def demo(
     model: Annotated[
         str,
@@ -76,7 +80,7 @@ def demo(
     raise typer.Exit(_run(run_demo(console, err, model=model, trace=trace), err))
 
 
-@app.command()
+@app.command(cls=KanawaCommand)
 def run(
     question: Annotated[str, typer.Argument(help="What to ask the agent.")],
     model: Annotated[
@@ -128,7 +132,7 @@ def run(
     raise typer.Exit(_run(coro, err))
 
 
-@app.command()
+@app.command(cls=KanawaCommand)
 def serve(
     agents: Annotated[
         str | None,
@@ -142,6 +146,7 @@ def serve(
     log_level: Annotated[str, typer.Option(help="uvicorn's log level.")] = "info",
 ) -> None:
     """Serve agents over HTTP: SSE chunks with seq numbers, resume, API keys (see docs/server.md)."""
+    require_extra("serve", "server")
     from kanawa.cli.serve_cmd import serve as run_server
 
     console, err = _consoles()
@@ -150,33 +155,35 @@ def serve(
     )
 
 
-@app.command()
+@app.command(cls=KanawaCommand)
 def worker(
     concurrency: Annotated[int, typer.Option(min=1, help="Runs executed at once by this worker.")] = 1,
     log_level: Annotated[str, typer.Option(help="Celery's log level.")] = "WARNING",
 ) -> None:
     """Execute runs sent by `kanawa serve` through a Celery broker (KANAWA_CELERY_BROKER, KANAWA_REDIS_URL;
     agents from KANAWA_SERVE_AGENTS)."""
+    require_extra("worker", "celery")
     from kanawa.cli.serve_cmd import worker as run_worker
 
     _, err = _consoles()
     raise typer.Exit(run_worker(err, concurrency=concurrency, log_level=log_level))
 
 
-@trace_app.command("view")
+@trace_app.command("view", cls=KanawaCommand)
 def trace_view(
     file: Annotated[Path, typer.Argument(help="A .jsonl trace file.")],
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8765,
 ) -> None:
     """Open a JSONL trace in the timeline page (served on loopback until Ctrl-C)."""
+    require_extra("trace view", "server")
     from kanawa.cli.serve_cmd import trace_view as view
 
     console, err = _consoles()
     raise typer.Exit(view(console, err, file, host=host, port=port))
 
 
-@trace_app.command("show")
+@trace_app.command("show", cls=KanawaCommand)
 def trace_show(
     file: Annotated[
         Path | None,
