@@ -30,7 +30,7 @@ variable                        meaning                                         
                                 garbage collector's full passes (see below)
 ``KANAWA_GC_THRESHOLD``         new container objects between two young-generation          10000
                                 collections while serving (``0``: Python's own, 700)
-``KANAWA_SSE_WRITE_TIMEOUT``    seconds a stream's send may wait for a client that does      30
+``KANAWA_SSE_WRITE_TIMEOUT``    seconds a stream's send may wait for a client that does     30
                                 not read before the stream's connection is cut
 ``KANAWA_MAX_STREAMS``          event streams one tenant may have open in one server        256
                                 process (429 beyond; 0 = off)
