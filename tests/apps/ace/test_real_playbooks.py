@@ -14,6 +14,7 @@ from tests.apps.ace.real_playbooks import (
     LabelledQuery,
     RealSet,
     load_real_set,
+    mean_metrics,
     query_metrics,
     text_hash,
 )
@@ -69,3 +70,27 @@ def test_every_label_is_found_in_the_published_playbook_and_duplicates_share_a_g
             ]
             if twins:
                 assert item["relevant"][bullet.id]["grade"] == item["relevant"][twins[0]]["grade"]
+
+
+async def test_default_beats_dense_only_on_recall_at_5_and_mrr_in_both_languages(
+    real_set: RealSet, pytestconfig: pytest.Config
+) -> None:
+    from kanawa.apps.ace.search.hybrid import HybridSearch
+    from kanawa.apps.ace.search.models import SearchQuery
+    from kanawa.apps.ace.store.json_store import JsonPlaybookStore
+
+    store = JsonPlaybookStore(pytestconfig.cache.mkdir("ace-real-vectors"))  # embeds once per machine
+    search = HybridSearch(store=store)
+    await search.index(real_set.playbook)
+    await search.embed_queries([q.text for q in real_set.queries])
+    for lang in ("en", "ja"):
+        queries = [q for q in real_set.queries if q.lang == lang]
+        scores = {}
+        for mode in ("dense", "hybrid"):
+            rows = []
+            for q in queries:
+                found = await search.asearch(SearchQuery(query_text=q.text, mode=mode), real_set.playbook)
+                rows.append(query_metrics([(r.bullet.id, r.duplicates) for r in found], q, real_set.group_of))
+            scores[mode] = mean_metrics(rows)
+        assert scores["hybrid"]["recall@5"] > scores["dense"]["recall@5"], (lang, scores)
+        assert scores["hybrid"]["mrr@10"] > scores["dense"]["mrr@10"], (lang, scores)

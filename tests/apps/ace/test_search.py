@@ -221,3 +221,20 @@ async def test_index_with_a_warm_store_embeds_nothing(
     counting = CountingEmbedder(dense_search.embedder)
     assert await HybridSearch(embedder=counting, store=store).index(playbook) == 0
     assert counting.texts["passage"] == 0
+
+
+def test_hybrid_lexical_leg_counts_only_rare_tokens(dense_search: HybridSearch) -> None:
+    bullets = [
+        Bullet(id=f"shr-{n:05d}", section="S", content=f"Call the API {word} before you answer.")
+        for n, word in enumerate(["carefully", "twice", "once", "early", "late", "again", "first"], 1)
+    ]
+    bullets.append(
+        Bullet(id="api-00008", section="S", content="Use spotify.show_playlist_library to list playlists.")
+    )
+    playbook = Playbook(bullets=bullets)
+    common = dense_search.search(SearchQuery(query_text="API", top_k=3), playbook)
+    assert all("bm25" not in r.found_by for r in common)  # in 7 of 8 bullets: not a rare token
+    assert dense_search.search(SearchQuery(query_text="API", mode="bm25"), playbook)  # BM25 alone counts it
+    rare = dense_search.search(SearchQuery(query_text="show_playlist_library", top_k=3), playbook)
+    assert rare[0].bullet.id == "api-00008"
+    assert "bm25" in rare[0].found_by

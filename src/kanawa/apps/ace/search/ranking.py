@@ -31,6 +31,12 @@ class SearchSettings:
     rrf_k: int = 60
     candidates: int = 50
     near_duplicate: float = 0.97
+    lexical_max_df: float = 0.02
+    """In hybrid mode the BM25 leg scores only *rare* query tokens: those in at most this share of the
+    bullets (or ``lexical_min_df`` bullets, whichever is more). API names, field names and error
+    strings are rare; the words a paraphrase shares with many bullets ("playlist", "payment") only
+    add noise to the dense ranking (docs/ace.md has the measurements)."""
+    lexical_min_df: int = 5
     k1: float = 1.2
     b: float = 0.75
     embed_batch: int = 32
@@ -113,6 +119,14 @@ def _top_ivf(
     return {int(positions[i]): score for i, score in chosen.items()}
 
 
+def rare_tokens(query_tokens: list[str], index: Index, settings: SearchSettings) -> list[str]:
+    """The query tokens the hybrid BM25 leg counts (see ``SearchSettings.lexical_max_df``)."""
+    if settings.lexical_max_df >= 1.0:
+        return query_tokens
+    limit = max(float(settings.lexical_min_df), settings.lexical_max_df * index.length)
+    return [t for t in query_tokens if 0 < index.document_frequency(t) <= limit]
+
+
 def evidence(query_tokens: list[str], index: Index, best: int) -> float:
     """The IDF-weighted share of the query's terms found in BM25's best hit (the BM25 gate)."""
     n = index.length
@@ -142,6 +156,8 @@ def rank(
     mask = mask_for(query, index)
     legs: dict[str, dict[int, float]] = {}
     gate = 1.0
+    if query.mode == "hybrid":
+        query_tokens = rare_tokens(query_tokens, index, settings)
     if query.mode in ("hybrid", "bm25") and index.bm25 is not None and query_tokens:
         scores = np.asarray(index.bm25.get_scores(query_tokens), dtype=np.float32)
         legs["bm25"] = top(scores, mask, count=settings.candidates, positive=True)
@@ -210,4 +226,13 @@ def deduplicate(
     return results
 
 
-__all__ = ["Index", "SearchSettings", "deduplicate", "evidence", "mask_for", "rank", "top"]
+__all__ = [
+    "Index",
+    "SearchSettings",
+    "deduplicate",
+    "evidence",
+    "mask_for",
+    "rank",
+    "rare_tokens",
+    "top",
+]
