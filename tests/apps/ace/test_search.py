@@ -6,12 +6,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from kanawa.agents.memory.embeddings.base import Embedder, TextKind, Vectors
-from kanawa.apps.ace.operations import AddOp, apply_operations
+from kanawa.apps.ace.operations import AddOp, Operation, RemoveOp, UpdateOp, apply_operations
 from kanawa.apps.ace.playbook import Bullet, Playbook
 from kanawa.apps.ace.search.hybrid import HybridSearch, SearchSettings
+from kanawa.apps.ace.search.ivf import IvfIndex
+from kanawa.apps.ace.search.lexical import Bm25Index
 from kanawa.apps.ace.search.models import SearchQuery
 from kanawa.apps.ace.search.tokenizer import BigramTokenizer, SudachiTokenizer, default_tokenizer
 from kanawa.apps.ace.store.json_store import JsonPlaybookStore
@@ -238,3 +241,76 @@ def test_hybrid_lexical_leg_counts_only_rare_tokens(dense_search: HybridSearch) 
     rare = dense_search.search(SearchQuery(query_text="show_playlist_library", top_k=3), playbook)
     assert rare[0].bullet.id == "api-00008"
     assert "bm25" in rare[0].found_by
+
+
+async def test_incremental_index_after_add_update_remove_equals_a_rebuilt_index(
+    dense_search: HybridSearch, fixture_playbook: Playbook
+) -> None:
+    assert dense_search.embedder is not None
+    counting = CountingEmbedder(dense_search.embedder)
+    incremental = HybridSearch(embedder=counting, store=dense_search.store)
+    await incremental.index(fixture_playbook)
+    passages = counting.texts["passage"]
+    playbook = fixture_playbook
+    operations: list[list[Operation]] = [
+        [
+            AddOp(
+                section="TROUBLESHOOTING AND PITFALLS",
+                content="Clear the browser cache when pages look stale.",
+            )
+        ],
+        [
+            UpdateOp(
+                bullet_id="api-00009",
+                content="Use spotify.show_playlist_library(user_email=…) for playlists.",
+            )
+        ],
+        [RemoveOp(bullet_id="cms-00020")],
+        [AddOp(section="API USAGE PATTERNS", content="支払いの前に残高を確認する。")],
+    ]
+    for ops in operations:
+        playbook, _audit = apply_operations(playbook, ops)
+        await incremental.index(playbook)  # derived from the previous index
+    assert counting.texts["passage"] - passages == 3  # only the added and edited texts were embedded
+    rebuilt = HybridSearch(embedder=dense_search.embedder, store=dense_search.store)
+    await rebuilt.index(playbook)
+    derived_index = incremental._index(playbook, lambda missing: None)
+    fresh_index = rebuilt._index(playbook, lambda missing: None)
+    assert derived_index.bm25 is not None
+    assert fresh_index.bm25 is not None
+    # derived, not rebuilt: the removed bullet's tokens stay in the vocabulary with no postings
+    assert len(derived_index.bm25.vocab) > len(fresh_index.bm25.vocab)
+    for text, _relevant in [*QUERIES[:20], ("browser cache stale", set()), ("残高", set())]:
+        for mode in ("hybrid", "bm25", "dense"):
+            query = SearchQuery(query_text=text, top_k=10, mode=mode)  # type: ignore[arg-type]
+            mine = [
+                (r.bullet.id, round(r.score, 5), r.duplicates)
+                for r in await incremental.asearch(query, playbook)
+            ]
+            theirs = [
+                (r.bullet.id, round(r.score, 5), r.duplicates) for r in await rebuilt.asearch(query, playbook)
+            ]
+            assert mine == theirs, (text, mode)
+
+
+def test_bm25_index_derived_after_a_removal_equals_a_fresh_build() -> None:
+    documents = [["page", "token"], ["token", "login"], ["rate", "limit", "page"], ["page"]]
+    built = Bm25Index.build(documents)
+    # remove document 1, move the others up, add a new one at the end
+    derived = built.derive(np.array([0, -1, 1, 2]), {3: ["login", "retry"]}, 4)
+    fresh = Bm25Index.build([documents[0], documents[2], documents[3], ["login", "retry"]])
+    for query in (["page"], ["login"], ["token", "rate"], ["retry", "page"]):
+        assert np.allclose(derived.get_scores(query), fresh.get_scores(query))
+    assert derived.document_frequency("token") == fresh.document_frequency("token") == 1
+
+
+def test_ivf_lists_derived_after_a_change_hold_every_bullet_once() -> None:
+    rng = np.random.default_rng(3)
+    matrix = rng.standard_normal((400, 16)).astype(np.float32)
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    ivf = IvfIndex.build(matrix)
+    grown = np.concatenate([matrix[:100], matrix[101:], rng.standard_normal((2, 16)).astype(np.float32)])
+    old_to_new = np.concatenate([np.arange(100), [-1], np.arange(100, 399)]).astype(np.int64)
+    derived = ivf.derive(old_to_new, grown, [399, 400])
+    assert sorted(derived.positions.tolist()) == list(range(401))
+    assert np.array_equal(derived.rows, grown[derived.positions])

@@ -15,6 +15,7 @@ import numpy.typing as npt
 from kanawa.apps.ace.playbook import Bullet, Playbook, normalise_section
 from kanawa.apps.ace.search.fusion import convex, ranks, rrf
 from kanawa.apps.ace.search.ivf import IvfIndex
+from kanawa.apps.ace.search.lexical import Bm25Index
 from kanawa.apps.ace.search.models import Fusion, Leg, SearchQuery, SearchResult
 
 
@@ -54,20 +55,14 @@ class Index:
     hashes: list[str]
     tokens: list[list[str]]
     keys: list[str]
-    bm25: Any
+    bm25: Bm25Index
     matrix: npt.NDArray[np.float32] | None
     sections: npt.NDArray[np.str_]
     ivf: IvfIndex | None = None
 
     def document_frequency(self, token: str) -> int:
-        """How many bullets contain ``token``, read from bm25s's column pointers."""
-        if self.bm25 is None:
-            return 0
-        token_id = self.bm25.vocab_dict.get(token)
-        if token_id is None:
-            return 0
-        indptr = self.bm25.scores["indptr"]
-        return int(indptr[token_id + 1] - indptr[token_id])
+        """How many bullets contain ``token``."""
+        return self.bm25.document_frequency(token)
 
 
 def mask_for(query: SearchQuery, index: Index) -> npt.NDArray[np.bool_] | None:
