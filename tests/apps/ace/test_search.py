@@ -314,3 +314,19 @@ def test_ivf_lists_derived_after_a_change_hold_every_bullet_once() -> None:
     derived = ivf.derive(old_to_new, grown, [399, 400])
     assert sorted(derived.positions.tolist()) == list(range(401))
     assert np.array_equal(derived.rows, grown[derived.positions])
+
+
+def test_results_explain_why_they_matched_with_each_legs_score_and_terms(
+    dense_search: HybridSearch, playbook: Playbook
+) -> None:
+    results = dense_search.search(SearchQuery(query_text="spotify.show_playlist_library", top_k=2), playbook)
+    hit = results[0]
+    assert hit.bullet.id == "api-00003"
+    assert hit.matched_terms
+    assert all(term in dense_search.tokenizer(hit.bullet.content) for term in hit.matched_terms)
+    why = hit.explain()
+    assert why.startswith(f"dense {hit.dense_score:.3f} (#{hit.dense_rank}); lexical ")
+    assert ", ".join(hit.matched_terms) in why
+    dense_only = dense_search.search(SearchQuery(query_text="paging", mode="dense", top_k=1), playbook)
+    assert dense_only[0].matched_terms == ()
+    assert "lexical" not in dense_only[0].explain()

@@ -174,7 +174,8 @@ def rank(
     else:
         fused = next(iter(legs.values()), {})
     ordered = sorted(fused, key=lambda p: (-fused[p], p))
-    return deduplicate(query, index, ordered, fused, legs, settings.near_duplicate)
+    lexical = query_tokens if "bm25" in legs else []
+    return deduplicate(query, index, ordered, fused, legs, settings.near_duplicate, lexical=lexical)
 
 
 def deduplicate(
@@ -184,8 +185,12 @@ def deduplicate(
     fused: dict[int, float],
     legs: dict[str, dict[int, float]],
     near_duplicate: float,
+    *,
+    lexical: list[str] | None = None,
 ) -> list[SearchResult]:
-    """Fold exact (normalised text) and near (embedding cosine) duplicates into the better result."""
+    """Fold exact (normalised text) and near (embedding cosine) duplicates into the better result;
+    ``lexical`` are the query tokens BM25 counted (each result names those its bullet contains)."""
+    wanted = list(dict.fromkeys(lexical or []))
     kept: list[int] = []
     folded: dict[int, list[str]] = {}
     for position in ordered:
@@ -216,6 +221,9 @@ def deduplicate(
                 dense_score=legs.get("dense", {}).get(position),
                 dense_rank=leg_ranks.get("dense", {}).get(position),
                 duplicates=tuple(folded.get(position, ())),
+                matched_terms=tuple(t for t in wanted if t in set(index.tokens[position]))
+                if position in legs.get("bm25", {})
+                else (),
             )
         )
     return results
