@@ -330,3 +330,18 @@ def test_results_explain_why_they_matched_with_each_legs_score_and_terms(
     dense_only = dense_search.search(SearchQuery(query_text="paging", mode="dense", top_k=1), playbook)
     assert dense_only[0].matched_terms == ()
     assert "lexical" not in dense_only[0].explain()
+
+
+def test_exact_duplicates_give_the_caller_one_representative_with_every_id(bm25_search: HybridSearch) -> None:
+    text = "Use show_venmo_balance before approving a payment request."
+    playbook = Playbook(
+        bullets=[
+            Bullet(id="shr-00001", section="S", content=text),
+            Bullet(id="api-00002", section="A", content="Pay with payment_card_id when the balance is low."),
+            Bullet(id="shr-00003", section="S", content=text.upper()),  # the same lesson, added twice
+            Bullet(id="vc-00004", section="V", content=text + "  "),
+        ]
+    )
+    results = bm25_search.search(SearchQuery(query_text="show_venmo_balance", mode="bm25"), playbook)
+    assert [r.bullet.id for r in results] == ["shr-00001"]
+    assert results[0].duplicates == ("shr-00003", "vc-00004")
