@@ -4,6 +4,7 @@
 #   make fuzz   run the property tests with random seeds and 5,000 examples each
 #   make bench  run the benchmarks in bench/ and refresh bench/results/
 #   make plugins  build the Dify plugins under app/ into dist/*.difypkg
+#   make docs   build the documentation site into site/ (make docs-check: the strict build, in make test)
 
 SHELL := /bin/bash
 export UV_PYTHON_DOWNLOADS := never
@@ -21,7 +22,7 @@ UV ?= $(shell command -v uv 2>/dev/null || echo $(UV_BOOT)/bin/uv)
 VENV := $(CURDIR)/.venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint typecheck pytest fuzz bench clean plugins browser
+.PHONY: demo test lint typecheck pytest fuzz bench clean plugins browser docs docs-check
 
 $(UV_BOOT)/bin/uv:
 	$(PYTHON) -m venv $(UV_BOOT)
@@ -56,7 +57,7 @@ browser:
 pytest: $(VENV)/.synced browser smartao-textlint
 	$(BIN)/python -m pytest -q
 
-test: lint typecheck pytest
+test: lint typecheck pytest docs-check
 
 fuzz: $(VENV)/.synced
 	$(BIN)/python -m pytest -q -p no:cacheprovider -m hypothesis --hypothesis-profile=fuzz tests
@@ -73,6 +74,17 @@ bench: $(VENV)/.synced smartao-textlint
 	$(BIN)/python bench/serve_load.py
 
 	$(BIN)/python bench/smartao_run.py
+
+# The documentation site (mkdocs.yml, pages in docs/, the API reference from the docstrings in src/):
+# `make docs` builds it into site/ (open site/index.html, or `.venv/bin/mkdocs serve` for live reload);
+# `make docs-check` builds it with --strict into a temporary folder, offline — a broken link or anchor,
+# a page missing from nav or a docstring mkdocstrings cannot read fails it.
+docs: $(VENV)/.synced
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir $(CURDIR)/site
+
+docs-check: $(VENV)/.synced
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	  NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir "$$tmp/site"
 
 plugins: $(VENV)/.synced
 	$(BIN)/python tools/difypkg.py app/openai_gpt5_responses app/gpt5_agent_strategies --out dist
