@@ -24,12 +24,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 
-_FENCE = re.compile(r"^(?P<indent> *)(?P<fence>```+)(?P<lang>[\w+-]*)\s*$")
+_FENCE = re.compile(r"^(?P<indent> *)(?P<fence>```+)\s*(?P<lang>[\w+-]*)[^`]*$")
+"""An opening fence; the language is the first word of the info string (``python title="x.py"``)."""
 _MARKER = re.compile(r"^<!--\s*(?P<body>.*?)\s*-->$")
 _FRAGMENT = re.compile(r"^fragment:\s*(?P<path>\S+)$")
 _PRINTS = re.compile(r"^#\s*prints:\s?(?P<text>.*)$")
 
-PYTHON = ("python", "py")
+PYTHON = ("python", "python3", "py")
 
 
 def documented_files() -> list[Path]:
