@@ -21,6 +21,7 @@ up without touching this file); :mod:`tests.docs.blocks` says how they are read.
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import subprocess
@@ -146,6 +147,23 @@ def test_block_is_clean_under_pyflakes(block: Block) -> None:
     assert not problems, "\n".join(problems)
 
 
+def _bare_values(code: str) -> list[int]:
+    """Lines of statements that are only a value (``result.output``, ``x[0]``): in a script they
+    print nothing, so a comment beside one shows output the block never prints."""
+    values = (ast.Name, ast.Attribute, ast.Subscript, ast.Compare, ast.BinOp)
+    return [
+        node.lineno
+        for node in ast.walk(ast.parse(code))
+        if isinstance(node, ast.Expr) and isinstance(node.value, values)
+    ]
+
+
+@pytest.mark.parametrize("block", BLOCKS, ids=lambda b: b.id)
+def test_block_shows_output_only_through_print(block: Block) -> None:
+    lines = _bare_values(block.code)
+    assert not lines, f"{block.id}: value-only statements print nothing in a script (block lines {lines})"
+
+
 def _missing_from_example(block: Block) -> list[str]:
     assert block.fragment_of is not None
     have = set(code_lines((ROOT / block.fragment_of).read_text(encoding="utf-8")))
@@ -163,7 +181,8 @@ def test_a_fragment_is_checked_line_by_line_against_its_example() -> None:
 
 
 def test_a_wrong_example_fails_the_checks() -> None:
-    """The checks can fail: a shown output that differs, and a fragment line its example lacks."""
+    """The checks can fail: a shown output that differs, a value shown as if printed."""
+    assert _bare_values("result = f()\nresult.output  # Answer(value=5)\nprint(result)\n") == [2]
     assert not prints_match("value=5 explanation=...", "value=49 explanation='x'")
     assert prints_match("value=5 explanation=...", "value=5 explanation='add(a=2, b=3) returned 5'")
     assert "x = undefined_name()" in code_lines("x = undefined_name()  # prints: 1\n")
