@@ -8,6 +8,7 @@ keys configured it listens on loopback only and prints a generated development k
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 from rich.console import Console
@@ -16,6 +17,16 @@ from rich.text import Text
 from kanawa.cli.running import EXIT_OK, EXIT_SETUP
 
 LOOPBACK = frozenset({"127.0.0.1", "::1", "localhost"})
+
+
+def app_dir_on_path(directory: Path | None = None) -> None:
+    """Put ``directory`` (default: the current one) first on ``sys.path``, as uvicorn does for its app,
+    so ``kanawa serve myapp:agents`` finds ``myapp.py`` where the user stands. The console script's
+    own ``sys.path`` starts with its ``bin/`` folder, not the working directory. Worker processes
+    (uvicorn's spawned workers, Celery's forked pool) inherit the path."""
+    folder = str((directory or Path.cwd()).resolve())
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
 
 
 def serve(
@@ -33,10 +44,12 @@ def serve(
 
     import uvicorn
 
-    from kanawa.server.auth import KeyConfigError, KeyRing
+    from kanawa.server.auth import KeyConfigError, KeyRing, is_loopback
+    from kanawa.server.http_limits import uvicorn_options
     from kanawa.server.registry import RegistryError, load_agents
     from kanawa.server.settings import ServerSettings
 
+    app_dir_on_path()
     try:
         settings = ServerSettings.from_env()
         registry = load_agents(agents)
@@ -63,7 +76,7 @@ def serve(
     if agents:
         environ["KANAWA_SERVE_AGENTS"] = agents
     if not settings.keys_configured:
-        if host not in LOOPBACK:
+        if host not in LOOPBACK and not is_loopback(host):
             err.print(
                 Text(
                     "kanawa serve: no API keys configured, so only loopback is served; "
@@ -92,6 +105,7 @@ def serve(
         workers=workers,
         log_level=log_level,
         timeout_graceful_shutdown=5,
+        **uvicorn_options(),
     )
     return EXIT_OK
 
@@ -122,6 +136,7 @@ def worker(err: Console, *, concurrency: int, log_level: str) -> int:
     if missing:
         err.print(Text(f"kanawa worker: set {' and '.join(missing)}"), soft_wrap=True)
         return EXIT_SETUP
+    app_dir_on_path()
     try:
         run_worker(concurrency=concurrency, loglevel=log_level.upper())
     except RegistryError as exc:
@@ -130,4 +145,4 @@ def worker(err: Console, *, concurrency: int, log_level: str) -> int:
     return EXIT_OK
 
 
-__all__ = ["serve", "trace_view", "worker"]
+__all__ = ["app_dir_on_path", "serve", "trace_view", "worker"]
