@@ -2,7 +2,8 @@
 
 ``serve`` checks everything a misconfiguration could break before it listens (the agent registry,
 the keys, Redis for more than one worker) and exits with code 2 and one line otherwise. With no API
-keys configured it listens on loopback only and prints a generated development key.
+keys configured it listens on loopback only and prints a generated development key, and the runs
+page's URL with that key in its fragment (one click opens it, already signed in).
 """
 
 from __future__ import annotations
@@ -75,6 +76,7 @@ def serve(
     environ = os.environ
     if agents:
         environ["KANAWA_SERVE_AGENTS"] = agents
+    key = ""  # the development key, when no keys are configured
     if not settings.keys_configured:
         if host not in LOOPBACK and not is_loopback(host):
             err.print(
@@ -96,7 +98,8 @@ def serve(
         mode = "Redis Streams" if settings.redis_url else "embedded (in memory)"
     console.print(Text.assemble(("agents ", "bold"), ", ".join(registry)))
     console.print(Text.assemble(("mode   ", "bold"), mode))
-    console.print(Text.assemble(("listen ", "bold"), f"http://{host}:{port}  (timeline: /runs)"))
+    console.print(Text.assemble(("listen ", "bold"), base_url(host, port)))
+    console.print(Text.assemble(("runs   ", "bold"), page_url(host, port, "/runs", key=key)), soft_wrap=True)
     uvicorn.run(
         "kanawa.server.factory:app_from_env",
         factory=True,
@@ -108,6 +111,18 @@ def serve(
         **uvicorn_options(),
     )
     return EXIT_OK
+
+
+def base_url(host: str, port: int) -> str:
+    """``http://host:port`` as a browser takes it (an IPv6 address in brackets)."""
+    shown = f"[{host}]" if ":" in host and not host.startswith("[") else host
+    return f"http://{shown}:{port}"
+
+
+def page_url(host: str, port: int, path: str, *, key: str = "") -> str:
+    """The URL of a page the server serves; with the development ``key`` in its fragment, which the page
+    keeps in the tab and removes from the address bar (a fragment never reaches the server)."""
+    return base_url(host, port) + path + (f"#key={key}" if key else "")
 
 
 def trace_view(console: Console, err: Console, file: Path, *, host: str, port: int) -> int:
@@ -145,4 +160,4 @@ def worker(err: Console, *, concurrency: int, log_level: str) -> int:
     return EXIT_OK
 
 
-__all__ = ["app_dir_on_path", "serve", "trace_view", "worker"]
+__all__ = ["app_dir_on_path", "base_url", "page_url", "serve", "trace_view", "worker"]

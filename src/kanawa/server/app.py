@@ -17,7 +17,7 @@ from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Header, HTTPException, Path, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, Field
 
@@ -409,6 +409,13 @@ def create_app(
     for extension in mounted:
         if extension.router is not None:
             app.include_router(extension.router)
+
+    @app.get("/", include_in_schema=False)
+    async def root() -> RedirectResponse:
+        """The runs page: what a person opening the server's address wants (an extension's router,
+        included first, may answer ``/`` instead). A browser keeps the ``#key=…`` fragment across it."""
+        return RedirectResponse("/runs")
+
     return app
 
 

@@ -5,7 +5,8 @@
   :class:`~kanawa.apps.smartao.coordinator.CoachingReport`).
 - ``kanawa smartao serve [--host 127.0.0.1] [--port 8000] [--model …]`` — the kanawa service with the
   demo agents and ``smartao`` registered and the coaching page under ``/smartao/`` (offline demo model
-  unless ``--model``/``KANAWA_MODEL`` names one); prints the page's URL with the development key.
+  unless ``--model``/``KANAWA_MODEL`` names one); prints the page's URL and the runs page's, each with
+  the development key.
 - ``kanawa smartao reflexion --db evaluations.sqlite3 [--day YYYY-MM-DD]`` —
   :func:`~kanawa.apps.smartao.reflexion.apply_reflexion`, the function a Celery beat job calls.
 
@@ -182,6 +183,7 @@ def _serve(host: str, port: int, model: str | None, data: Path, textlint: bool |
     import uvicorn
 
     from kanawa.apps.smartao.web import PAGE_PATH, smartao_extension
+    from kanawa.cli.serve_cmd import base_url, page_url
     from kanawa.server.app import create_app
     from kanawa.server.auth import KeyConfigError, KeyRing
     from kanawa.server.registry import demo_agents
@@ -212,12 +214,12 @@ def _serve(host: str, port: int, model: str | None, data: Path, textlint: bool |
     app = create_app(
         demo_agents(), settings, extensions=[smartao_extension(data, model=model, textlint=textlint)]
     )
-    page = f"http://{host}:{port}{PAGE_PATH}"
-    typer.echo(f"SmartAO   {page}" + (f"#key={key}" if key else ""))
+    typer.echo(f"SmartAO   {page_url(host, port, PAGE_PATH, key=key)}")
+    typer.echo(f"runs      {page_url(host, port, '/runs', key=key)}")
     if key:
         typer.echo(f"dev key   {key}  (no KANAWA_API_KEYS configured: loopback clients only)")
     typer.echo(f"model     {model or 'offline demo model (output labelled デモ出力)'}")
-    typer.echo(f"agents    calc, echo, smartao   (API: http://{host}:{port}/v1, timeline: /runs)")
+    typer.echo(f"agents    calc, echo, smartao   (API: {base_url(host, port)}/v1)")
     uvicorn.run(app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=5)
     return 0
 
