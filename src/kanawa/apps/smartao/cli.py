@@ -186,6 +186,7 @@ def _serve(host: str, port: int, model: str | None, data: Path, textlint: bool |
     from kanawa.cli.serve_cmd import base_url, page_url
     from kanawa.server.app import create_app
     from kanawa.server.auth import KeyConfigError, KeyRing
+    from kanawa.server.http_limits import uvicorn_options
     from kanawa.server.registry import demo_agents
     from kanawa.server.settings import ServerSettings
 
@@ -220,7 +221,9 @@ def _serve(host: str, port: int, model: str | None, data: Path, textlint: bool |
         typer.echo(f"dev key   {key}  (no KANAWA_API_KEYS configured: loopback clients only)")
     typer.echo(f"model     {model or 'offline demo model (output labelled デモ出力)'}")
     typer.echo(f"agents    calc, echo, smartao   (API: {base_url(host, port)}/v1)")
-    uvicorn.run(app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=5)
+    uvicorn.run(  # with the request-head limits `kanawa serve` has (KANAWA_MAX_HEAD_BYTES, ...)
+        app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=5, **uvicorn_options()
+    )
     return 0
 
 
