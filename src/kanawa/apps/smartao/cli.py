@@ -65,8 +65,9 @@ def reflexion(
         raise _store_error(db, exc) from None
     if not lessons:
         typer.echo("no lessons: no evaluations that day, or no axis scored low")
-    for axis, lesson in lessons.items():
-        typer.echo(f"{axis}: {lesson}")
+    for tenant, learned in lessons.items():
+        for axis, lesson in learned.items():
+            typer.echo(f"{tenant}/{axis}: {lesson}" if tenant else f"{axis}: {lesson}")
 
 
 @smartao_app.command("coach", cls=KanawaCommand)
