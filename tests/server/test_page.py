@@ -26,7 +26,7 @@ from kanawa.trace.jsonl import JsonlTraceSink
 from kanawa.types import AssistantMessage, ToolCall, Usage
 from tests.server.agents import STORY, _story, server_agents, tick
 from tests.server.conftest import LiveServer, settings_for
-from tests.server.sse import AUTH_A, KEY_A, start_run
+from tests.server.sse import AUTH_A, KEY_A, KEY_B, start_run
 
 CHROMIUM = "/usr/bin/chromium"
 
@@ -325,3 +325,36 @@ async def test_the_servers_address_redirects_to_the_runs_page_keeping_the_key(
     await page.goto(f"{page_server.url}/#key={KEY_A}")
     await page.wait_for_selector(f"a[href='/runs/{run_id}']")  # the list, read with the key
     assert page.url == f"{page_server.url}/runs"
+
+
+async def test_a_key_in_a_link_never_silently_replaces_the_key_the_page_holds(
+    page: Page, page_server: LiveServer
+) -> None:
+    """Key fixation (issue 20 #7): /runs#key=B in a tab holding key A asks, naming both tenants;
+    keeping lists A's runs, switching lists B's; the active tenant is always shown."""
+    mine = await _start(page_server, "echo", "alpha's run", wait=True)
+    held = "() => sessionStorage.getItem('kanawa-key')"
+    await page.goto(f"{page_server.url}/runs#key={KEY_A}")
+    await page.wait_for_selector(f"a[href='/runs/{mine}']")
+    assert await page.inner_text("#tenant-name") == "alpha"
+    for choice in ("#switch-keep", "#switch-yes"):
+        await page.goto("about:blank")
+        await page.goto(f"{page_server.url}/runs#key={KEY_B}")
+        await page.wait_for_selector("#switchbox:not([hidden])")
+        text = await page.inner_text("#switch-text")
+        assert "tenant \u201cbeta\u201d" in text, text
+        assert "tenant \u201calpha\u201d" in text, text
+        assert "#key" not in page.url
+        assert await page.evaluate(held) == KEY_A  # nothing replaced while the page asks
+        assert await page.locator("#run-rows tr").count() == 0  # nor anything loaded with either key
+        await page.click(choice)
+        await page.wait_for_selector("#switchbox", state="hidden")
+        if choice == "#switch-keep":
+            await page.wait_for_selector(f"a[href='/runs/{mine}']")
+            assert await page.evaluate(held) == KEY_A
+            await page.wait_for_function("document.getElementById('tenant-name').textContent === 'alpha'")
+        else:
+            await page.wait_for_selector("#tenant-name:text-is('beta')")
+            assert await page.evaluate(held) == KEY_B
+            await page.wait_for_selector("#notices :text('No runs yet.')")
+            assert await page.locator(f"a[href='/runs/{mine}']").count() == 0

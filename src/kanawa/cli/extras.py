@@ -27,7 +27,7 @@ _SUDACHI = ("sudachipy", "sudachidict-core")
 EXTRA_DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     "server": _SERVER,
     "celery": ("celery", *_SERVER),
-    "ace": (*_MEMORY, "bm25s", *_SUDACHI, "dependency-injector"),
+    "ace": (*_MEMORY, *_SUDACHI, "dependency-injector"),
     "smartao": (*_MEMORY, "datasketch", *_SUDACHI, *_SERVER),
     "postgres": ("asyncpg",),
 }

@@ -90,6 +90,12 @@ class AgentList(BaseModel):
     agents: list[AgentInfo]
 
 
+class WhoAmI(BaseModel):
+    """The tenant an API key belongs to: the pages show it, so a user sees whose runs they start."""
+
+    tenant: str
+
+
 class RunInfo(BaseModel):
     id: str
     agent: str
@@ -311,6 +317,12 @@ def create_app(
         if record is None:
             raise HTTPException(404, "no such run")
         return record
+
+    @app.get("/v1/whoami", response_model=WhoAmI, responses=API_ERRORS, tags=["service"])
+    async def whoami(who: CallerArg) -> WhoAmI:
+        """The tenant of the API key sent: what a page shows as the active tenant, so a key slipped
+        into its address (``#key=``) cannot run the user's work in another tenant unseen."""
+        return WhoAmI(tenant=who.tenant)
 
     @app.get("/v1/agents", response_model=AgentList, responses=API_ERRORS, tags=["agents"])
     async def list_agents(who: CallerArg) -> AgentList:

@@ -3,8 +3,9 @@ labelled queries (``data/real_playbook_queries.json``).
 
 The playbook is the online-trained AppWorld playbook the ACE authors publish in ``ace-agent/ace-appworld``
 (Apache-2.0). Its text is never copied into this repository: :func:`load_real_set` reads it from the
-public raw URL at the pinned commit when that is reachable, else from the directory named by
-``KANAWA_ACE_REAL_PLAYBOOKS`` (a saved copy of the same file), and says which it used. When neither
+directory named by ``KANAWA_ACE_REAL_PLAYBOOKS`` (a saved copy of the same file), or — when
+``KANAWA_ACE_REAL_PLAYBOOKS_URL=1`` allows the network — from the public raw URL at the pinned commit,
+and says which it used (the test suite itself never reaches out to the internet unless asked). When neither
 is available it returns the reason, so the benchmark can say so and a test can skip with it.
 
 The queries (114: 57 English, 57 Japanese; ``paraphrase`` — a user of the task in their own words —
@@ -35,7 +36,7 @@ QUERIES_PATH = Path(__file__).parent / "data" / "real_playbook_queries.json"
 ENV = "KANAWA_ACE_REAL_PLAYBOOKS"
 """A directory holding ``appworld_online_trained_playbook.txt`` (used when the URL is unreachable)."""
 URL_ENV = "KANAWA_ACE_REAL_PLAYBOOKS_URL"
-"""Set to ``0`` to skip the network attempt (a machine without internet answers fast anyway)."""
+"""Set to ``1`` to read the playbook from its public URL (off by default: the suite stays offline)."""
 
 
 def text_hash(text: str) -> str:
@@ -92,11 +93,6 @@ def read_playbook_text(*, timeout: float = 5.0) -> tuple[str, str] | str:
     spec = _spec()
     url = raw_url(spec)
     tried = []
-    if os.environ.get(URL_ENV, "1") != "0":
-        text = _fetch(url, timeout)
-        if text is not None:
-            return text, url
-        tried.append(f"{url} is unreachable")
     directory = os.environ.get(ENV)
     if directory:
         path = Path(directory) / spec["playbook"]["name"]
@@ -105,6 +101,13 @@ def read_playbook_text(*, timeout: float = 5.0) -> tuple[str, str] | str:
         tried.append(f"{path} does not exist")
     else:
         tried.append(f"{ENV} is not set")
+    if os.environ.get(URL_ENV, "0") == "1":
+        text = _fetch(url, timeout)
+        if text is not None:
+            return text, url
+        tried.append(f"{url} is unreachable")
+    else:
+        tried.append(f"{URL_ENV}=1 is not set (the public URL was not tried)")
     return "real playbook not available: " + "; ".join(tried)
 
 

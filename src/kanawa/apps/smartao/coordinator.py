@@ -210,15 +210,22 @@ class Coordinator:
         return merge_patches(original, patches)
 
     def stream(
-        self, request: EssayRequest | str, *, focus: Focus = "all", evaluate: bool = True, stream: bool = True
+        self,
+        request: EssayRequest | str,
+        *,
+        focus: Focus = "all",
+        evaluate: bool = True,
+        stream: bool = True,
+        tenant: str = "",
     ) -> SmartAORun:
         """Start a run; iterate for :data:`SmartAOEvent` s (with the models' deltas unless
-        ``stream=False``), ``.result`` for the :class:`CoachingReport`. ``ValueError`` for an empty essay."""
+        ``stream=False``), ``.result`` for the :class:`CoachingReport`. ``ValueError`` for an empty essay.
+        ``tenant`` is whose run it is: the rubric cache and the lessons are that tenant's."""
         if isinstance(request, str):
             request = EssayRequest(essay=request)
         if not request.essay.strip():
             raise ValueError("the essay is empty")
-        session = CoachingSession(request, self.resources)
+        session = CoachingSession(request, self.resources, tenant=tenant)
         return SmartAORun(self, session, focus=focus, evaluate=evaluate, stream=stream)
 
     async def run(
@@ -361,7 +368,7 @@ class SmartAORun:
                 if isinstance(direct.result.output, Rubric):
                     session.rubric = direct.result.output
             if session.rubric is not None and store is not None:
-                store.put(key, session.rubric)
+                store.put(key, session.rubric, tenant=session.tenant)
         if session.rubric is not None:
             yield RubricReady(session.rubric, session.rubric_cached)
 
@@ -382,6 +389,7 @@ def _evaluation_inputs(session: CoachingSession, models: Sequence[str]) -> Evalu
     store = resources.eval_store
     return EvaluationInputs(
         essay=request.essay,
+        tenant=session.tenant,
         policy=request.policy,
         kind=request.kind,
         university=request.university,
@@ -390,7 +398,7 @@ def _evaluation_inputs(session: CoachingSession, models: Sequence[str]) -> Evalu
         style_issues=tuple(f"{i.rule}@{i.start}-{i.end}" for i in issues or ()),
         plagiarism_score=session.plagiarism.score if session.plagiarism is not None else None,
         references=len(session.references),
-        lessons=store.latest_lessons() if store is not None else (),
+        lessons=store.latest_lessons(tenant=session.tenant) if store is not None else (),
         models=tuple(models),
     )
 

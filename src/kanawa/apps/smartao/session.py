@@ -68,6 +68,9 @@ class CoachingSession:
 
     request: EssayRequest
     resources: SmartAOResources
+    tenant: str = ""
+    """Whose run it is (the served key's tenant, ``""`` outside the server): the rubric cache and the
+    lessons are the tenant's own."""
     style_issues: list[StyleIssue] | None = None
     style_patch: PatchJSON | None = None
     plagiarism: PlagiarismReport | None = None
