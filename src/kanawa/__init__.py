@@ -16,7 +16,7 @@ _EXPORTS: dict[str, str] = {
     "Agent": "kanawa.agents.agent",
     "BaseAgent": "kanawa.agents.agent",
     "Approvals": "kanawa.loop.approval",
-    "Coordinator": "kanawa.agents.coordinator",
+    "AgentTeam": "kanawa.agents.team",
     "Guardrail": "kanawa.agents.guardrails",
     "TokenGuard": "kanawa.agents.budget",
     "Handoff": "kanawa.agents.handoffs",
@@ -45,7 +45,7 @@ _EXPORTS: dict[str, str] = {
 if TYPE_CHECKING:
     from kanawa.agents.agent import Agent, BaseAgent, RunResult
     from kanawa.agents.budget import TokenGuard
-    from kanawa.agents.coordinator import Coordinator
+    from kanawa.agents.team import AgentTeam
     from kanawa.agents.guardrails import Guardrail
     from kanawa.agents.handoffs import Handoff
     from kanawa.agents.routing import LLMRouter, RuleRouter
@@ -73,7 +73,7 @@ __all__ = [
     "Approvals",
     "BaseAgent",
     "BudgetExceeded",
-    "Coordinator",
+    "AgentTeam",
     "FunctionLLM",
     "Guardrail",
     "GuardrailViolation",

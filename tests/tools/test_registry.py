@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from kanawa.tools import LoadedTool, Tool, ToolError, ToolNotFoundError, ToolRegistry, make_tool, tool
+from kanawa.loop import AgentError, ToolNotFound
+from kanawa.tools import LoadedTool, Tool, ToolError, ToolRegistry, make_tool, tool
 from kanawa.tools.registry import LOADED_TOOL_CACHE_SIZE
 
 
@@ -58,10 +59,18 @@ def test_register_wraps_plain_functions() -> None:
 
 
 def test_get_unknown_raises_tool_not_found() -> None:
-    with pytest.raises(ToolNotFoundError, match="there is not a tool named nope") as info:
+    with pytest.raises(ToolNotFound, match="there is not a tool named 'nope'") as info:
         ToolRegistry().get("nope")
     assert isinstance(info.value, ToolError)
-    assert info.value.tool_name == "nope"
+    assert isinstance(info.value, LookupError)
+    assert info.value.tool_name == info.value.name == "nope"
+
+
+def test_the_registry_and_the_loop_raise_one_tool_not_found_class() -> None:
+    # seed 003's AgentError.toolNotFound: the loop's strict-tools error and the registry's are one class
+    with pytest.raises(AgentError) as info:
+        ToolRegistry().unregister("gone")
+    assert type(info.value) is ToolNotFound
 
 
 def test_duplicate_name_needs_replace() -> None:
@@ -94,7 +103,7 @@ def test_load_is_cached_and_invalidated_on_replace() -> None:
     assert again is not first
     assert again.tool is replacement
     registry.unregister("add")
-    with pytest.raises(ToolNotFoundError):
+    with pytest.raises(ToolNotFound):
         registry.load("add")
 
 

@@ -1,5 +1,5 @@
 """Agents (seed 002 §3): :class:`Agent` (alias ``BaseAgent``) and what builds on it — handoffs,
-guardrails, routers and the :class:`Coordinator`, human approval, memory.
+guardrails, routers and the :class:`AgentTeam`, human approval, memory.
 
 Nothing is imported until used: ``from kanawa.agents import Guardrail`` loads only the guardrails.
 """
@@ -23,15 +23,15 @@ _EXPORTS: dict[str, str] = {
     "LLMRouter": "kanawa.agents.routing",
     "RouteDecision": "kanawa.agents.routing",
     "NoRoute": "kanawa.agents.routing",
-    "Coordinator": "kanawa.agents.coordinator",
-    "CoordinatorResult": "kanawa.agents.coordinator",
+    "AgentTeam": "kanawa.agents.team",
+    "TeamResult": "kanawa.agents.team",
     "Approvals": "kanawa.loop.approval",
 }
 
 if TYPE_CHECKING:
     from kanawa.agents.agent import Agent, BaseAgent, RunResult, UserInput
     from kanawa.agents.budget import TokenGuard
-    from kanawa.agents.coordinator import Coordinator, CoordinatorResult
+    from kanawa.agents.team import AgentTeam, TeamResult
     from kanawa.agents.guardrails import Guardrail
     from kanawa.agents.handoffs import Handoff
     from kanawa.agents.instructions import InstructionsFunc
@@ -44,8 +44,8 @@ __all__ = [
     "Agent",
     "Approvals",
     "BaseAgent",
-    "Coordinator",
-    "CoordinatorResult",
+    "AgentTeam",
+    "TeamResult",
     "Guardrail",
     "Handoff",
     "InstructionsFunc",

@@ -8,7 +8,7 @@
   exist — falls back to a :class:`RuleRouter` ("JSON parse 失敗時は RuleRouter fallback"), and the
   decision says so (``source="fallback"`` with the reason) in the result and in a ``route`` trace event.
 
-Both return a :class:`RouteDecision`; :class:`~kanawa.agents.coordinator.Coordinator` runs it.
+Both return a :class:`RouteDecision`; :class:`~kanawa.agents.team.AgentTeam` runs it.
 """
 
 from __future__ import annotations
