@@ -36,7 +36,7 @@ from kanawa.llm.models import resolve_model
 from kanawa.llm.settings import ModelSettings
 from kanawa.loop.approval import ApprovalPolicy, Approvals
 from kanawa.loop.config import AgentConfiguration
-from kanawa.loop.hooks import RunHooks, combine_hooks
+from kanawa.loop.hooks import RunHooks
 from kanawa.loop.policies import TerminationPolicy, default_policy
 from kanawa.loop.result import RunResult
 from kanawa.loop.runner import AgentLoopRunner
@@ -214,7 +214,6 @@ class Agent(Generic[OutputT, DepsT]):
     @guardrails.setter
     def guardrails(self, value: Sequence[RunHooks]) -> None:
         self._guardrails = tuple(value)
-        self._hooks = combine_hooks(self._guardrails)
 
     @property
     def model(self) -> LLMAdapter:
@@ -352,7 +351,7 @@ class Agent(Generic[OutputT, DepsT]):
                 else None
             ),
             deps=deps,
-            hooks=self._hooks,
+            guardrails=self._guardrails,
             approval_policy=self.approval_policy,
             approvals=approvals,
             handoff_path=handoff_path,
