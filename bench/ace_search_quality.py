@@ -23,8 +23,9 @@ from _common import machine, write_results
 from tests.apps.ace.search_fixture import PLAYBOOK_PATH, QUERIES, VECTORS_DIR, metrics
 
 from kanawa.apps.ace.playbook import Playbook
-from kanawa.apps.ace.search.hybrid import HybridSearch, SearchSettings
+from kanawa.apps.ace.search.hybrid import HybridSearch
 from kanawa.apps.ace.search.models import SearchQuery
+from kanawa.apps.ace.search.ranking import SearchSettings
 from kanawa.apps.ace.search.tokenizer import BigramTokenizer, SudachiTokenizer
 from kanawa.apps.ace.store.json_store import JsonPlaybookStore
 

@@ -15,8 +15,9 @@ import asyncio
 from dataclasses import dataclass
 
 from kanawa import Agent, FunctionLLM, RunContext, tool
-from kanawa.agents.budget import BudgetExceeded, TokenGuard
+from kanawa.agents.budget import TokenGuard
 from kanawa.llm.testing import ModelRequest
+from kanawa.loop.errors import BudgetExceeded
 from kanawa.loop.steps import GuardrailTripped
 from kanawa.types import AssistantMessage, LLMResponse, StopReason, ToolCall, Usage
 

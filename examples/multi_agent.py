@@ -14,7 +14,7 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any
 
-from kanawa import Agent, Approvals, AgentTeam, FunctionLLM, Guardrail, RuleRouter, RunResult, tool
+from kanawa import Agent, AgentTeam, Approvals, FunctionLLM, Guardrail, RuleRouter, RunResult, tool
 from kanawa.llm.testing import ModelRequest
 from kanawa.loop.steps import GuardrailTripped, HandoffStarted, NestedEvent
 from kanawa.types import AssistantMessage, ToolCall

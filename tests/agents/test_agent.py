@@ -10,12 +10,13 @@ import pytest
 from pydantic import BaseModel
 
 import kanawa
-from kanawa.agents import Agent, RunResult
+from kanawa.agents import Agent
 from kanawa.context import RunContext
 from kanawa.llm.settings import ModelSettings
 from kanawa.llm.testing import ModelRequest, ScriptedLLM, TestLLM
 from kanawa.loop.config import AgentConfiguration
 from kanawa.loop.errors import MaxStepsExceeded
+from kanawa.loop.result import RunResult
 from kanawa.loop.steps import FinalResponse
 from kanawa.tools.decorator import tool
 from kanawa.trace.events import Tracer

@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kanawa import Agent, AgentConfiguration, Approvals, Guardrail, tool
-from kanawa.agents.team import AgentTeam
 from kanawa.agents.routing import RuleRouter
+from kanawa.agents.team import AgentTeam
 from kanawa.llm.testing import FunctionLLM, ModelRequest
 from kanawa.loop.errors import AgentError
 from kanawa.types import LLMResponse

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from kanawa import Agent
-from kanawa.agents.team import AgentTeam
 from kanawa.agents.routing import LLMRouter, NoRoute, RouteDecision, RuleRouter
+from kanawa.agents.team import AgentTeam
 from kanawa.llm.errors import LLMRateLimitError
 from kanawa.llm.testing import FunctionLLM, ModelRequest
 from kanawa.loop.errors import HandoffDepthExceeded

@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from kanawa.secrets import MASK
 from kanawa.trace.config import jsonl_path, tracer_from_env
 from kanawa.trace.events import TraceEvent, Tracer
 from kanawa.trace.memory import InMemoryTraceSink
-from kanawa.trace.redaction import MASK, chain, drop_payloads, redact_secrets
+from kanawa.trace.redaction import chain, drop_payloads, redact_secrets
 
 OPENAI_KEY = "sk-proj-AbCdEfGhIjKlMnOpQrStUvWx0123456789"
 ANTHROPIC_KEY = "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWx-0123456789"

@@ -13,39 +13,32 @@ from kanawa._lazy import lazy_exports
 _EXPORTS: dict[str, str] = {
     "Agent": "kanawa.agents.agent",
     "BaseAgent": "kanawa.agents.agent",
-    "RunResult": "kanawa.agents.agent",
     "UserInput": "kanawa.agents.agent",
     "InstructionsFunc": "kanawa.agents.instructions",
     "Handoff": "kanawa.agents.handoffs",
     "Guardrail": "kanawa.agents.guardrails",
-    "TokenGuard": "kanawa.agents.budget",
     "RuleRouter": "kanawa.agents.routing",
     "LLMRouter": "kanawa.agents.routing",
     "RouteDecision": "kanawa.agents.routing",
     "NoRoute": "kanawa.agents.routing",
     "AgentTeam": "kanawa.agents.team",
     "TeamResult": "kanawa.agents.team",
-    "Approvals": "kanawa.loop.approval",
 }
 
 if TYPE_CHECKING:
-    from kanawa.agents.agent import Agent, BaseAgent, RunResult, UserInput
-    from kanawa.agents.budget import TokenGuard
-    from kanawa.agents.team import AgentTeam, TeamResult
+    from kanawa.agents.agent import Agent, BaseAgent, UserInput
     from kanawa.agents.guardrails import Guardrail
     from kanawa.agents.handoffs import Handoff
     from kanawa.agents.instructions import InstructionsFunc
     from kanawa.agents.routing import LLMRouter, NoRoute, RouteDecision, RuleRouter
-    from kanawa.loop.approval import Approvals
+    from kanawa.agents.team import AgentTeam, TeamResult
 
 __getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)
 
 __all__ = [
     "Agent",
-    "Approvals",
-    "BaseAgent",
     "AgentTeam",
-    "TeamResult",
+    "BaseAgent",
     "Guardrail",
     "Handoff",
     "InstructionsFunc",
@@ -53,7 +46,6 @@ __all__ = [
     "NoRoute",
     "RouteDecision",
     "RuleRouter",
-    "RunResult",
-    "TokenGuard",
+    "TeamResult",
     "UserInput",
 ]

@@ -517,4 +517,4 @@ def _normalise_tools(tools: Iterable[Tool | Callable[..., Any]]) -> tuple[Tool, 
     return tuple(out)
 
 
-__all__ = ["Agent", "BaseAgent", "RunResult", "UserInput"]
+__all__ = ["Agent", "BaseAgent", "UserInput"]

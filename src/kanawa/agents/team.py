@@ -123,9 +123,7 @@ class AgentTeam:
 class TeamRun:
     """One request through an :class:`AgentTeam`; an async iterator of :data:`TeamEvent`."""
 
-    def __init__(
-        self, team: AgentTeam, user_input: str, *, deps: Any, context: Any, stream: bool
-    ) -> None:
+    def __init__(self, team: AgentTeam, user_input: str, *, deps: Any, context: Any, stream: bool) -> None:
         self._team = team
         self._stream = stream
         self._input = user_input

@@ -3,8 +3,9 @@
 The :class:`~kanawa.tools.invoker.ToolInvoker` never lets these reach the loop for bad model output —
 it turns them into error :class:`~kanawa.tools.base.ToolResult` objects (seed 000 §6, 001 §4.7). They
 are raised to *programmers*: at decoration time, by ``parse_tool_arguments`` and by the file sandbox
-(``ToolRegistry.get`` raises :class:`~kanawa.loop.errors.ToolNotFound`, which is also a ``ToolError``). Messages never contain tool arguments, file contents or host paths outside
-the sandbox root.
+(``ToolRegistry.get`` raises :class:`~kanawa.loop.errors.ToolNotFound`, which is also a
+``ToolError``). Messages never contain tool arguments, file contents or host paths outside the sandbox
+root.
 """
 
 from __future__ import annotations

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from kanawa import Agent, FunctionLLM
-from kanawa.agents.budget import BudgetExceeded, TokenGuard
+from kanawa.agents.budget import TokenGuard
 from kanawa.llm.testing import ModelRequest
-from kanawa.loop.errors import GuardrailViolation
+from kanawa.loop.errors import BudgetExceeded, GuardrailViolation
 from kanawa.types import AssistantMessage, LLMResponse, StopReason, ToolMessage, Usage
 from tests.agents.budget._support import COST_NANO, Counted, run_blocked, text_response, warnings_of
 from tests.agents.budget.conftest import GuardFactory

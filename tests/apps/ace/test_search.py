@@ -9,8 +9,9 @@ import pytest
 
 from kanawa.apps.ace.operations import AddOp, apply_operations
 from kanawa.apps.ace.playbook import Bullet, Playbook
-from kanawa.apps.ace.search.hybrid import HybridSearch, SearchSettings
+from kanawa.apps.ace.search.hybrid import HybridSearch
 from kanawa.apps.ace.search.models import SearchQuery
+from kanawa.apps.ace.search.ranking import SearchSettings
 from kanawa.apps.ace.search.tokenizer import BigramTokenizer, SudachiTokenizer, default_tokenizer
 from kanawa.apps.ace.store.json_store import JsonPlaybookStore
 from tests.apps.ace.search_fixture import PLAYBOOK_PATH, QUERIES, metrics

@@ -36,8 +36,8 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from kanawa.agents.agent import Agent
-from kanawa.agents.team import AgentTeam
 from kanawa.agents.routing import LLMRouter, RouteDecision, RuleRouter
+from kanawa.agents.team import AgentTeam
 from kanawa.apps.smartao.agents import (
     DraftAgent,
     DraftSuggestions,

@@ -300,4 +300,4 @@ def _already_embedded(missing: dict[str, str]) -> None:
     raise RuntimeError(f"{len(missing)} bullets were not embedded; call prepare() first")
 
 
-__all__ = ["HybridSearch", "Progress", "SearchSettings"]
+__all__ = ["HybridSearch", "Progress"]
