@@ -47,7 +47,7 @@ async def evaluate() -> dict[str, dict[str, float]]:
     playbook = Playbook.from_text(PLAYBOOK_PATH.read_text(encoding="utf-8"))
     with tempfile.TemporaryDirectory() as directory:
         shutil.copytree(VECTORS_DIR, Path(directory) / "vectors")
-        store = JsonPlaybookStore(directory)
+        store = JsonPlaybookStore(root=directory)
         results = {}
         for label, mode, options in CONFIGS:
             options = dict(options)

@@ -42,9 +42,11 @@ def gpt5_stand_in(request: ModelRequest) -> LLMResponse:
     usage = Usage(input_tokens=4_000, output_tokens=500, requests=1)
     if not request.tool_results:
         call = ToolCall("call_1", "lookup", '{"topic": "joinery"}')
-        return LLMResponse(AssistantMessage(tool_calls=(call,)), StopReason.TOOL_USE, usage, "gpt-5")
+        return LLMResponse(
+            AssistantMessage(tool_calls=(call,)), StopReason.TOOL_USE, usage=usage, model="gpt-5"
+        )
     return LLMResponse(
-        AssistantMessage(text="They hold by shape alone."), StopReason.END_TURN, usage, "gpt-5"
+        AssistantMessage(text="They hold by shape alone."), StopReason.END_TURN, usage=usage, model="gpt-5"
     )
 
 

@@ -27,7 +27,7 @@ def answer_from_memory(request: ModelRequest) -> AssistantMessage:
         if isinstance(m, SystemMessage) and m.content.startswith("Relevant")
     ]
     best = notes[0].splitlines()[1].removeprefix("- ") if notes else "I don't know."
-    return AssistantMessage(best)
+    return AssistantMessage(text=best)
 
 
 async def main(directory: Path) -> None:

@@ -93,7 +93,7 @@ async def test_any_llm_router_failure_falls_back_to_the_rules_and_the_trace_says
     answer: Any, why: str
 ) -> None:
     sink = InMemoryTraceSink()
-    decision = await router_answering(answer, Tracer([sink])).route("check my references")
+    decision = await router_answering(answer, Tracer(sinks=[sink])).route("check my references")
     assert decision.agents == ("Ref",)
     assert decision.source == "fallback"
     assert why in decision.reason

@@ -286,7 +286,12 @@ async def test_a_stream_interrupted_mid_way_is_llm_call_failed_after_the_deltas_
 
 async def test_usage_is_summed_over_requests_and_messages_hold_the_whole_conversation() -> None:
     first = tools_response(call("lookup", '{"key": "a"}', "c1"))
-    second = LLMResponse(AssistantMessage("done"), StopReason.END_TURN, Usage(7, 3, 2, 4, requests=1), "m")
+    second = LLMResponse(
+        AssistantMessage(text="done"),
+        StopReason.END_TURN,
+        usage=Usage(input_tokens=7, output_tokens=3, reasoning_tokens=2, cached_tokens=4, requests=1),
+        model="m",
+    )
     llm = ScriptedLLM([first, second])
     _, result = await drain(AgentLoopRunner(llm, conversation("question"), tools=[lookup]))
     assert result.usage == Usage(

@@ -54,7 +54,9 @@ def _page_agents() -> dict[str, Agent[Any, Any]]:
     """The server test agents plus ``priced``: the story on a model with a known price."""
     agents = server_agents()
     story = agents["story"]
-    agents["priced"] = Agent("priced", "Tell a story.", story.tools, FunctionLLM(_story, model=PRICED_MODEL))
+    agents["priced"] = Agent(
+        "priced", "Tell a story.", tools=story.tools, model=FunctionLLM(_story, model=PRICED_MODEL)
+    )
     return agents
 
 
@@ -65,7 +67,7 @@ def usd(value: float) -> str:
 
 @pytest.fixture(scope="module")
 def page_server() -> Iterator[LiveServer]:
-    server = LiveServer(create_app(_page_agents(), settings_for("embedded", None))).start()
+    server = LiveServer(create_app(agents=_page_agents(), settings=settings_for("embedded", None))).start()
     try:
         yield server
     finally:
@@ -125,11 +127,11 @@ async def test_the_run_page_shows_each_model_calls_cost_and_the_runs_total(
     assert len(ends) == 4
     for end in ends:  # priced by the server from the record's own model and usage
         usage = Usage(
-            end["tok_prompt"],
-            end["tok_completion"],
-            end["data"]["reasoning_tokens"],
-            end["data"]["cached_tokens"],
-            1,
+            input_tokens=end["tok_prompt"],
+            output_tokens=end["tok_completion"],
+            reasoning_tokens=end["data"]["reasoning_tokens"],
+            cached_tokens=end["data"]["cached_tokens"],
+            requests=1,
         )
         assert end["cost_usd"] == cost_of(PRICED_MODEL, usage)
         assert end["cost_usd"] > 0
@@ -172,7 +174,7 @@ async def test_trace_view_draws_a_jsonl_trace_with_its_costs(
 ) -> None:
     agent = _page_agents()["priced"]
     sink = JsonlTraceSink(tmp_path / "run.jsonl")
-    agent.tracer = Tracer([sink])
+    agent.tracer = Tracer(sinks=[sink])
     await agent.run("go")
     await sink.aclose()
     lines = (tmp_path / "run.jsonl").read_text().splitlines()
@@ -184,7 +186,16 @@ async def test_trace_view_draws_a_jsonl_trace_with_its_costs(
         assert await page.locator(".bar[data-kind=tool]").count() == 3
         assert await page.locator("#rows tr").count() == len(lines)
         costs = [
-            cost_of(PRICED_MODEL, Usage(r["tok_prompt"], r["tok_completion"], 0, 0, 1))
+            cost_of(
+                PRICED_MODEL,
+                Usage(
+                    input_tokens=r["tok_prompt"],
+                    output_tokens=r["tok_completion"],
+                    reasoning_tokens=0,
+                    cached_tokens=0,
+                    requests=1,
+                ),
+            )
             for r in map(json.loads, lines)
             if r["event"] == "llm_end"
         ]

@@ -15,7 +15,10 @@ def _end(model: str, **data: JsonValue) -> dict[str, JsonValue]:
 
 def test_a_model_call_is_priced_with_its_cached_and_reasoning_tokens() -> None:
     record = with_cost(_end("gpt-5", reasoning_tokens=300, cached_tokens=800))
-    expected = cost_of("gpt-5", Usage(1000, 400, 300, 800, 1))
+    expected = cost_of(
+        "gpt-5",
+        Usage(input_tokens=1000, output_tokens=400, reasoning_tokens=300, cached_tokens=800, requests=1),
+    )
     assert record["cost_usd"] == pytest.approx(expected)
     # cached input is cheaper than fresh input, and both count
     assert expected == pytest.approx((200 * 1.25 + 800 * 0.125 + 400 * 10.0) / 1_000_000)

@@ -112,11 +112,11 @@ class Agent(Generic[OutputT, DepsT]):
         self,
         name: str,
         instructions: str | InstructionsFunc[DepsT] = "",
+        *,
         tools: Iterable[Tool | Callable[..., Any]] = (),
         model: str | LLMAdapter | None = None,
         output_type: type[OutputT] = str,  # type: ignore[assignment]  # default applies when OutputT=str
         config: AgentConfiguration | None = None,
-        *,
         settings: ModelSettings | None = None,
         tracer: Tracer | None = None,
         policy: TerminationPolicy | None = None,

@@ -376,7 +376,7 @@ class AgentLoopRunner(Generic[OutputT]):
                         async for event in turn:
                             yield event
             elif isinstance(decision, ContinueWithThinking):
-                yield self._record(Thinking(step, "policy", response.message.text))
+                yield self._record(Thinking(step, "policy", text=response.message.text))
             elif isinstance(decision, TerminateWithOutput):
                 outcome = self._on_output(step, decision.text)
                 if isinstance(outcome, Thinking):
@@ -566,7 +566,7 @@ class AgentLoopRunner(Generic[OutputT]):
             if decoder.is_text:
                 return self._complete(step, text)
             if self._offered_tools:
-                self.state.phase = FinalOutputPhase(0)
+                self.state.phase = FinalOutputPhase(retry_count=0)
                 self._messages.append(
                     UserMessage(
                         self._prompts.get(
@@ -576,7 +576,7 @@ class AgentLoopRunner(Generic[OutputT]):
                         )
                     )
                 )
-                return Thinking(step, "final_output_request", text)
+                return Thinking(step, "final_output_request", text=text)
             try:
                 return self._complete(step, text)
             except DecodeError as exc:
@@ -587,7 +587,7 @@ class AgentLoopRunner(Generic[OutputT]):
             except DecodeError as exc:
                 budget_left = step < self.config.max_steps or self.config.on_max_steps == "error"
                 if phase.retry_count < self.config.max_decode_retries and budget_left:
-                    self.state.phase = FinalOutputPhase(phase.retry_count + 1)
+                    self.state.phase = FinalOutputPhase(retry_count=phase.retry_count + 1)
                     self._messages.append(
                         UserMessage(
                             self._prompts.get(
@@ -598,7 +598,7 @@ class AgentLoopRunner(Generic[OutputT]):
                             )
                         )
                     )
-                    return Thinking(step, "decode_retry", text)
+                    return Thinking(step, "decode_retry", text=text)
                 raise OutputDecodingFailed(
                     decoder.type_name, exc.errors, text=text, attempts=phase.retry_count + 1
                 ) from None

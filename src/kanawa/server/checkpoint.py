@@ -133,13 +133,15 @@ def decode_message(obj: dict[str, Any]) -> Message:
                     str(c["id"]),
                     str(c["name"]),
                     str(c["arguments"]),
-                    c.get("provider_details"),
-                    c.get("invalid_arguments"),
+                    provider_details=c.get("provider_details"),
+                    invalid_arguments=c.get("invalid_arguments"),
                 )
                 for c in obj.get("tool_calls", ())
             ),
             reasoning=tuple(
-                ReasoningPart(str(r.get("text", "")), str(r.get("provider", "")), r.get("payload"))
+                ReasoningPart(
+                    text=str(r.get("text", "")), provider=str(r.get("provider", "")), payload=r.get("payload")
+                )
                 for r in obj.get("reasoning", ())
             ),
             provider_details=obj.get("provider_details"),
@@ -204,7 +206,7 @@ class Checkpoint:
             steps=int(obj.get("steps", 0)),
             fresh=bool(obj.get("fresh", False)),
             tool_calls=tuple(
-                ToolCallRecord(str(name), str(digest), float(at), str(call_id), int(step))
+                ToolCallRecord(str(name), str(digest), float(at), call_id=str(call_id), step=int(step))
                 for name, digest, at, call_id, step in obj.get("tool_calls", ())
             ),
             cost_usd=None if obj.get("cost_usd", 0.0) is None else float(obj.get("cost_usd", 0.0)),

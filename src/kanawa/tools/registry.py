@@ -43,7 +43,7 @@ class ToolRegistry:
 
     __slots__ = ("_cache", "_tools", "_view")
 
-    def __init__(self, tools: Iterable[Tool | Callable[..., Any]] = ()) -> None:
+    def __init__(self, *, tools: Iterable[Tool | Callable[..., Any]] = ()) -> None:
         self._tools: dict[str, Tool] = {}
         self._view: Mapping[str, Tool] = MappingProxyType(self._tools)
         self._cache: OrderedDict[str, LoadedTool] = OrderedDict()
@@ -111,7 +111,7 @@ class ToolRegistry:
         from kanawa.tools.plugins import ENTRY_POINT_GROUP, load_entry_point_tools
 
         registered: list[Tool] = []
-        for item in load_entry_point_tools(group or ENTRY_POINT_GROUP):
+        for item in load_entry_point_tools(group=group or ENTRY_POINT_GROUP):
             try:
                 registered.append(self.register(item, replace=replace))
             except ValueError:

@@ -283,7 +283,10 @@ async def test_one_guard_on_an_agent_and_its_handoff_target_counts_both(make_gua
         if not request.tool_results:
             call = ToolCall("h1", "transfer_to_child", '{"message": "please answer"}')
             return LLMResponse(
-                AssistantMessage(tool_calls=(call,)), StopReason.TOOL_USE, Usage(100, 10), "gpt-5"
+                AssistantMessage(tool_calls=(call,)),
+                StopReason.TOOL_USE,
+                usage=Usage(input_tokens=100, output_tokens=10),
+                model="gpt-5",
             )
         return text_response("the parent's answer")
 

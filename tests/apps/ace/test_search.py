@@ -150,7 +150,7 @@ def test_index_updates_incrementally_embedding_only_changed_bullets(
 async def test_embeddings_persist_in_the_store_so_a_warm_search_embeds_nothing(
     dense_search: HybridSearch, playbook: Playbook, tmp_path: Path
 ) -> None:
-    store = JsonPlaybookStore(tmp_path)
+    store = JsonPlaybookStore(root=tmp_path)
     cold = HybridSearch(embedder=dense_search.embedder, store=store)
     assert await cold.prepare(playbook) == 5
     warm = HybridSearch(embedder=dense_search.embedder, store=store)

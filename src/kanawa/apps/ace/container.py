@@ -65,8 +65,8 @@ def create_store(location: str | None = None) -> PlaybookStore:
     if text.startswith(("postgresql://", "postgres://")):
         raise ValueError("a PostgreSQL store is opened asynchronously: await open_playbook_store(url)")
     if text.endswith((".sqlite3", ".sqlite", ".db")):
-        return SQLitePlaybookStore(Path(text.removeprefix("sqlite:///")))
-    return JsonPlaybookStore(Path(text))
+        return SQLitePlaybookStore(path=Path(text.removeprefix("sqlite:///")))
+    return JsonPlaybookStore(root=Path(text))
 
 
 class Container(containers.DeclarativeContainer):

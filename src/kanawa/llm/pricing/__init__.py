@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from functools import cache
 from importlib.resources import files
 from pathlib import Path
@@ -34,6 +34,7 @@ class ModelPrice:
 
     input: float
     output: float
+    _: KW_ONLY
     cached_input: float | None = None
     reasoning: float | None = None
 
@@ -132,7 +133,7 @@ def default_prices() -> PriceTable:
     return _load_cached(path) if path else _shipped()
 
 
-def cost_of(model: str, usage: Usage, table: PriceTable | None = None) -> float | None:
+def cost_of(model: str, usage: Usage, *, table: PriceTable | None = None) -> float | None:
     """USD for ``usage`` on ``model`` (``None`` when it has no price in ``table``/the default table)."""
     return (table if table is not None else default_prices()).cost(model, usage)
 
