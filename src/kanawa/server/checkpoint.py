@@ -42,6 +42,9 @@ from kanawa.types import (
     UserMessage,
 )
 
+_USAGE_FIELDS = ("input_tokens", "output_tokens", "reasoning_tokens", "cached_tokens", "requests")
+"""A checkpoint's usage is these counts, in this order."""
+
 
 def _part(part: ContentPart) -> dict[str, Any]:
     if isinstance(part, TextPart):
@@ -175,13 +178,7 @@ class Checkpoint:
                 "agent": self.agent,
                 "messages": [encode_message(m) for m in self.messages],
                 "next_seq": self.next_seq,
-                "usage": [
-                    self.usage.input_tokens,
-                    self.usage.output_tokens,
-                    self.usage.reasoning_tokens,
-                    self.usage.cached_tokens,
-                    self.usage.requests,
-                ],
+                "usage": [getattr(self.usage, name) for name in _USAGE_FIELDS],
                 "steps": self.steps,
                 "fresh": self.fresh,
                 "tool_calls": [
@@ -202,7 +199,7 @@ class Checkpoint:
             agent=str(obj["agent"]),
             messages=tuple(decode_message(m) for m in obj["messages"]),
             next_seq=int(obj["next_seq"]),
-            usage=Usage(*(int(v) for v in obj.get("usage", ()))),
+            usage=Usage(**{name: int(v) for name, v in zip(_USAGE_FIELDS, obj.get("usage", ()))}),
             steps=int(obj.get("steps", 0)),
             fresh=bool(obj.get("fresh", False)),
             tool_calls=tuple(
