@@ -199,7 +199,9 @@ class Checkpoint:
             agent=str(obj["agent"]),
             messages=tuple(decode_message(m) for m in obj["messages"]),
             next_seq=int(obj["next_seq"]),
-            usage=Usage(**{name: int(v) for name, v in zip(_USAGE_FIELDS, obj.get("usage", ()))}),
+            usage=Usage(
+                **{name: int(v) for name, v in zip(_USAGE_FIELDS, obj.get("usage", ()), strict=False)}
+            ),
             steps=int(obj.get("steps", 0)),
             fresh=bool(obj.get("fresh", False)),
             tool_calls=tuple(

@@ -103,7 +103,7 @@ from kanawa.apps.ace.operations import AddOp, TagOp
 from kanawa.apps.ace.store.opening import open_playbook_store
 
 async def main():
-    store = await open_playbook_store(sys.argv[1])
+    store = await open_playbook_store(location=sys.argv[1])
     for i in range(10):
         await store.apply("shared", [AddOp(section="OTHERS", content=f"{sys.argv[2]} {i}"),
                                      TagOp(bullet_id="shr-00001", tag="helpful")])

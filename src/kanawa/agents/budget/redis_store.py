@@ -123,7 +123,7 @@ _TOTAL_FIELDS = ("requests", "input_tokens", "output_tokens", "cost_nano_usd", "
 
 
 def _totals(values: list[Any]) -> BudgetTotals:
-    return BudgetTotals(**{name: _int(v) for name, v in zip(_TOTAL_FIELDS, values)})
+    return BudgetTotals(**{name: _int(v) for name, v in zip(_TOTAL_FIELDS, values, strict=False)})
 
 
 async def _close_with_loop(client: Redis) -> AsyncGenerator[None, None]:

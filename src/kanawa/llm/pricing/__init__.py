@@ -2,10 +2,11 @@
 
 Prices are US dollars per million tokens for input, cached input, output and reasoning (reasoning is
 billed as output by every provider we know of, so it defaults to the output price). The shipped table
-(:data:`DEFAULT_PRICES`, in ``prices.json`` beside this file, dated by its ``as_of`` field) lists the
-providers' published list prices for the models we know; a price we did not know is not guessed — an
-unknown model has no price and its cost is ``None``, never ``0``. Users override or extend the table:
-``PriceTable.load(path)`` / ``DEFAULT_PRICES.with_prices({...})``, or ``KANAWA_PRICES=path.json``.
+(``prices.json`` beside this file, dated by its ``as_of`` field; :func:`default_prices` returns it)
+lists the providers' published list prices for the models we know; a price we did not know is not
+guessed — an unknown model has no price and its cost is ``None``, never ``0``. Users override or
+extend the table: ``PriceTable.load(path)`` / ``default_prices().with_prices({...})``, or
+``KANAWA_PRICES=path.json`` (which replaces the shipped table wherever the default is used).
 
 Cost of one response (:meth:`PriceTable.cost`): uncached input × input price + cached input × cached
 price + (output − reasoning) × output price + reasoning × reasoning price. ``Usage.cached_tokens`` and

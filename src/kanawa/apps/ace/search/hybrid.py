@@ -6,7 +6,8 @@ The story of one ``search(query, playbook)``:
    new ones), or built: each bullet's tokens and embedding come from caches keyed by content hash, so
    only new or edited bullets are tokenised and embedded (in one batch); the BM25 matrix (``bm25s``)
    and the embedding matrix are then assembled from the cached pieces. With ``store=``, embeddings
-   are also loaded from and saved to the :class:`PlaybookStore`, so a warm process never re-embeds.
+   are also loaded from and saved to the :class:`~kanawa.apps.ace.store.PlaybookStore`, so a warm
+   process never re-embeds.
 Steps 2–5 are :func:`kanawa.apps.ace.search.ranking.rank`:
 
 2. **Filter** — sections and minimum confidence become a mask over bullet positions.
