@@ -1,27 +1,48 @@
 # kanawa — everything a fresh machine needs is installed by these targets.
-#   make demo   run the built-in agent demo (no API key, no services)
-#   make test   lint, type-check and run the full test suite
+#   make demo   run the built-in agent demo (no API key, no services; base dependencies only)
+#   make test   lint, type-check (for 3.11 and 3.12) and run the full test suite on 3.12 and on 3.11
 #   make fuzz   run the property tests with random seeds and 5,000 examples each
 #   make bench  run the benchmarks in bench/ and refresh bench/results/
 #   make plugins  build the Dify plugins under app/ into dist/*.difypkg
+#   make dist   build kanawa's wheel and sdist into dist/ (docs/install.md: add it to your project)
+#   make docs   build the documentation site into site/ (make docs-check: the strict build, in make test)
 
 SHELL := /bin/bash
 export UV_PYTHON_DOWNLOADS := never
 export UV_PROJECT_ENVIRONMENT := $(CURDIR)/.venv
 
-# Development and CI use Python 3.12 (pyenv's build when present); kanawa itself supports 3.11+.
+# kanawa supports Python 3.11 and 3.12. Development uses 3.12 (.venv, pyenv's build when present);
+# `make test` also runs everything on 3.11, in .venv311 synced from the same uv.lock.
 PYTHON ?= $(shell ls -d $$(pyenv root 2>/dev/null)/versions/3.12.*/bin/python3.12 2>/dev/null | tail -n 1 \
             || true)
 ifeq ($(strip $(PYTHON)),)
 PYTHON := $(shell command -v python3.12 || command -v python3)
 endif
 
+# A Python $(1): the system's own (what a user of this OS runs), else pyenv's newest build, else
+# python$(1) or python3 on PATH; each is asked its version (a pyenv shim for a version pyenv does not
+# have fails the question and is passed over).
+find_python = $(shell for p in /usr/bin/python$(1) /usr/local/bin/python$(1) \
+                $$(ls -d $$(pyenv root 2>/dev/null)/versions/$(1).*/bin/python$(1) 2>/dev/null | sort -rV) \
+                $$(command -v python$(1)) $$(command -v python3); do \
+                "$$p" -c 'import sys; sys.exit("%d.%d" % sys.version_info[:2] != "$(1)")' 2>/dev/null \
+                && { echo "$$p"; break; }; done)
+ifeq ($(origin PYTHON311),undefined)
+PYTHON311 := $(call find_python,3.11)
+endif
+
 UV_BOOT := $(CURDIR)/.cache/uv-bootstrap
 UV ?= $(shell command -v uv 2>/dev/null || echo $(UV_BOOT)/bin/uv)
 VENV := $(CURDIR)/.venv
 BIN := $(VENV)/bin
+VENV311 := $(CURDIR)/.venv311
+# `make demo` runs in its own environment with kanawa's base dependencies only (no development or
+# benchmark groups, no extras): the demo needs nothing more, so a fresh machine is ready in seconds.
+DEMO_VENV := $(CURDIR)/.venv-demo
+DIST := $(CURDIR)/dist
 
-.PHONY: demo test lint typecheck pytest fuzz bench clean plugins browser
+.PHONY: demo test lint typecheck pytest pytest-3.12 pytest-3.11 fuzz bench clean plugins browser dist \
+	docs docs-check
 
 $(UV_BOOT)/bin/uv:
 	$(PYTHON) -m venv $(UV_BOOT)
@@ -31,15 +52,41 @@ $(VENV)/.synced: pyproject.toml uv.lock | $(UV)
 	$(UV) sync --frozen --python $(PYTHON)
 	touch $@
 
-demo: $(VENV)/.synced
-	$(BIN)/kanawa demo
+# The 3.11 environment: when the machine has no Python 3.11, Debian's (apt-get) is installed.
+$(VENV311)/.synced: pyproject.toml uv.lock | $(UV)
+	@python="$(PYTHON311)"; \
+	if [ -z "$$python" ] && command -v apt-get >/dev/null 2>&1; then \
+	  $$( [ "$$(id -u)" = 0 ] || echo sudo ) apt-get update -q && \
+	  $$( [ "$$(id -u)" = 0 ] || echo sudo ) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3.11 \
+	  && python=$$(command -v python3.11); fi; \
+	if [ -z "$$python" ]; then \
+	  echo "make test runs the suite on Python 3.11 too, and there is none here: install python3.11" \
+	       "(or pyenv install 3.11), or name one with PYTHON311=/path/to/python3.11" >&2; exit 1; fi; \
+	echo "UV_PROJECT_ENVIRONMENT=$(VENV311) $(UV) sync --frozen --python $$python"; \
+	UV_PROJECT_ENVIRONMENT=$(VENV311) $(UV) sync --frozen --python "$$python"
+	touch $@
+
+$(DEMO_VENV)/.synced: pyproject.toml uv.lock | $(UV)
+	UV_PROJECT_ENVIRONMENT=$(DEMO_VENV) $(UV) sync --frozen --no-default-groups --python $(PYTHON)
+	touch $@
+
+demo: $(DEMO_VENV)/.synced
+	$(DEMO_VENV)/bin/kanawa demo
+
+# The wheel is built from the sdist, so whatever the sdist leaves out the wheel cannot depend on.
+dist: | $(UV)
+	rm -f $(DIST)/kanawa-*.whl $(DIST)/kanawa-*.tar.gz
+	$(UV) build --out-dir $(DIST)
 
 lint: $(VENV)/.synced
 	$(BIN)/ruff check src tests bench examples app tools
 	$(BIN)/ruff format --check src tests bench examples app tools
 
-typecheck: $(VENV)/.synced
-	$(BIN)/mypy --strict src/kanawa examples
+# Both versions' code paths (`if sys.version_info >= (3, 12)` branches), each against the packages
+# its own environment resolved from uv.lock.
+typecheck: $(VENV)/.synced $(VENV311)/.synced
+	$(BIN)/mypy --strict --python-version 3.12 src/kanawa examples
+	$(VENV311)/bin/mypy --strict --python-version 3.11 src/kanawa examples
 
 # The timeline page test drives Debian's chromium through Playwright (no browser download, ever).
 browser:
@@ -53,10 +100,25 @@ browser:
 	  $$( [ "$$(id -u)" = 0 ] || echo sudo ) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q fonts-noto-cjk; } \
 	  || echo "fonts-noto-cjk could not be installed: screenshots of Japanese pages will show boxes"; fi
 
-pytest: $(VENV)/.synced browser smartao-textlint
-	$(BIN)/python -m pytest -q
+# The two suites run at once (one per core); each one's output, ending with its pytest summary line,
+# is printed as a block when it has finished, and both must pass. PYTEST_ARGS narrows both runs
+# (`make pytest PYTEST_ARGS=tests/server`).
+# Everything they need is set up first, one thing at a time (two apt-get runs at once would collide).
+PYTEST_ARGS ?=
+pytest: $(VENV)/.synced $(VENV311)/.synced browser smartao-textlint
+	@echo "running the test suite on Python 3.12 (.venv) and 3.11 (.venv311) side by side..."
+	@$(MAKE) --no-print-directory -j2 --output-sync=target pytest-3.12 pytest-3.11
 
-test: lint typecheck pytest
+pytest-3.12: $(VENV)/.synced browser smartao-textlint
+	@echo "── the test suite on Python 3.12 ($(BIN)/python) ──"
+	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+
+# The Dify plugin tests are skipped here, with the reason: the Dify SDK needs Python 3.12.
+pytest-3.11: $(VENV311)/.synced browser smartao-textlint
+	@echo "── the test suite on Python 3.11 ($(VENV311)/bin/python) ──"
+	$(VENV311)/bin/python -m pytest -q -o cache_dir=.cache/pytest-3.11 $(PYTEST_ARGS)
+
+test: lint typecheck pytest docs-check
 
 fuzz: $(VENV)/.synced
 	$(BIN)/python -m pytest -q -p no:cacheprovider -m hypothesis --hypothesis-profile=fuzz tests
@@ -74,11 +136,22 @@ bench: $(VENV)/.synced smartao-textlint
 
 	$(BIN)/python bench/smartao_run.py
 
+# The documentation site (mkdocs.yml, pages in docs/, the API reference from the docstrings in src/):
+# `make docs` builds it into site/ (open site/index.html, or `.venv/bin/mkdocs serve` for live reload);
+# `make docs-check` builds it with --strict into a temporary folder, offline — a broken link or anchor,
+# a page missing from nav or a docstring mkdocstrings cannot read fails it.
+docs: $(VENV)/.synced
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir $(CURDIR)/site
+
+docs-check: $(VENV)/.synced
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	  NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir "$$tmp/site"
+
 plugins: $(VENV)/.synced
 	$(BIN)/python tools/difypkg.py app/openai_gpt5_responses app/gpt5_agent_strategies --out dist
 
 clean:
-	rm -rf $(VENV) .cache .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) $(VENV311) $(DEMO_VENV) .cache .mypy_cache .ruff_cache .pytest_cache
 
 # SmartAO's textlint sidecar: npm ci from the committed lock into a gitignored node_modules. Without
 # node/npm on the machine the target says so and StyleAgent falls back to the Sudachi rules.

@@ -17,11 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.wire.dify_paths import REPO
+from tests.wire.dify_paths import DIFY_SDK_SKIP, NO_DIFY_SDK, REPO
 
 sys.path.insert(0, str(REPO / "tools"))
 import difypkg
 
+pytestmark = pytest.mark.skipif(NO_DIFY_SDK, reason=DIFY_SDK_SKIP)  # the venvs get this Python
 VENV_CACHE = REPO / ".cache" / "difypkg-venvs"
 
 

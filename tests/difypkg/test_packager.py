@@ -99,3 +99,47 @@ def test_requirements_pin_the_versions_the_repository_tests_with() -> None:
             if "==" in line:
                 name, version = line.split("==")
                 assert locked[name.strip()] == version.strip(), f"{plugin}: {line}"
+
+
+def _package_requirements(tmp_path: Path) -> dict[str, list[str]]:
+    """Each plugin's ``requirements.txt`` lines as the built package holds them (what the daemon reads)."""
+    found = {}
+    for plugin in PLUGINS:
+        with zipfile.ZipFile(difypkg.build(REPO / "app" / plugin, tmp_path)) as archive:
+            text = archive.read("requirements.txt").decode("utf-8")
+        found[plugin] = [
+            line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")
+        ]
+    return found
+
+
+def test_package_requirements_are_pypi_packages_with_versions(tmp_path: Path) -> None:
+    """The daemon runs ``uv pip install -r requirements.txt`` against PyPI (or ``PIP_MIRROR_URL``): every
+    line must be a plain PyPI name with a version — no options, URLs, paths or kanawa itself (bundled) —
+    and each name is locked from PyPI in uv.lock, which the install test installs from."""
+    import tomllib
+
+    from packaging.requirements import Requirement
+
+    locked = {
+        p["name"]: p.get("source", {}) for p in tomllib.loads((REPO / "uv.lock").read_text())["package"]
+    }
+    for plugin, lines in _package_requirements(tmp_path).items():
+        assert lines, plugin
+        for line in lines:
+            assert not line.startswith("-"), f"{plugin}: pip options are not for the daemon: {line}"
+            requirement = Requirement(line)
+            assert requirement.url is None, f"{plugin}: {line} is not from an index"
+            assert str(requirement.specifier), f"{plugin}: {line} has no version"
+            assert requirement.name != "kanawa", "kanawa is bundled in the package, it is not on PyPI"
+            assert locked[requirement.name] == {"registry": "https://pypi.org/simple"}, f"{plugin}: {line}"
+
+
+def test_packages_leave_the_daemon_requirements_txt_to_install(tmp_path: Path) -> None:
+    """With a ``pyproject.toml`` at its root the daemon would ``uv sync`` that instead of installing
+    ``requirements.txt`` (and a ``uv.lock`` would pin its index URLs): neither may be packaged."""
+    for plugin in PLUGINS:
+        with zipfile.ZipFile(difypkg.build(REPO / "app" / plugin, tmp_path)) as archive:
+            names = set(archive.namelist())
+        assert "requirements.txt" in names
+        assert not names & {"pyproject.toml", "uv.lock"}, plugin

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.wire.dify_paths import plugin_dir, plugin_python, use_plugin_modules
+from tests.wire.dify_paths import plugin_dir, plugin_python, skipped_without_dify_sdk, use_plugin_modules
 from tests.wire.dify_plugin import DifyPluginProcess
 
+pytest_pycollect_makemodule = skipped_without_dify_sdk  # on Python 3.11 (see its docstring)
 PLUGIN = "gpt5_agent_strategies"
 PLUGIN_DIR = use_plugin_modules(PLUGIN)
 

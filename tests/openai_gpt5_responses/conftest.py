@@ -7,10 +7,11 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.wire.dify_paths import plugin_dir, plugin_python, use_plugin_modules
+from tests.wire.dify_paths import plugin_dir, plugin_python, skipped_without_dify_sdk, use_plugin_modules
 from tests.wire.dify_plugin import DifyPluginProcess
 from tests.wire.server import WireServer
 
+pytest_pycollect_makemodule = skipped_without_dify_sdk  # on Python 3.11 (see its docstring)
 PLUGIN = "openai_gpt5_responses"
 PLUGIN_DIR = use_plugin_modules(PLUGIN)
 API_KEY = "sk-test-PLUGINKEY-42c9e1"

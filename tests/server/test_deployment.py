@@ -209,6 +209,8 @@ def _prune(keep: str) -> None:
 def image(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Image]:
     recipe = read_recipe(ROOT / "Dockerfile")
     assert recipe.base.startswith("python:3.12"), recipe.base
+    if sys.version_info[:2] == (3, 11):  # make test runs the suite on 3.11 as well
+        pytest.skip("the image runs Python 3.12 (python:3.12-slim): the 3.12 suite replays it")
     assert sys.version_info[:2] == (3, 12), "the venv must use the image's Python (3.12)"
     files = copied_files(recipe)
     workdir = tmp_path_factory.mktemp("image") / recipe.workdir.relative_to("/")

@@ -79,7 +79,9 @@ class Agent(Generic[OutputT, DepsT]):
         tracer: where trace events go; ``None`` (or a tracer without sinks) traces nothing.
         policy: a custom :class:`~kanawa.loop.policies.TerminationPolicy` replacing the default chain.
         prompts: the library for the messages the loop adds (default: ``DEFAULT_PROMPTS``).
-        prompt_policies / prompt_policy_overrides: add the GPT-5 policies to the instructions.
+        prompt_policies: add the GPT-5 policies to the instructions.
+        prompt_policy_overrides: overrides of those policies, as read by
+            :func:`~kanawa.prompts.parse_prompt_policy_overrides`.
         deps_type: the type of the ``deps`` each run gets (``run(..., deps=...)``), for type checkers
             (``Agent[OutputT, DepsT]``, ``RunContext[DepsT]``) and checked at the start of each run:
             ``deps`` must be an instance of it (a class, a union such as ``Deps | None``, or a

@@ -10,11 +10,14 @@ progress bars and messages go to stderr.
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import Console
+
+from kanawa.cli.extras import require_extra
 
 ace_app = typer.Typer(
     help="ACE playbooks that learn: import, search, generate, adapt, export, demo.", no_args_is_help=True
@@ -43,6 +46,17 @@ def _consoles() -> tuple[Console, Console]:
     return Console(highlight=False), Console(stderr=True, highlight=False)
 
 
+def _require_extras(command: str, store: str | None) -> None:
+    """The ``ace`` extra, and ``postgres`` too when the playbooks live in PostgreSQL (``--store`` or,
+    without it, ``KANAWA_DATABASE_URL``); exits 2 with one line when one is missing."""
+    require_extra(command, "ace")
+    from kanawa.apps.ace.store.opening import DATABASE_URL_ENV
+
+    location = store if store is not None else os.environ.get(DATABASE_URL_ENV, "")
+    if location.startswith(("postgresql://", "postgres://")):
+        require_extra(command, "postgres")
+
+
 def _run(coro: object) -> None:
     try:
         code: int = asyncio.run(coro)  # type: ignore[arg-type]
@@ -60,6 +74,7 @@ def import_(
     dense: Dense = True,
 ) -> None:
     """Import a playbook and embed its bullets (cached by content hash: a re-import embeds nothing)."""
+    _require_extras("ace import", store)
     from kanawa.cli.ace_actions import import_playbook
 
     console, err = _consoles()
@@ -81,6 +96,7 @@ def search(
     dense: Dense = True,
 ) -> None:
     """Hybrid search over a playbook; shows the fused score and each leg's rank and score."""
+    _require_extras("ace search", store)
     from kanawa.cli.ace_actions import search_playbook
 
     console, err = _consoles()
@@ -114,6 +130,7 @@ def generate(
     dense: Dense = True,
 ) -> None:
     """Run the Generator and print the Trajectory as JSON (exit 1 when its status is failure)."""
+    _require_extras("ace generate", store)
     from kanawa.cli.ace_actions import generate_trajectory
 
     console, err = _consoles()
@@ -139,6 +156,7 @@ def adapt(
     dense: Dense = True,
 ) -> None:
     """Generator → Reflector → Curator over a dataset; the playbook is updated after every sample."""
+    _require_extras("ace adapt", store)
     from kanawa.cli.ace_actions import adapt_playbook
 
     console, err = _consoles()
@@ -157,6 +175,7 @@ def export(
     fmt: Annotated[str, typer.Option("--format", help="text (the ACE format) or json.")] = "text",
 ) -> None:
     """Print a playbook in the ACE text format (or JSON) to stdout."""
+    _require_extras("ace export", store)
     from kanawa.cli.ace_actions import export_playbook
 
     console, err = _consoles()
@@ -170,6 +189,7 @@ def demo(
     dense: Dense = False,
 ) -> None:
     """The whole loop offline (no API key): bullets added, tagged and used over a few epochs."""
+    require_extra("ace demo", "ace")
     from kanawa.cli.ace_actions import run_demo
 
     console, err = _consoles()

@@ -3,8 +3,9 @@
 
 typer and rich are imported here and in the other ``kanawa.cli`` modules only; ``import kanawa`` never
 loads them. Each command is a thin sync wrapper that runs one coroutine with :func:`asyncio.run` and
-exits with its code: 0 success, 1 a bad trace file, 2 a model or provider that cannot be used (one
-line on stderr, never a traceback).
+exits with its code: 0 success, 1 a bad trace file, 2 a model or provider that cannot be used or an
+extra the command needs that is not installed (:mod:`kanawa.cli.extras`) — one line on stderr, never a
+traceback.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from rich.text import Text
 from kanawa import __version__
 from kanawa.apps.smartao.cli import smartao_app
 from kanawa.cli.ace_cmd import ace_app
+from kanawa.cli.extras import require_extra
 
 app = typer.Typer(
     name="kanawa",
@@ -142,6 +144,7 @@ def serve(
     log_level: Annotated[str, typer.Option(help="uvicorn's log level.")] = "info",
 ) -> None:
     """Serve agents over HTTP: SSE chunks with seq numbers, resume, API keys (see docs/server.md)."""
+    require_extra("serve", "server")
     from kanawa.cli.serve_cmd import serve as run_server
 
     console, err = _consoles()
@@ -157,6 +160,7 @@ def worker(
 ) -> None:
     """Execute runs sent by `kanawa serve` through a Celery broker (KANAWA_CELERY_BROKER, KANAWA_REDIS_URL;
     agents from KANAWA_SERVE_AGENTS)."""
+    require_extra("worker", "celery")
     from kanawa.cli.serve_cmd import worker as run_worker
 
     _, err = _consoles()
@@ -170,6 +174,7 @@ def trace_view(
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8765,
 ) -> None:
     """Open a JSONL trace in the timeline page (served on loopback until Ctrl-C)."""
+    require_extra("trace view", "server")
     from kanawa.cli.serve_cmd import trace_view as view
 
     console, err = _consoles()

@@ -6,9 +6,9 @@ the stream that second task switch is pure overhead (at a thousand streams it is
 worker's CPU), so the response task hands the store a :class:`DirectSender` instead: the store's
 writer offers each step's new chunks to it (their SSE frames as one ``bytes``: the trace records, the
 answer and the usage a step ends with go out in one send), and they are sent at once, from the
-writer's task — as an eager task (``asyncio.Task(..., eager_start=True)``), which runs the ASGI ``send`` to
-completion right there when the socket takes the bytes, as it does unless the client has fallen
-behind.
+writer's task — started eagerly (:func:`kanawa._eager.start_eagerly`: an eager task on Python 3.12, its
+first step driven by hand on 3.11), which runs the ASGI ``send`` to completion right there when the
+socket takes the bytes, as it does unless the client has fallen behind.
 
 The sender steps aside (it is *detached* and its response task woken) whenever it cannot go on
 sending in order: the offered chunks do not follow the last one this client got, a send has to wait for the
@@ -25,6 +25,8 @@ from collections.abc import Awaitable, Coroutine
 from typing import Any
 
 from starlette.types import Send
+
+from kanawa._eager import start_eagerly
 
 
 class DirectSender:
@@ -88,9 +90,7 @@ class DirectSender:
         once it is out (the response task goes on after it, so nothing overtakes it)."""
         message: dict[str, Any] = {"type": "http.response.body", "body": body, "more_body": True}
         call = self._send(message)
-        sending: asyncio.Task[None] = asyncio.Task(
-            call if isinstance(call, Coroutine) else _awaited(call), loop=self._loop, eager_start=True
-        )
+        sending = start_eagerly(call if isinstance(call, Coroutine) else _awaited(call), self._loop)
         if not sending.done():  # the socket is full: the response task goes on once this is out
             self.attached = False
             sending.add_done_callback(self._sent)
@@ -120,7 +120,7 @@ class DirectSender:
             self._ping = None
         self.detach()
 
-    def _sent(self, sending: asyncio.Task[None]) -> None:
+    def _sent(self, sending: asyncio.Future[None]) -> None:
         if sending.cancelled() or sending.exception() is not None:
             self.failed = True
             self.detach()

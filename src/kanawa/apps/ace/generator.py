@@ -93,8 +93,10 @@ class GeneratorAgent:
     """The ACE Generator (see the module docstring).
 
     Args:
-        playbook_store / hybrid_search / llm_client / prompt_builder: the seed's four dependencies;
-            ``llm_client`` is an :class:`~kanawa.llm.LLMAdapter` or a model string (``"openai:gpt-5"``).
+        playbook_store: the first of the seed's four dependencies: where playbooks are kept.
+        hybrid_search: the second: how bullets are retrieved.
+        llm_client: the third: an :class:`~kanawa.llm.LLMAdapter` or a model string (``"openai:gpt-5"``).
+        prompt_builder: the fourth: how the prompt is built.
         top_k: bullets retrieved per task.
         tools: optional extra tools (functions or :class:`~kanawa.tools.Tool`).
         search_tool: offer :func:`search_playbook` to the model.

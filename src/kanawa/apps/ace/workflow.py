@@ -115,7 +115,9 @@ class AdaptationWorkflow:
     """Runs the ACE loop (see the module docstring).
 
     Args:
-        generator / reflector / curator: the three roles.
+        generator: the Generator role.
+        reflector: the Reflector role.
+        curator: the Curator role.
         store: the playbook store the curator updates (the generator's store, normally).
         evaluator: ``(answer, ground_truth) -> bool``.
         on_step: called after each sample (progress bars, logs).

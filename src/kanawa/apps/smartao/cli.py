@@ -59,6 +59,9 @@ def coach(
     store: Annotated[Path, typer.Option("--db", help="The evaluation store (SQLite).")] = DEFAULT_DB,
 ) -> None:
     """Coach one essay against the shipped sample corpora and print the result."""
+    from kanawa.cli.extras import require_extra  # here: kanawa.cli imports this module
+
+    require_extra("smartao coach", "smartao")
     try:
         text = essay.read_text(encoding="utf-8")
         policy_text = policy.read_text(encoding="utf-8") if policy else ""
@@ -137,6 +140,9 @@ def serve(
     log_level: Annotated[str, typer.Option(help="uvicorn's log level.")] = "info",
 ) -> None:
     """Serve the SmartAO coaching page (/smartao/) and the kanawa API (/v1) from one process."""
+    from kanawa.cli.extras import require_extra  # here: kanawa.cli imports this module
+
+    require_extra("smartao serve", "smartao")
     raise typer.Exit(_serve(host, port, model, data, textlint, log_level))
 
 

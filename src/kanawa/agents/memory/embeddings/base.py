@@ -44,7 +44,8 @@ def normalise_rows(rows: npt.ArrayLike) -> Vectors:
         array = array.reshape(1, -1)
     norms = np.linalg.norm(array, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
-    return (array / norms).astype(np.float32, copy=False)
+    unit: Vectors = (array / norms).astype(np.float32, copy=False)  # numpy < 2.5 types this as Any
+    return unit
 
 
 def content_hash(text: str, *, kind: TextKind, model: str) -> str:

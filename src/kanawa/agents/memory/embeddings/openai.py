@@ -29,9 +29,11 @@ class OpenAIEmbedder:
         model: the embedding model name the server knows.
         dim: the vector length the model returns (``dimensions`` is sent when the model can shorten
             its output, i.e. ``text-embedding-3-*``).
-        base_url / api_key: where and with what key (see the module docstring).
-        query_prefix / passage_prefix: prepended to texts of that kind (``"query: "`` / ``"passage: "``
-            for e5 models served behind the API; empty by default).
+        base_url: where the server is (see the module docstring).
+        api_key: with what key (see the module docstring).
+        query_prefix: prepended to query texts (``"query: "`` for e5 models served behind the API;
+            empty by default).
+        passage_prefix: prepended to passage texts (``"passage: "`` for e5 models; empty by default).
         batch_size: texts per request (OpenAI accepts up to 2,048).
     """
 

@@ -16,7 +16,7 @@ Mode = Literal["hybrid", "bm25", "dense"]
 class SearchQuery(BaseModel):
     """What to look for: ``SearchQuery(query_text="APIのレート制限", top_k=10)``.
 
-    Args:
+    Attributes:
         query_text: the user's words (Japanese, English or both).
         top_k: how many results at most.
         sections: only bullets of these sections (titles, any case).
