@@ -8,10 +8,12 @@ from typing import Literal
 
 import pytest
 
+from kanawa.agents.guardrails import Guardrail
 from kanawa.llm.errors import LLMConnectionError, LLMRateLimitError, LLMStreamInterruptedError
 from kanawa.llm.testing import FunctionLLM, ModelRequest, ScriptedLLM
 from kanawa.loop.config import AgentConfiguration
 from kanawa.loop.errors import (
+    GuardrailViolation,
     LLMCallFailed,
     MaxStepsExceeded,
     ToolExecutionFailed,
@@ -425,3 +427,13 @@ async def test_aclose_mid_stream_closes_the_model_stream_at_once() -> None:
     assert await runner.__anext__() == TextDelta("a")
     await runner.aclose()
     assert llm.closed_early
+
+
+async def test_the_runner_is_given_guardrails_as_the_agent_is() -> None:
+    # one concept, one parameter name: AgentLoopRunner(guardrails=[...]) like Agent(guardrails=[...])
+    guard = Guardrail(regex_blocks={"card number": r"\b(?:\d[ -]?){13,16}\b"}, name="pii")
+    runner = AgentLoopRunner(ScriptedLLM(["card 4111 1111 1111 1111"]), conversation(), guardrails=[guard])
+    with pytest.raises(GuardrailViolation) as blocked:
+        await drain(runner)
+    assert blocked.value.guardrail == "pii"
+    assert blocked.value.stage == "output"
