@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 
 from kanawa.cli import app
 from kanawa.cli.render import render_cost
+from tests.wire.server import WireServer, json_reply
 
 
 def test_run_prints_usage_and_that_the_test_models_cost_is_unknown(runner: CliRunner, workdir: Path) -> None:
@@ -71,3 +72,28 @@ def test_render_cost() -> None:
         == "cost: $0.001234 · prices as of 2025-10-15"
     )
     assert render_cost(None, "my-model").plain == "cost unknown for my-model (no price in the table)"
+
+
+def test_a_failed_run_on_a_model_without_a_price_prints_its_cost_as_unknown_never_zero(
+    runner: CliRunner, workdir: Path, wire_server: WireServer
+) -> None:
+    """The provider refuses the one request: no tokens were counted, but what the request to a model
+    without a price cost is not known, so the CLI does not print ``$0.000000``."""
+    wire_server.enqueue(json_reply({"error": {"message": "no such model", "type": "invalid_request"}}, 400))
+    env = {"OPENAI_BASE_URL": f"{wire_server.base_url}/v1", "OPENAI_API_KEY": "sk-test", "COLUMNS": "200"}
+    result = runner.invoke(app, ["run", "-m", "openai:my-local-model", "--no-trace", "hi"], env=env)
+    assert result.exit_code == 2
+    assert len(wire_server.requests) == 1
+    assert "· 1 model request" in result.stdout
+    assert "cost unknown for my-local-model (no price in the table)" in result.stdout
+    assert "$0" not in result.stdout
+
+
+def test_a_failed_run_on_a_priced_model_costs_nothing(
+    runner: CliRunner, workdir: Path, wire_server: WireServer
+) -> None:
+    wire_server.enqueue(json_reply({"error": {"message": "bad request", "type": "invalid_request"}}, 400))
+    env = {"OPENAI_BASE_URL": f"{wire_server.base_url}/v1", "OPENAI_API_KEY": "sk-test", "COLUMNS": "200"}
+    result = runner.invoke(app, ["run", "-m", "openai:gpt-5-mini", "--no-trace", "hi"], env=env)
+    assert result.exit_code == 2
+    assert "cost: $0.000000 · prices as of" in result.stdout  # a refused request is not billed

@@ -25,6 +25,7 @@ import pytest
 import uvicorn
 
 from kanawa.server.app import create_app
+from kanawa.server.http_limits import serve_config
 from kanawa.server.redis_store import RedisRunStore
 from kanawa.server.settings import ServerSettings
 from kanawa.server.store import MemoryRunStore, RunStore
@@ -113,8 +114,16 @@ class LiveServer:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> LiveServer:
-        config = uvicorn.Config(
-            self.app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on", ws="none"
+        # the protocol `kanawa serve` runs, with the app's head limits (http_limits.serve_config)
+        settings = getattr(getattr(self.app, "state", None), "settings", None)
+        config = serve_config(
+            self.app,
+            settings if isinstance(settings, ServerSettings) else ServerSettings(),
+            host="127.0.0.1",
+            port=self.port,
+            log_level="warning",
+            lifespan="on",
+            ws="none",
         )
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)

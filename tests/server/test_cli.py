@@ -10,10 +10,15 @@ import time
 from pathlib import Path
 
 import httpx
+from playwright.async_api import Page
 from typer.testing import CliRunner
 
 from kanawa.cli.app import app
+from kanawa.cli.serve_cmd import page_url
 from tests.server.conftest import free_port
+from tests.server.test_page import page
+
+__all__ = ["page"]  # the Chromium fixture of the timeline page's tests
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -92,3 +97,73 @@ def test_trace_view_of_a_missing_file_is_a_clear_error(tmp_path: Path) -> None:
     result = CliRunner(env={"COLUMNS": "200"}).invoke(app, ["trace", "view", str(tmp_path / "none.jsonl")])
     assert result.exit_code == 1
     assert "trace file not found" in result.output
+
+
+def _serve(port: int, **env: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [str(Path(sys.executable).parent / "kanawa"), "serve", "--port", str(port), "--log-level", "warning"],
+        env={**_clean_env(), **env},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _printed(proc: subprocess.Popen[str], pattern: str) -> tuple[re.Match[str], list[str]]:
+    """Read the process's stdout line by line until ``pattern`` matches (and the lines read so far)."""
+    assert proc.stdout is not None
+    lines: list[str] = []
+    for _ in range(50):
+        line = proc.stdout.readline()
+        lines.append(line)
+        found = re.search(pattern, line)
+        if found:
+            return found, lines
+    raise AssertionError(f"{pattern!r} was never printed: {lines}")
+
+
+def _wait_until_up(url: str) -> None:
+    for _ in range(200):
+        try:
+            httpx.get(url)
+            return
+        except httpx.ConnectError:
+            time.sleep(0.05)
+    raise AssertionError(f"{url} never answered")
+
+
+async def test_serve_prints_the_runs_page_url_with_the_dev_key_and_the_url_opens_signed_in(
+    page: Page,
+) -> None:
+    port = free_port()
+    proc = _serve(port)
+    try:
+        url, lines = _printed(proc, r"runs\s+(http://\S+)")
+        key = re.search(r"development key (kw-dev-\S+)", "".join(lines))
+        assert key is not None
+        assert url.group(1) == f"http://127.0.0.1:{port}/runs#key={key.group(1)}"
+        _wait_until_up(f"http://127.0.0.1:{port}/healthz")
+        await page.goto(url.group(1))  # what a click on the printed URL does
+        await page.wait_for_selector("#notices div:text('No runs yet.')")
+        assert not await page.locator("#keybox.show").count()  # signed in: no key was asked for
+        assert page.url == f"http://127.0.0.1:{port}/runs"  # the key left the address bar
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=20)
+
+
+def test_serve_with_configured_keys_prints_the_runs_page_url_without_a_key() -> None:
+    port = free_port()
+    proc = _serve(port, KANAWA_API_KEYS="sk-team-0123456789abcdef:team")
+    try:
+        url, lines = _printed(proc, r"runs\s+(http://\S+)")
+        assert url.group(1) == f"http://127.0.0.1:{port}/runs"
+        assert not any("development key" in line for line in lines)
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=20)
+
+
+def test_page_url_brackets_an_ipv6_host() -> None:
+    assert page_url("::1", 8000, "/runs", key="k") == "http://[::1]:8000/runs#key=k"
+    assert page_url("localhost", 8000, "/smartao/") == "http://localhost:8000/smartao/"

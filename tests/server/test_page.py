@@ -16,12 +16,15 @@ from playwright.async_api import Page, async_playwright
 from kanawa import Agent
 from kanawa.llm.pricing import cost_of
 from kanawa.llm.testing import FunctionLLM
+from kanawa.llm.testing.models import ModelRequest, Script
+from kanawa.loop.config import AgentConfiguration
+from kanawa.loop.errors import LLMCallFailed
 from kanawa.server.app import create_app
 from kanawa.server.trace_view import create_trace_app
 from kanawa.trace.events import Tracer
 from kanawa.trace.jsonl import JsonlTraceSink
-from kanawa.types import Usage
-from tests.server.agents import STORY, _story, server_agents
+from kanawa.types import AssistantMessage, ToolCall, Usage
+from tests.server.agents import STORY, _story, server_agents, tick
 from tests.server.conftest import LiveServer, settings_for
 from tests.server.sse import AUTH_A, KEY_A, start_run
 
@@ -205,3 +208,131 @@ async def test_trace_view_draws_a_jsonl_trace_with_its_costs(
         await page.screenshot(path=str(artifacts / "timeline-trace-view.png"), full_page=True)
     finally:
         server.stop()
+
+
+def _fan(request: ModelRequest) -> Script:
+    """Three tool calls at once (run in parallel), twice, then an answer."""
+    turn = len(request.tool_results) // 3
+    if turn < 2:
+        calls = tuple(ToolCall(f"call_{n}", "tick", f'{{"n": {n}}}') for n in range(turn * 3, turn * 3 + 3))
+        return AssistantMessage(tool_calls=calls)
+    return "fanned out"
+
+
+@pytest.fixture(scope="module")
+def fan_server() -> Iterator[LiveServer]:
+    agents = _page_agents()
+    config = AgentConfiguration(max_tool_calls_per_tool=6)
+    agents["fan"] = Agent("fan", "Fan out.", [tick], FunctionLLM(_fan), config=config)
+    server = LiveServer(create_app(agents, settings_for("embedded", None))).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+_GEOMETRY = """() => {
+  const box = document.getElementById("timeline").getBoundingClientRect();
+  const problems = [];
+  let bars = 0;
+  for (const lane of document.querySelectorAll("#timeline .lane")) {
+    const name = lane.querySelector(".label").textContent;
+    const track = lane.querySelector(".track").getBoundingClientRect();
+    const rects = [...lane.querySelectorAll(".bar")].map((b) => b.getBoundingClientRect());
+    bars += rects.length;
+    rects.forEach((r, i) => {
+      if (r.width < 1 || r.height < 1) problems.push(`${name}: bar ${i} is not drawn`);
+      for (const outer of [track, box]) {
+        if (r.left < outer.left || r.right > outer.right || r.top < outer.top || r.bottom > outer.bottom)
+          problems.push(`${name}: bar ${i} [${r.left},${r.right}]x[${r.top},${r.bottom}] leaves`
+                        + ` [${outer.left},${outer.right}]x[${outer.top},${outer.bottom}]`);
+      }
+      rects.slice(i + 1).forEach((o, j) => {
+        if (r.left < o.right && o.left < r.right && r.top < o.bottom && o.top < r.bottom)
+          problems.push(`${name}: bars ${i} and ${i + j + 1} overlap`);
+      });
+    });
+  }
+  return { bars, problems };
+}"""
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+async def test_parallel_tool_bars_never_overlap_and_no_bar_leaves_the_timeline(
+    page: Page, fan_server: LiveServer, artifacts: Path, width: int
+) -> None:
+    run_id = await _start(fan_server, "fan", "go", wait=True)
+    await page.set_viewport_size({"width": width, "height": 800})
+    await page.goto(f"{fan_server.url}/runs/{run_id}#key={KEY_A}")
+    await page.wait_for_selector("body[data-status=completed]")
+    assert await page.locator(".bar[data-kind=tool]").count() == 6
+    geometry = await page.evaluate(_GEOMETRY)
+    await page.screenshot(path=str(artifacts / f"timeline-parallel-{width}.png"), full_page=True)
+    assert geometry["bars"] == 6 + 3 + 1  # six tool calls, three model calls, the run
+    assert geometry["problems"] == []
+    assert await page.locator(".bar[data-kind=tool][data-row='2']").count() == 2  # three at once: 3 rows
+    assert await page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0
+
+
+async def test_trace_view_badge_shows_a_recovered_run_as_completed(page: Page, tmp_path: Path) -> None:
+    """The ``leak`` agent's tool fails and the model answers anyway: an error record in a completed run."""
+    agent = server_agents()["leak"]
+    sink = JsonlTraceSink(tmp_path / "run.jsonl")
+    agent.tracer = Tracer([sink])
+    result = await agent.run("go")
+    await sink.aclose()
+    assert result.termination_reason == "completed"
+    records = [json.loads(line) for line in (tmp_path / "run.jsonl").read_text().splitlines()]
+    assert any(r.get("error") for r in records if r["event"] == "tool_end")
+    server = LiveServer(create_trace_app(tmp_path / "run.jsonl")).start()
+    try:
+        await page.goto(f"{server.url}/trace")
+        await page.wait_for_selector("body[data-status]")
+        assert await page.inner_text("#status") == "completed"
+        assert await page.locator(".bar.error[data-kind=tool]").count() == 1  # the failure still shows
+    finally:
+        server.stop()
+
+
+async def test_trace_view_badge_shows_a_failed_run_as_failed(page: Page, tmp_path: Path) -> None:
+    agent = server_agents()["boom"]
+    sink = JsonlTraceSink(tmp_path / "run.jsonl")
+    agent.tracer = Tracer([sink])
+    with pytest.raises(LLMCallFailed):
+        await agent.run("go")
+    await sink.aclose()
+    server = LiveServer(create_trace_app(tmp_path / "run.jsonl")).start()
+    try:
+        await page.goto(f"{server.url}/trace")
+        await page.wait_for_selector("body[data-status]")
+        assert await page.inner_text("#status") == "failed"
+        assert await page.inner_text("#cost") == "–"  # its one call went to a model without a price
+    finally:
+        server.stop()
+
+
+async def test_a_failed_run_on_a_model_without_a_price_shows_its_cost_as_unknown_never_zero(
+    page: Page, page_server: LiveServer
+) -> None:
+    async with httpx.AsyncClient(base_url=page_server.url, timeout=20) as client:
+        run_id, events = await start_run(client, "boom", "go")
+    done = events[-1].chunk["data"]
+    assert done["status"] == "failed"
+    assert done["cost_usd"] is None
+    await page.goto(f"{page_server.url}/runs/{run_id}#key={KEY_A}")
+    await page.wait_for_selector("body[data-status=failed]")
+    assert await page.inner_text("#cost") == "–"
+    assert "$0" not in await page.inner_text("body")
+
+
+async def test_the_servers_address_redirects_to_the_runs_page_keeping_the_key(
+    page: Page, page_server: LiveServer
+) -> None:
+    async with httpx.AsyncClient(base_url=page_server.url) as client:
+        answer = await client.get("/", follow_redirects=False)
+    assert answer.status_code == 307
+    assert answer.headers["location"] == "/runs"
+    run_id = await _start(page_server, "echo", "from the root", wait=True)
+    await page.goto(f"{page_server.url}/#key={KEY_A}")
+    await page.wait_for_selector(f"a[href='/runs/{run_id}']")  # the list, read with the key
+    assert page.url == f"{page_server.url}/runs"

@@ -6,7 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from kanawa.trace.config import DEFAULT_TRACE_DIR, TraceSettings, jsonl_path, tracer_from_env
+from kanawa.trace.config import (
+    DEFAULT_OTLP_CLOSE_TIMEOUT,
+    DEFAULT_OTLP_TIMEOUT,
+    DEFAULT_TRACE_DIR,
+    TraceSettings,
+    jsonl_path,
+    tracer_from_env,
+)
 from kanawa.trace.events import TraceEvent
 from kanawa.trace.memory import InMemoryTraceSink
 
@@ -89,3 +96,19 @@ async def test_settings_object_overrides_the_environment(tmp_path: Path) -> None
     await tracer.aclose()
     assert "essay text" in path.read_text(encoding="utf-8")
     assert not (tmp_path / "from-env").exists()
+
+
+def test_otlp_timeouts_default_to_the_documented_values_and_read_the_environment() -> None:
+    defaults = TraceSettings.from_env({})
+    assert (defaults.otlp_timeout, defaults.otlp_close_timeout) == (5.0, 1.0)
+    assert (DEFAULT_OTLP_TIMEOUT, DEFAULT_OTLP_CLOSE_TIMEOUT) == (5.0, 1.0)
+    tuned = TraceSettings.from_env(
+        {"KANAWA_TRACE_OTLP_TIMEOUT": "2.5", "KANAWA_TRACE_OTLP_CLOSE_TIMEOUT": "0.25"}
+    )
+    assert (tuned.otlp_timeout, tuned.otlp_close_timeout) == (2.5, 0.25)
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "soon", "nan", "inf"])
+def test_an_otlp_timeout_that_is_not_a_positive_number_is_refused(value: str) -> None:
+    with pytest.raises(ValueError, match="KANAWA_TRACE_OTLP_CLOSE_TIMEOUT must be a"):
+        TraceSettings.from_env({"KANAWA_TRACE_OTLP_CLOSE_TIMEOUT": value})

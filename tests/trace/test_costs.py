@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from kanawa.llm.pricing import cost_of
-from kanawa.trace.costs import with_cost
+from kanawa.trace.costs import trace_cost, with_cost
+from kanawa.trace.records import TraceRecord
 from kanawa.types import JsonValue, Usage
 
 
@@ -30,7 +31,7 @@ def test_an_unknown_model_has_no_cost_never_zero() -> None:
 
 
 def test_other_records_are_left_alone() -> None:
-    for event in ("llm_start", "llm_error", "tool_end", "agent_end"):
+    for event in ("llm_start", "tool_end", "agent_end"):
         record: dict[str, JsonValue] = {
             "event": event,
             "model": "gpt-5",
@@ -38,3 +39,32 @@ def test_other_records_are_left_alone() -> None:
             "tok_completion": 3,
         }
         assert "cost_usd" not in with_cost(dict(record))
+
+
+def test_a_failed_call_costs_nothing_on_a_priced_model_and_is_unknown_on_an_unpriced_one() -> None:
+    assert with_cost({"event": "llm_error", "model": "gpt-5"})["cost_usd"] == 0.0
+    assert with_cost({"event": "llm_error", "model": "my-local-model"})["cost_usd"] is None
+
+
+def _call(event: str, model: str) -> TraceRecord:
+    if event == "llm_error":  # a failed call reports no usage
+        return TraceRecord(event, 0.0, model=model, error="connection error")
+    return TraceRecord(event, 0.0, model=model, tok_prompt=1000, tok_completion=400)
+
+
+def test_a_traces_cost_is_the_sum_of_its_calls() -> None:
+    records = [TraceRecord("agent_start", 0.0), _call("llm_end", "gpt-5"), _call("llm_end", "gpt-5-mini")]
+    gpt5, mini = (cost_of(model, Usage(1000, 400, 0, 0, 1)) for model in ("gpt-5", "gpt-5-mini"))
+    assert gpt5 is not None
+    assert mini is not None
+    expected = gpt5 + mini
+    assert trace_cost(records) == pytest.approx(expected)
+    assert trace_cost([*records, _call("llm_error", "gpt-5")]) == pytest.approx(expected)
+
+
+def test_a_traces_cost_is_unknown_when_any_call_was_unpriced_never_zero() -> None:
+    priced = _call("llm_end", "gpt-5")
+    assert trace_cost([priced, _call("llm_end", "my-local-model")]) is None
+    assert trace_cost([priced, _call("llm_error", "my-local-model")]) is None  # a failed run's call
+    assert trace_cost([_call("llm_error", "my-local-model")]) is None
+    assert trace_cost([TraceRecord("agent_start", 0.0)]) is None  # no model call: nothing was priced

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import logging
+import socket
+import threading
 from collections.abc import Iterator
 
 import pytest
@@ -267,3 +270,84 @@ async def test_a_failed_model_call_marks_the_chat_and_agent_spans_as_errors(
     assert run.status_code == STATUS_ERROR
     assert run.attributes["error.type"] == type(caught.value).__name__
     assert chat.parent_span_id == run.span_id
+
+
+class _RetryWatch(logging.Handler):
+    """Counts the exporter's "retrying in …" warnings; ``first`` is set at the first one."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.retries = 0
+        self.first = threading.Event()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if "retrying in" in record.getMessage():
+            self.retries += 1
+            self.first.set()
+
+
+@pytest.fixture
+def retry_watch() -> Iterator[_RetryWatch]:
+    logger = logging.getLogger("opentelemetry.exporter.otlp.proto.http.trace_exporter")
+    watch = _RetryWatch()
+    logger.addHandler(watch)
+    yield watch
+    logger.removeHandler(watch)
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port  # nothing listens there now: connections are refused
+
+
+async def _export_under_way(tracer: Tracer) -> asyncio.Task[bool]:
+    """Run an agent, then start exporting its spans in a thread (the export the close must cut short)."""
+    await Agent("a", model=ScriptedLLM([_answer("one")]), tracer=tracer).run("go")
+    (sink,) = tracer.sinks
+    assert isinstance(sink, OtelTraceSink)
+    return asyncio.create_task(asyncio.to_thread(sink.force_flush))
+
+
+async def test_closing_does_not_wait_out_the_retry_schedule_of_a_refused_collector(
+    retry_watch: _RetryWatch, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Against a closed loopback port the SDK retries after 1, 2, 4, 8 and 16 s within the export's
+    deadline (600 s here, also the SDK's own setting, so nothing else ends the schedule). Closing the
+    tracer cancels it: the retry under way when it closes is the last one."""
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "600")
+    env = {
+        "KANAWA_TRACE": "0",
+        "TRACE_OTLP_ENDPOINT": f"http://127.0.0.1:{_closed_port()}",
+        "KANAWA_TRACE_OTLP_TIMEOUT": "600",
+        "KANAWA_TRACE_OTLP_CLOSE_TIMEOUT": "0.1",
+    }
+    tracer = tracer_from_env(environ=env)
+    exporting = await _export_under_way(tracer)
+    assert await asyncio.to_thread(retry_watch.first.wait, 30)  # refused once, now backing off
+    await asyncio.wait_for(tracer.aclose(), 25)  # far below the 31 s schedule; typically 0.1 s
+    await asyncio.wait_for(exporting, 25)  # the cancelled export returned instead of retrying
+    assert retry_watch.retries <= 2  # not the five of the whole schedule (one, unless the machine stalls)
+
+
+async def test_closing_does_not_wait_for_a_collector_that_never_answers(
+    receiver: OtlpReceiver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The collector accepts the export and hangs (30 s; the export's deadline is 600 s): the SDK's
+    shutdown would wait for it, closing gives up after ``KANAWA_TRACE_OTLP_CLOSE_TIMEOUT``."""
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "600")
+    env = {
+        "KANAWA_TRACE": "0",
+        "TRACE_OTLP_ENDPOINT": receiver.endpoint,
+        "KANAWA_TRACE_OTLP_TIMEOUT": "600",
+        "KANAWA_TRACE_OTLP_CLOSE_TIMEOUT": "0.1",
+    }
+    tracer = tracer_from_env(environ=env)
+    receiver.gate.clear()
+    exporting = await _export_under_way(tracer)
+    assert await asyncio.to_thread(receiver.entered.wait, 30)  # the export is stuck in its request
+    await asyncio.wait_for(tracer.aclose(), 20)  # the hang lasts 30 s
+    assert receiver.requests == 0  # closed while the collector still had not answered
+    receiver.gate.set()
+    await asyncio.wait_for(exporting, 30)

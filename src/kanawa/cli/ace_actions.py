@@ -1,9 +1,9 @@
 """What the ``kanawa ace`` commands do (:mod:`kanawa.cli.ace_cmd` holds the typer wrappers).
 
 Each action opens the store, does its work, prints with rich and returns the exit code: 0 success,
-1 a bad input file or a failed Trajectory, 2 a model or store that cannot be used (one line, never a
-traceback). Long steps — embedding a playbook, adaptation epochs — show progress bars with counts and
-an ETA on stderr.
+1 a bad input file or a failed Trajectory, 2 a model or store that cannot be used or a dataset that
+``search``/``export`` do not find there (one line, never a traceback). Long steps — embedding a
+playbook, adaptation epochs — show progress bars with counts and an ETA on stderr.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from kanawa.apps.ace.search.hybrid import HybridSearch
 from kanawa.apps.ace.store.base import PlaybookStore
 from kanawa.apps.ace.workflow import Sample
 from kanawa.cli.errors import setup_hint
+from kanawa.cli.files import InputFileError, read_input_text
 from kanawa.llm.base import LLMAdapter
 from kanawa.llm.errors import LLMError
 from kanawa.secrets import mask
@@ -66,6 +67,22 @@ async def _store(location: str | None, err: Console) -> AsyncIterator[PlaybookSt
         await store.aclose()
 
 
+async def _has_dataset(store: PlaybookStore, dataset: str, err: Console) -> bool:
+    """Whether ``dataset`` is in ``store``; if not, one line naming the datasets there (commands that
+    only read a playbook refuse a name that was never imported instead of showing an empty one)."""
+    known = await store.datasets()
+    if dataset in known:
+        return True
+    there = f"the store holds {', '.join(sorted(known))}" if known else "the store holds no playbooks yet"
+    err.print(
+        f"kanawa: no playbook named {escape(repr(dataset))} ({there}); "
+        f"import one with: kanawa ace import FILE --dataset {escape(dataset)}",
+        soft_wrap=True,
+        highlight=False,
+    )
+    return False
+
+
 def _search(store: PlaybookStore, dense: bool) -> HybridSearch:
     return HybridSearch(store=store) if dense else HybridSearch(embedder=None, store=store)
 
@@ -89,10 +106,18 @@ async def _embed(search: HybridSearch, playbook: Playbook, err: Console) -> int:
 
 
 def _read_playbook(file: Path) -> Playbook:
-    text = file.read_text(encoding="utf-8")
+    """Raises :class:`InputFileError` (unreadable) or ``ValueError`` (not a playbook)."""
+    text = read_input_text(file, what="playbook")
     if file.suffix == ".json":
         return Playbook.model_validate_json(text)
     return Playbook.from_text(text)
+
+
+def _missing_directory(path: Path | None) -> str | None:
+    """Why ``path`` is not a directory (``None`` when it is, or when no path was given)."""
+    if path is None or path.is_dir():
+        return None
+    return "it is a file, not a directory" if path.exists() else "no such directory"
 
 
 def _resolve(model: str, err: Console) -> LLMAdapter | None:
@@ -110,7 +135,10 @@ async def import_playbook(
 ) -> int:
     try:
         playbook = _read_playbook(file)
-    except (OSError, ValueError) as exc:
+    except InputFileError as exc:
+        err.print(f"kanawa: {escape(str(exc))}", soft_wrap=True)
+        return EXIT_INPUT
+    except ValueError as exc:
         err.print(f"kanawa: cannot import {escape(str(file))}: {escape(str(exc).splitlines()[0])}")
         return EXIT_INPUT
     async with _store(store, err) as opened:
@@ -161,7 +189,7 @@ async def search_playbook(
         err.print(f"kanawa: bad search options: {escape(str(exc).splitlines()[-1].strip())}")
         return EXIT_INPUT
     async with _store(store, err) as opened:
-        if opened is None:
+        if opened is None or not await _has_dataset(opened, dataset, err):
             return EXIT_SETUP
         playbook = await opened.load(dataset)
         search = _search(opened, dense and mode != "bm25")
@@ -198,6 +226,12 @@ async def generate_trajectory(
     from kanawa.apps.ace.generator import GeneratorAgent
     from kanawa.apps.ace.prompt_builder import PromptBuilder
 
+    problem = _missing_directory(prompts_dir)
+    if problem:
+        err.print(
+            f"kanawa: cannot read the prompts directory {escape(str(prompts_dir))}: {problem}", soft_wrap=True
+        )
+        return EXIT_INPUT
     adapter = _resolve(model, err)
     if adapter is None:
         return EXIT_SETUP
@@ -232,8 +266,11 @@ async def adapt_playbook(
     from kanawa.apps.ace.workflow import load_jsonl
 
     try:
-        samples = load_jsonl(train)
-    except (OSError, ValueError) as exc:
+        samples = load_jsonl(train, text=read_input_text(train, what="training file"))
+    except InputFileError as exc:
+        err.print(f"kanawa: {escape(str(exc))}", soft_wrap=True)
+        return EXIT_INPUT
+    except ValueError as exc:
         err.print(f"kanawa: {escape(str(exc))}")
         return EXIT_INPUT
     if models is None:
@@ -311,7 +348,7 @@ async def export_playbook(
         err.print("kanawa: --format must be text or json")
         return EXIT_INPUT
     async with _store(store, err) as opened:
-        if opened is None:
+        if opened is None or not await _has_dataset(opened, dataset, err):
             return EXIT_SETUP
         playbook = await opened.load(dataset)
     out = playbook.to_text() if fmt == "text" else playbook.model_dump_json(indent=2) + "\n"

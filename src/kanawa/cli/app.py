@@ -19,18 +19,20 @@ from rich.console import Console
 from rich.text import Text
 
 from kanawa import __version__
+from kanawa._cli_help import KanawaCommand, KanawaGroup
 from kanawa.apps.smartao.cli import smartao_app
 from kanawa.cli.ace_cmd import ace_app
 from kanawa.cli.extras import require_extra
 
 app = typer.Typer(
+    cls=KanawaGroup,
     name="kanawa",
     help="kanawa — LLM agents with any provider, a safe tool loop, honest streaming and tracing.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-trace_app = typer.Typer(help="Inspect JSONL traces.", no_args_is_help=True)
+trace_app = typer.Typer(cls=KanawaGroup, help="Inspect JSONL traces.", no_args_is_help=True)
 app.add_typer(trace_app, name="trace")
 app.add_typer(ace_app, name="ace")
 app.add_typer(smartao_app, name="smartao")
@@ -57,7 +59,7 @@ def _root(
     """kanawa — LLM agents with any provider, a safe tool loop, honest streaming and tracing."""
 
 
-@app.command()
+@app.command(cls=KanawaCommand)
 def demo(
     model: Annotated[
         str,
@@ -78,7 +80,7 @@ def demo(
     raise typer.Exit(_run(run_demo(console, err, model=model, trace=trace), err))
 
 
-@app.command()
+@app.command(cls=KanawaCommand)
 def run(
     question: Annotated[str, typer.Argument(help="What to ask the agent.")],
     model: Annotated[
@@ -130,7 +132,7 @@ def run(
     raise typer.Exit(_run(coro, err))
 
 
-@app.command()
+@app.command(cls=KanawaCommand)
 def serve(
     agents: Annotated[
         str | None,
@@ -153,7 +155,7 @@ def serve(
     )
 
 
-@app.command()
+@app.command(cls=KanawaCommand)
 def worker(
     concurrency: Annotated[int, typer.Option(min=1, help="Runs executed at once by this worker.")] = 1,
     log_level: Annotated[str, typer.Option(help="Celery's log level.")] = "WARNING",
@@ -167,7 +169,7 @@ def worker(
     raise typer.Exit(run_worker(err, concurrency=concurrency, log_level=log_level))
 
 
-@trace_app.command("view")
+@trace_app.command("view", cls=KanawaCommand)
 def trace_view(
     file: Annotated[Path, typer.Argument(help="A .jsonl trace file.")],
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
@@ -181,7 +183,7 @@ def trace_view(
     raise typer.Exit(view(console, err, file, host=host, port=port))
 
 
-@trace_app.command("show")
+@trace_app.command("show", cls=KanawaCommand)
 def trace_show(
     file: Annotated[
         Path | None,

@@ -2,12 +2,14 @@
 
 ``serve`` checks everything a misconfiguration could break before it listens (the agent registry,
 the keys, Redis for more than one worker) and exits with code 2 and one line otherwise. With no API
-keys configured it listens on loopback only and prints a generated development key.
+keys configured it listens on loopback only and prints a generated development key, and the runs
+page's URL with that key in its fragment (one click opens it, already signed in).
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 from rich.console import Console
@@ -16,6 +18,16 @@ from rich.text import Text
 from kanawa.cli.running import EXIT_OK, EXIT_SETUP
 
 LOOPBACK = frozenset({"127.0.0.1", "::1", "localhost"})
+
+
+def app_dir_on_path(directory: Path | None = None) -> None:
+    """Put ``directory`` (default: the current one) first on ``sys.path``, as uvicorn does for its app,
+    so ``kanawa serve myapp:agents`` finds ``myapp.py`` where the user stands. The console script's
+    own ``sys.path`` starts with its ``bin/`` folder, not the working directory. Worker processes
+    (uvicorn's spawned workers, Celery's forked pool) inherit the path."""
+    folder = str((directory or Path.cwd()).resolve())
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
 
 
 def serve(
@@ -33,10 +45,12 @@ def serve(
 
     import uvicorn
 
-    from kanawa.server.auth import KeyConfigError, KeyRing
+    from kanawa.server.auth import KeyConfigError, KeyRing, is_loopback
+    from kanawa.server.http_limits import uvicorn_options
     from kanawa.server.registry import RegistryError, load_agents
     from kanawa.server.settings import ServerSettings
 
+    app_dir_on_path()
     try:
         settings = ServerSettings.from_env()
         registry = load_agents(agents)
@@ -62,8 +76,9 @@ def serve(
     environ = os.environ
     if agents:
         environ["KANAWA_SERVE_AGENTS"] = agents
+    key = ""  # the development key, when no keys are configured
     if not settings.keys_configured:
-        if host not in LOOPBACK:
+        if host not in LOOPBACK and not is_loopback(host):
             err.print(
                 Text(
                     "kanawa serve: no API keys configured, so only loopback is served; "
@@ -83,7 +98,8 @@ def serve(
         mode = "Redis Streams" if settings.redis_url else "embedded (in memory)"
     console.print(Text.assemble(("agents ", "bold"), ", ".join(registry)))
     console.print(Text.assemble(("mode   ", "bold"), mode))
-    console.print(Text.assemble(("listen ", "bold"), f"http://{host}:{port}  (timeline: /runs)"))
+    console.print(Text.assemble(("listen ", "bold"), base_url(host, port)))
+    console.print(Text.assemble(("runs   ", "bold"), page_url(host, port, "/runs", key=key)), soft_wrap=True)
     uvicorn.run(
         "kanawa.server.factory:app_from_env",
         factory=True,
@@ -92,8 +108,21 @@ def serve(
         workers=workers,
         log_level=log_level,
         timeout_graceful_shutdown=5,
+        **uvicorn_options(),
     )
     return EXIT_OK
+
+
+def base_url(host: str, port: int) -> str:
+    """``http://host:port`` as a browser takes it (an IPv6 address in brackets)."""
+    shown = f"[{host}]" if ":" in host and not host.startswith("[") else host
+    return f"http://{shown}:{port}"
+
+
+def page_url(host: str, port: int, path: str, *, key: str = "") -> str:
+    """The URL of a page the server serves; with the development ``key`` in its fragment, which the page
+    keeps in the tab and removes from the address bar (a fragment never reaches the server)."""
+    return base_url(host, port) + path + (f"#key={key}" if key else "")
 
 
 def trace_view(console: Console, err: Console, file: Path, *, host: str, port: int) -> int:
@@ -122,6 +151,7 @@ def worker(err: Console, *, concurrency: int, log_level: str) -> int:
     if missing:
         err.print(Text(f"kanawa worker: set {' and '.join(missing)}"), soft_wrap=True)
         return EXIT_SETUP
+    app_dir_on_path()
     try:
         run_worker(concurrency=concurrency, loglevel=log_level.upper())
     except RegistryError as exc:
@@ -130,4 +160,4 @@ def worker(err: Console, *, concurrency: int, log_level: str) -> int:
     return EXIT_OK
 
 
-__all__ = ["serve", "trace_view", "worker"]
+__all__ = ["app_dir_on_path", "base_url", "page_url", "serve", "trace_view", "worker"]

@@ -37,7 +37,8 @@ class ModelCaller:
     @property
     def cost(self) -> float | None:
         """USD spent so far, priced per response by its model (:mod:`kanawa.llm.pricing`); ``None``
-        once any response came from a model without a price (a partial sum would understate it)."""
+        once any request went to a model without a price, answered or failed (a partial sum would
+        understate it, and a failed run's ``$0`` would be made up)."""
         return self._cost
 
     @property
@@ -110,7 +111,11 @@ class ModelCaller:
             self._trace.llm_end(step, response, duration_ms=(time.perf_counter() - started) * 1000.0)
 
     def _failed(self, error: LLMError, step: int, started: float) -> LLMCallFailed:
+        """A failed request is billed nothing on a priced model; on a model without a price what it
+        cost is unknown, and so is the run's cost from then on (never a made-up ``$0``)."""
         self._requests += 1
+        if self._cost is not None and cost_of(error.model or self._model.model, Usage()) is None:
+            self._cost = None
         if self._trace is not None:
             self._trace.llm_error(step, error, duration_ms=(time.perf_counter() - started) * 1000.0)
         return LLMCallFailed(error, step=step)

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Header, HTTPException, Path, Query, Request, Response
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, Field
 
@@ -25,12 +26,15 @@ from kanawa.server.auth import KeyRing, RateLimiter, is_loopback, key_hash
 from kanawa.server.budgets import apply_tenant_budget
 from kanawa.server.event_stream import OpenStreams, RunEventStream
 from kanawa.server.extensions import Extension, merged_agents
+from kanawa.server.http_headers import PageSecurityHeaders, mask_access_log
 from kanawa.server.limits import BodySizeLimit
 from kanawa.server.page import PAGE_HTML
+from kanawa.server.resume import resume_point
 from kanawa.server.runs import InvalidDecisions, NotAwaitingApproval, RunLimitReached, RunManager
 from kanawa.server.servable import ServableAgent
 from kanawa.server.settings import ServerSettings
 from kanawa.server.store import MemoryRunStore, RunRecord, RunStore
+from kanawa.server.validation import Text, validation_failed
 
 RUN_ID = r"^[0-9a-f]{32}$"
 SSE_MEDIA = "text/event-stream"
@@ -43,19 +47,34 @@ _SSE_DOC: dict[int | str, dict[str, Any]] = {
 }
 
 
+API_ERRORS: dict[int | str, dict[str, Any]] = {
+    401: {"description": "No valid API key (`WWW-Authenticate: Bearer`)"},
+    403: {"description": "Development mode (no keys configured): a client that is not loopback"},
+    429: {"description": "Rate limit of the API key exceeded (`Retry-After` says when to retry)"},
+}
+"""What every ``/v1`` route may answer before it runs (authentication, rate limit)."""
+BODY_ERRORS: dict[int | str, dict[str, Any]] = {
+    400: {"description": "A malformed `Content-Length`"},
+    413: {"description": "A body larger than `KANAWA_MAX_REQUEST_BYTES`"},
+}
+"""What a route with a request body may answer besides (validation is FastAPI's 422)."""
+
+
 class RunRequest(BaseModel):
     """``POST /v1/runs``: which agent, what to ask, an optional session id."""
 
-    agent: str = Field(min_length=1, max_length=200)
-    input: str = Field(min_length=1, max_length=200_000)
-    session_id: str | None = Field(default=None, max_length=200)
+    agent: Text = Field(min_length=1, max_length=200)
+    input: Text = Field(min_length=1, max_length=200_000)
+    session_id: Text | None = Field(default=None, max_length=200)
 
 
 class ApprovalRequest(BaseModel):
     """``POST /v1/runs/{id}/approvals``: the tool calls a human approved or rejected (with a reason)."""
 
-    approved: list[Annotated[str, Field(max_length=200)]] = Field(default_factory=list, max_length=1000)
-    rejected: dict[str, Annotated[str, Field(max_length=2000)]] = Field(default_factory=dict)
+    approved: list[Annotated[Text, Field(max_length=200)]] = Field(default_factory=list, max_length=1000)
+    rejected: dict[Annotated[Text, Field(max_length=200)], Annotated[Text, Field(max_length=2000)]] = Field(
+        default_factory=dict
+    )
 
 
 class AgentInfo(BaseModel):
@@ -219,6 +238,9 @@ def create_app(
         lifespan=lifespan,
     )
     app.add_middleware(BodySizeLimit, limit=config.max_request_bytes)
+    app.add_middleware(PageSecurityHeaders)
+    app.add_exception_handler(RequestValidationError, validation_failed)
+    mask_access_log()
     app.state.dev_key = dev_key
     app.state.settings = config
     app.state.ring = ring
@@ -238,7 +260,7 @@ def create_app(
             raise HTTPException(404, "no such run")
         return record
 
-    @app.get("/v1/agents", response_model=AgentList, tags=["agents"])
+    @app.get("/v1/agents", response_model=AgentList, responses=API_ERRORS, tags=["agents"])
     async def list_agents(who: CallerArg) -> AgentList:
         """The agents this server runs."""
         return AgentList(
@@ -250,7 +272,13 @@ def create_app(
 
     @app.post(
         "/v1/runs",
-        responses={**_SSE_DOC, 404: {"description": "Unknown agent"}, 429: {"description": "Too many"}},
+        responses={
+            **_SSE_DOC,
+            **BODY_ERRORS,
+            404: {"description": "Unknown agent"},
+            **API_ERRORS,
+            429: {"description": "Rate limit of the API key, or the tenant's runs going (`Retry-After`)"},
+        },
         response_class=Response,
         tags=["runs"],
     )
@@ -266,7 +294,7 @@ def create_app(
             raise HTTPException(429, str(exc), headers={"Retry-After": "1"}) from None
         return event_stream(request, record.run_id, 0)
 
-    @app.get("/v1/runs", response_model=RunList, tags=["runs"])
+    @app.get("/v1/runs", response_model=RunList, responses=API_ERRORS, tags=["runs"])
     async def list_runs(request: Request, who: CallerArg) -> RunList:
         """This tenant's runs, newest first."""
         records = await manager_of(request).store.list(who.tenant, limit=100)
@@ -275,7 +303,7 @@ def create_app(
     @app.get(
         "/v1/runs/{run_id}",
         response_model=RunInfo,
-        responses={404: {"description": "No such run"}},
+        responses={404: {"description": "No such run"}, **API_ERRORS},
         tags=["runs"],
     )
     async def get_run(run_id: RunIdArg, request: Request, who: CallerArg) -> RunInfo:
@@ -284,7 +312,13 @@ def create_app(
 
     @app.get(
         "/v1/runs/{run_id}/events",
-        responses={**_SSE_DOC, 404: {"description": "No such run"}},
+        responses={
+            **_SSE_DOC,
+            204: {"description": "The run has ended and the resume point is its last chunk"},
+            400: {"description": "A resume point that is not a seq of the run"},
+            404: {"description": "No such run"},
+            **API_ERRORS,
+        },
         response_class=Response,
         tags=["runs"],
     )
@@ -306,20 +340,29 @@ def create_app(
                 raise HTTPException(400, "Last-Event-ID must be a chunk seq (an integer)") from None
             if start < 0:
                 raise HTTPException(400, "Last-Event-ID must not be negative")
-        return event_stream(request, record.run_id, start)
+        match await resume_point(manager_of(request).store, record, start):
+            case "stream":
+                return event_stream(request, record.run_id, start)
+            case "ended":
+                return Response(status_code=204, headers={"X-Run-Id": record.run_id})
+            case "past_end":
+                raise HTTPException(
+                    400, f"resume point {start} is past the run's last chunk (seq {record.last_seq})"
+                )
 
     @app.post(
         "/v1/runs/{run_id}/cancel",
         response_model=RunInfo,
         status_code=202,
-        responses={404: {"description": "No such run"}},
+        responses={404: {"description": "No such run"}, **API_ERRORS},
         tags=["runs"],
     )
     async def cancel_run(run_id: RunIdArg, request: Request, who: CallerArg) -> RunInfo:
         """Ask a run to stop; its stream ends with a ``done`` chunk of status ``cancelled``."""
         record = await owned(request, who, run_id)
-        if record.status == "running":
+        if record.status in ("running", "awaiting_approval"):
             await manager_of(request).cancel(record)
+            record = await owned(request, who, run_id)
         return _info(record)
 
     @app.post(
@@ -330,6 +373,8 @@ def create_app(
             404: {"description": "No such run"},
             409: {"description": "Not awaiting approval"},
             422: {"description": "Decisions that do not fit the calls waiting"},
+            **BODY_ERRORS,
+            **API_ERRORS,
         },
         tags=["runs"],
     )
@@ -364,6 +409,13 @@ def create_app(
     for extension in mounted:
         if extension.router is not None:
             app.include_router(extension.router)
+
+    @app.get("/", include_in_schema=False)
+    async def root() -> RedirectResponse:
+        """The runs page: what a person opening the server's address wants (an extension's router,
+        included first, may answer ``/`` instead). A browser keeps the ``#key=…`` fragment across it."""
+        return RedirectResponse("/runs")
+
     return app
 
 

@@ -35,6 +35,19 @@ def key_hash(key: str) -> str:
     return hashlib.sha256(key.encode("utf-8")).hexdigest()
 
 
+UNSENDABLE_KEY: Final = (
+    "an API key must be printable ASCII: an HTTP header carries no other text, so a client could "
+    "never send this key"
+)
+
+
+def _sendable(key: str) -> bool:
+    """Whether a client can send ``key`` as it is in an ``Authorization`` header: a header's bytes
+    reach the server as Latin-1 text, while the configured key is hashed as UTF-8 — a key beyond
+    ASCII would never match. Refused when configured rather than failing every request."""
+    return key.isascii() and key.isprintable()
+
+
 def _entry(item: str, where: str) -> tuple[str, str]:
     """``key:tenant`` or ``sha256:<hex>:tenant`` → (hash, tenant)."""
     item = item.strip()
@@ -47,6 +60,8 @@ def _entry(item: str, where: str) -> tuple[str, str]:
         key, sep, tenant = item.rpartition(":")
         if not sep or not key.strip():
             raise KeyConfigError(f"{where}: expected key:tenant")
+        if not _sendable(key.strip()):
+            raise KeyConfigError(f"{where}: {UNSENDABLE_KEY}")
         register_secret(key.strip())
         digest = key_hash(key.strip())
     tenant = tenant.strip()
@@ -89,6 +104,8 @@ class KeyRing:
     def development(cls, key: str | None = None) -> tuple[KeyRing, str]:
         """A ring holding one generated key (tenant ``dev``), and that key, to print once."""
         key = key or "kw-dev-" + secrets.token_urlsafe(24)
+        if not _sendable(key):
+            raise KeyConfigError(f"KANAWA_DEV_KEY: {UNSENDABLE_KEY}")
         register_secret(key)
         return cls({key_hash(key): "dev"}, dev=True), key
 

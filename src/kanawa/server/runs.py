@@ -31,6 +31,7 @@ from kanawa.loop.approval import Approvals, unanswered_calls
 from kanawa.loop.runner import AgentLoopRunner
 from kanawa.loop.state import FinalOutputPhase, ToolCallRecord
 from kanawa.loop.steps import FinalResponse
+from kanawa.secrets import mask
 from kanawa.server.budgets import CURRENT_TENANT
 from kanawa.server.checkpoint import Checkpoint
 from kanawa.server.chunks import Chunk, done_chunk, error_chunk, event_chunks
@@ -319,7 +320,8 @@ class RunManager:
         except asyncio.CancelledError:
             status, reason = "cancelled", "cancelled"
         except Exception as exc:
-            _log.info("run %s failed: %s", run_id, type(exc).__name__)
+            # the whole (masked) text for the operator; the client gets chunks.client_message's
+            _log.info("run %s failed: %s: %s", run_id, type(exc).__name__, mask(str(exc)))
             status, reason = "failed", "error"
             failure = self._trace_chunks(traces)
             failure.append(error_chunk(exc, agent=agent.name, now=time.time()))
@@ -369,11 +371,33 @@ class RunManager:
         await self.store.save_checkpoint(run_id, point.dumps())
 
     async def cancel(self, record: RunRecord) -> None:
-        """Ask the run to stop: through the store (any worker) and, when it runs here, its task."""
+        """Ask the run to stop: through the store (any worker) and, when it runs here, its task.
+
+        A run waiting for approval has no task anywhere: it is ended here — its status set to
+        ``cancelled`` in the same atomic step that a decision would take to continue it (so of a
+        cancel and a decision racing, one wins; a later decision finds it cancelled) and a ``done``
+        chunk of status ``cancelled`` appended to its stream."""
+        if record.status == "awaiting_approval" and await self._cancel_waiting(record):
+            return
         await self.store.request_cancel(record.run_id)
         task = self._tasks.get(record.run_id)
         if task is not None:
             task.cancel()
+
+    async def _cancel_waiting(self, record: RunRecord) -> bool:
+        """End a run that waits for approval (:meth:`cancel`); ``False`` when a decision came first."""
+        run_id = record.run_id
+        if not await self.store.claim_status(run_id, "awaiting_approval", "cancelled"):
+            return False
+        await self.store.request_cancel(run_id)
+        await self.store.set_status(run_id, "cancelled", reason="cancelled")
+        current = await self.store.get_any(run_id)
+        last_seq = current.last_seq if current is not None else record.last_seq
+        text = await self.store.load_checkpoint(run_id)
+        cost = Checkpoint.loads(text).cost_usd if text is not None else None
+        done = done_chunk("cancelled", agent=record.agent, now=time.time(), reason="cancelled", cost_usd=cost)
+        await self.store.append(run_id, Entry(last_seq + 1, done.encode(last_seq + 1), True))
+        return True
 
     async def approve(
         self, record: RunRecord, *, approved: Sequence[str], rejected: Mapping[str, str]

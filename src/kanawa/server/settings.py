@@ -15,6 +15,11 @@ variable                        meaning                                         
 ``KANAWA_RUN_BUFFER``           most chunks kept per run (oldest dropped beyond it)         10000
 ``KANAWA_SSE_PING``             seconds between keep-alive comments on an idle stream       15
 ``KANAWA_MAX_REQUEST_BYTES``    largest request body accepted (413 beyond)                  1048576
+``KANAWA_MAX_HEAD_BYTES``       largest request head: request line and headers (431         32768
+                                beyond, and the connection is closed)
+``KANAWA_MAX_HEADERS``          most header lines in one request (431 beyond)               100
+``KANAWA_HEAD_TIMEOUT``         seconds a request head may take to arrive (408 and the      10
+                                connection closed beyond)
 ``KANAWA_RATE_LIMIT``           requests per minute per API key (429 beyond; 0 = off)       600
 ``KANAWA_MAX_RUNS``             runs one tenant may have running at once (429 beyond)       64
 ``KANAWA_TENANT_MAX_TOKENS``    a token budget per tenant over all its runs                 no limit
@@ -52,6 +57,9 @@ ENVIRONMENT: Final[Mapping[str, str]] = MappingProxyType(
         "run_buffer": "KANAWA_RUN_BUFFER",
         "sse_ping": "KANAWA_SSE_PING",
         "max_request_bytes": "KANAWA_MAX_REQUEST_BYTES",
+        "max_head_bytes": "KANAWA_MAX_HEAD_BYTES",
+        "max_headers": "KANAWA_MAX_HEADERS",
+        "head_timeout": "KANAWA_HEAD_TIMEOUT",
         "rate_limit": "KANAWA_RATE_LIMIT",
         "max_runs": "KANAWA_MAX_RUNS",
         "tenant_max_tokens": "KANAWA_TENANT_MAX_TOKENS",
@@ -107,6 +115,10 @@ class ServerSettings:
     run_buffer: int = 10_000
     sse_ping: float = 15.0
     max_request_bytes: int = 1_048_576
+    max_head_bytes: int = 32_768
+    max_headers: int = 100
+    head_timeout: float = 10.0
+    """Request head limits (:mod:`kanawa.server.http_limits`): enforced by the HTTP protocol."""
     rate_limit: int = 600
     max_runs: int = 64
     dev_key: str | None = None
@@ -154,6 +166,9 @@ class ServerSettings:
             run_buffer=_env_int(env["run_buffer"], 10_000, minimum=16),
             sse_ping=_env_float(env["sse_ping"], 15.0, minimum=0.05),
             max_request_bytes=_env_int(env["max_request_bytes"], 1_048_576, minimum=1024),
+            max_head_bytes=_env_int(env["max_head_bytes"], 32_768, minimum=1024),
+            max_headers=_env_int(env["max_headers"], 100, minimum=8),
+            head_timeout=_env_float(env["head_timeout"], 10.0, minimum=0.1),
             rate_limit=_env_int(env["rate_limit"], 600),
             max_runs=_env_int(env["max_runs"], 64, minimum=1),
             tenant_max_tokens=_env_optional_int(env["tenant_max_tokens"]),

@@ -1,7 +1,11 @@
 """``kanawa trace view FILE``: the timeline page over a JSONL trace instead of a live stream.
 
 The page is the one ``/runs/{id}`` serves; here it loads ``trace.json`` — the file's records, parsed
-by :func:`kanawa.trace.records.read_trace` (bad lines are reported, not shown) — and draws them.
+by :func:`kanawa.trace.records.read_trace` (bad lines are reported, not shown) — and draws them. The
+summary a live run's ``done`` chunk gives comes with them: the runs' outcome
+(:func:`kanawa.trace.outcome.trace_outcome`: an error record inside a run that ended ``completed`` is
+not a failed run) and the total cost (:func:`kanawa.trace.costs.trace_cost`: unknown, never ``0``,
+when any call went to a model without a price).
 """
 
 from __future__ import annotations
@@ -13,7 +17,8 @@ from fastapi import FastAPI
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 
 from kanawa.server.page import PAGE_HTML
-from kanawa.trace.costs import with_cost
+from kanawa.trace.costs import trace_cost, with_cost
+from kanawa.trace.outcome import trace_outcome
 from kanawa.trace.records import TraceRecord, read_trace
 from kanawa.trace.serialize import iso_time
 from kanawa.types import JsonValue
@@ -50,7 +55,15 @@ def create_trace_app(path: Path) -> FastAPI:
     async def trace_records() -> JSONResponse:
         log = read_trace(path)
         records = [record_json(r) for r in log.records]
-        return JSONResponse({"name": path.name, "records": records, "skipped": log.skipped})
+        return JSONResponse(
+            {
+                "name": path.name,
+                "status": trace_outcome(log.records),
+                "cost_usd": trace_cost(log.records),
+                "records": records,
+                "skipped": log.skipped,
+            }
+        )
 
     return app
 

@@ -9,7 +9,13 @@ Environment:
   no tool results, no error text) or ``none``. Provider error messages are masked at their source
   (:mod:`kanawa.secrets`) whatever the mode.
 * ``TRACE_OTLP_ENDPOINT`` (seed 002 §3-6) — also export spans over OTLP/HTTP to this collector
-  (:class:`~kanawa.trace.otel.OtelTraceSink`, needs the ``otel`` extra), whether or not JSONL is on.
+  (:class:`~kanawa.trace.otel.OtelTraceSink`, needs the ``otel`` extra), whether or not JSONL is on;
+* ``KANAWA_TRACE_OTLP_TIMEOUT`` — seconds one export to the collector may take, retries included
+  (default 5; exports run in the background and never hold up a run);
+* ``KANAWA_TRACE_OTLP_CLOSE_TIMEOUT`` — seconds closing the tracer (a CLI command's exit, a server's
+  shutdown) waits for the last spans to reach the collector (default 1). Past it the export under way
+  is abandoned and its retries cancelled, so an unreachable or silent collector never delays an exit
+  by more than this.
 
 Nothing in the loop knows about files: it receives a :class:`~kanawa.trace.events.Tracer` and emits.
 Other exporters (OpenTelemetry) are further :class:`~kanawa.trace.events.TraceSink` objects added here.
@@ -17,6 +23,7 @@ Other exporters (OpenTelemetry) are further :class:`~kanawa.trace.events.TraceSi
 
 from __future__ import annotations
 
+import math
 import os
 import uuid
 from collections.abc import Mapping, Sequence
@@ -29,6 +36,10 @@ from kanawa.trace.jsonl import DEFAULT_BATCH_SIZE, DEFAULT_FLUSH_INTERVAL, Jsonl
 from kanawa.trace.redaction import chain, drop_payloads, redact_secrets
 
 DEFAULT_TRACE_DIR: Final = Path(".kanawa") / "traces"
+DEFAULT_OTLP_TIMEOUT: Final = 5.0
+"""``KANAWA_TRACE_OTLP_TIMEOUT``: seconds per export, retries included."""
+DEFAULT_OTLP_CLOSE_TIMEOUT: Final = 1.0
+"""``KANAWA_TRACE_OTLP_CLOSE_TIMEOUT``: the most closing the tracer waits for its last spans."""
 _OFF: Final = frozenset({"0", "false", "off", "no"})
 
 RedactMode: TypeAlias = Literal["secrets", "payloads", "none"]
@@ -45,13 +56,16 @@ class TraceSettings:
     batch_size: int = DEFAULT_BATCH_SIZE
     flush_interval: float = DEFAULT_FLUSH_INTERVAL
     otlp_endpoint: str | None = None
+    otlp_timeout: float = DEFAULT_OTLP_TIMEOUT
+    otlp_close_timeout: float = DEFAULT_OTLP_CLOSE_TIMEOUT
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> TraceSettings:
-        """Read ``KANAWA_TRACE``, ``KANAWA_TRACE_DIR`` and ``KANAWA_TRACE_REDACT``.
+        """Read ``KANAWA_TRACE``, ``KANAWA_TRACE_DIR``, ``KANAWA_TRACE_REDACT``, ``TRACE_OTLP_ENDPOINT``
+        and the two ``KANAWA_TRACE_OTLP_*`` timeouts.
 
         An unknown redaction mode raises :class:`ValueError` (silently writing secrets is worse than
-        refusing to start).
+        refusing to start), and so does a timeout that is not a positive number of seconds.
         """
         env = os.environ if environ is None else environ
         enabled = env.get("KANAWA_TRACE", "1").strip().lower() not in _OFF
@@ -66,7 +80,27 @@ class TraceSettings:
         else:
             raise ValueError(f"KANAWA_TRACE_REDACT must be secrets, payloads or none (got {mode!r})")
         otlp = env.get("TRACE_OTLP_ENDPOINT", "").strip() or None
-        return cls(enabled=enabled, directory=directory, redact=redact, otlp_endpoint=otlp)
+        return cls(
+            enabled=enabled,
+            directory=directory,
+            redact=redact,
+            otlp_endpoint=otlp,
+            otlp_timeout=_seconds(env, "KANAWA_TRACE_OTLP_TIMEOUT", DEFAULT_OTLP_TIMEOUT),
+            otlp_close_timeout=_seconds(env, "KANAWA_TRACE_OTLP_CLOSE_TIMEOUT", DEFAULT_OTLP_CLOSE_TIMEOUT),
+        )
+
+
+def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError(f"{name} must be a number of seconds, not {raw!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{name} must be a positive number of seconds, not {raw!r}")
+    return value
 
 
 def trace_directory(environ: Mapping[str, str] | None = None) -> Path:
@@ -115,7 +149,13 @@ def tracer_from_env(
     if config.otlp_endpoint is not None:
         from kanawa.trace.otel import OtelTraceSink
 
-        all_sinks.append(OtelTraceSink(endpoint=config.otlp_endpoint))
+        all_sinks.append(
+            OtelTraceSink(
+                endpoint=config.otlp_endpoint,
+                export_timeout=config.otlp_timeout,
+                close_timeout=config.otlp_close_timeout,
+            )
+        )
     return Tracer(sinks=all_sinks, session=session_id, redact=redactor_for(config.redact))
 
 
@@ -128,6 +168,8 @@ def jsonl_path(tracer: Tracer) -> Path | None:
 
 
 __all__ = [
+    "DEFAULT_OTLP_CLOSE_TIMEOUT",
+    "DEFAULT_OTLP_TIMEOUT",
     "DEFAULT_TRACE_DIR",
     "TraceSettings",
     "jsonl_path",

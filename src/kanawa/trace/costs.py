@@ -5,14 +5,21 @@ and in ``data`` the ``reasoning_tokens`` and ``cached_tokens`` among them) — a
 (:mod:`kanawa.llm.pricing`). Pricing it where it is shown, not where it is traced, keeps the trace
 format free of prices that change, and lets a trace written before costs were shown be priced too.
 A model without a known price has no cost (``None``, shown as "–"), never ``0``.
+
+A failed call (``llm_error``) carries no usage: on a priced model it cost nothing, on a model without
+a price its cost is unknown — so the total of a trace (:func:`trace_cost`) is unknown as soon as any
+call, answered or failed, went to a model without a price (never a partial sum, never a made-up zero).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from kanawa.llm.pricing import cost_of
+from kanawa.trace.records import TraceRecord
 from kanawa.types import JsonValue, Usage
+
+_PRICED_EVENTS = frozenset({"llm_end", "llm_error"})
 
 
 def _count(value: JsonValue | None) -> int:
@@ -36,8 +43,9 @@ def llm_call_cost(
 
 
 def with_cost(record: dict[str, JsonValue]) -> dict[str, JsonValue]:
-    """``record`` (a serialized trace record) with ``cost_usd`` added when it is an ``llm_end``."""
-    if record.get("event") == "llm_end":
+    """``record`` (a serialized trace record) with ``cost_usd`` added when it is a model call's end
+    (``llm_end``, or ``llm_error``: ``0`` on a priced model, ``None`` on one without a price)."""
+    if record.get("event") in _PRICED_EVENTS:
         model = record.get("model")
         data = record.get("data")
         record["cost_usd"] = llm_call_cost(
@@ -49,4 +57,20 @@ def with_cost(record: dict[str, JsonValue]) -> dict[str, JsonValue]:
     return record
 
 
-__all__ = ["llm_call_cost", "with_cost"]
+def trace_cost(records: Sequence[TraceRecord]) -> float | None:
+    """USD for every model call of ``records``; ``None`` when there is none or when any call's model
+    has no known price."""
+    total = 0.0
+    calls = 0
+    for record in records:
+        if record.event not in _PRICED_EVENTS:
+            continue
+        cost = llm_call_cost(record.model, record.tok_prompt, record.tok_completion, record.data)
+        if cost is None:
+            return None
+        total += cost
+        calls += 1
+    return total if calls else None
+
+
+__all__ = ["llm_call_cost", "trace_cost", "with_cost"]

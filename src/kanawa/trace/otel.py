@@ -17,10 +17,16 @@ after the fact. Attribute names are the OpenTelemetry GenAI semantic conventions
 
 Export is in the background: ``emit`` only creates and ends span objects in memory, and a
 ``BatchSpanProcessor`` thread ships them, so a slow or dead collector never slows a run (spans beyond
-its queue are dropped by the SDK). Redaction is the JSONL sink's: the tracer's redactor runs before
-this sink sees an event, and the sink applies :func:`~kanawa.trace.redaction.redact_secrets` again
-itself so a sink attached to an unredacted tracer leaks no credentials either. Tool results are
-exported (``gen_ai.tool.call.result``) only with ``capture_content=True``, as the conventions advise.
+its queue are dropped by the SDK). Nor does it slow an exit: each export has a deadline, retries
+included (``export_timeout``, ``KANAWA_TRACE_OTLP_TIMEOUT``, 5 s), and :meth:`OtelTraceSink.aclose`
+waits at most ``close_timeout`` (``KANAWA_TRACE_OTLP_CLOSE_TIMEOUT``, 1 s) for the last spans, then
+cancels the export under way — the SDK's own shutdown would wait out the whole retry schedule (about
+7 s for a refused connection) or up to 30 s for a collector that accepts and never answers.
+
+Redaction is the JSONL sink's: the tracer's redactor runs before this sink sees an event, and the sink
+applies :func:`~kanawa.trace.redaction.redact_secrets` again itself so a sink attached to an unredacted
+tracer leaks no credentials either. Tool results are exported (``gen_ai.tool.call.result``) only with
+``capture_content=True``, as the conventions advise.
 
 Needs the ``otel`` extra (``pip install 'kanawa[otel]'``).
 """
@@ -31,7 +37,7 @@ import asyncio
 import json
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -39,11 +45,12 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 from opentelemetry.util.types import AttributeValue
 
+from kanawa.trace.config import DEFAULT_OTLP_CLOSE_TIMEOUT, DEFAULT_OTLP_TIMEOUT
 from kanawa.trace.events import TraceEvent
 from kanawa.trace.redaction import redact_secrets
 
@@ -65,6 +72,36 @@ def traces_url(endpoint: str) -> str:
     return base if base.endswith("/v1/traces") else f"{base}/v1/traces"
 
 
+class _CancellableExporter(SpanExporter):
+    """The OTLP exporter behind a switch: :meth:`cancel` shuts it down at once — the backoff wait of an
+    export under way ends, later exports fail at once — without waiting for the batch thread, which is
+    what lets :meth:`OtelTraceSink.aclose` bound its wait. The batch processor's own ``shutdown`` call
+    afterwards does nothing (the OTLP exporter would warn about a second shutdown)."""
+
+    def __init__(self, inner: SpanExporter) -> None:
+        self._inner = inner
+        self._lock = threading.Lock()
+        self._stopped = False
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        if self._stopped:
+            return SpanExportResult.FAILURE
+        return self._inner.export(spans)
+
+    def cancel(self) -> None:
+        with self._lock:
+            if self._stopped:
+                return
+            self._stopped = True
+        self._inner.shutdown()
+
+    def shutdown(self) -> None:
+        self.cancel()
+
+    def force_flush(self, timeout_millis: int = 30_000) -> bool:
+        return self._inner.force_flush(timeout_millis)
+
+
 @dataclass(slots=True)
 class _RunSpans:
     """The open spans of one run: the agent span, chat spans by step, tool spans by (step, call id)."""
@@ -82,6 +119,10 @@ class OtelTraceSink:
     ``endpoint`` (default: ``TRACE_OTLP_ENDPOINT``) for which the sink builds its own provider with an
     OTLP/HTTP exporter behind a ``BatchSpanProcessor`` (shut down on :meth:`aclose`). Raises
     ``ValueError`` when neither is available.
+
+    With its own provider, ``export_timeout`` bounds each export, retries included, and
+    ``close_timeout`` bounds how long :meth:`aclose` waits for the last spans (both in seconds; see
+    the module docstring).
     """
 
     def __init__(
@@ -91,16 +132,23 @@ class OtelTraceSink:
         endpoint: str | None = None,
         capture_content: bool = False,
         environ: Mapping[str, str] | None = None,
+        export_timeout: float = DEFAULT_OTLP_TIMEOUT,
+        close_timeout: float = DEFAULT_OTLP_CLOSE_TIMEOUT,
     ) -> None:
         self._owned: TracerProvider | None = None
+        self._exporter: _CancellableExporter | None = None
+        self._close_timeout = close_timeout
         if tracer_provider is None:
             env = os.environ if environ is None else environ
             url = endpoint or env.get(ENDPOINT_ENV, "").strip()
             if not url:
                 raise ValueError(f"give a tracer_provider or an OTLP endpoint (or set {ENDPOINT_ENV})")
             owned = TracerProvider(resource=Resource.create({"service.name": "kanawa"}))
-            owned.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=traces_url(url))))
-            self._owned = tracer_provider = owned
+            exporter = _CancellableExporter(
+                OTLPSpanExporter(endpoint=traces_url(url), timeout=export_timeout)
+            )
+            owned.add_span_processor(BatchSpanProcessor(exporter))
+            self._owned, self._exporter, tracer_provider = owned, exporter, owned
         self._provider = tracer_provider
         self._tracer = tracer_provider.get_tracer(INSTRUMENTATION_NAME)
         self._capture = capture_content
@@ -258,11 +306,23 @@ class OtelTraceSink:
         return bool(flush(timeout_millis)) if callable(flush) else True
 
     async def aclose(self) -> None:
-        """Flush (a provider passed in) or shut down (the sink's own provider) without blocking the loop."""
-        if self._owned is not None:
-            await asyncio.to_thread(self._owned.shutdown)
+        """Flush (a provider passed in) or shut down (the sink's own provider, waiting at most
+        ``close_timeout``) without blocking the loop."""
+        if self._owned is not None and self._exporter is not None:
+            await asyncio.to_thread(_shut_down, self._owned, self._exporter, self._close_timeout)
         else:
             await asyncio.to_thread(self.force_flush)
+
+
+def _shut_down(provider: TracerProvider, exporter: _CancellableExporter, timeout: float) -> None:
+    """The SDK's shutdown exports what is queued and joins its thread for up to 30 s; run it aside, wait
+    ``timeout`` seconds, then cancel the export still under way (its spans are dropped). The shutdown
+    thread is a daemon: a request stuck on a silent collector never holds up an exit."""
+    closing = threading.Thread(target=provider.shutdown, name="kanawa-otel-close", daemon=True)
+    closing.start()
+    closing.join(timeout)
+    if closing.is_alive():
+        exporter.cancel()
 
 
 def _set_usage(span: Span, event: TraceEvent) -> None:

@@ -120,3 +120,25 @@ def test_demo_runs_offline_and_the_playbook_learns(tmp_path: Path) -> None:
     assert "6/6 (100%)" in result.output
     assert "playbook: 2 → 5 bullets" in result.output
     assert "helpful=3 harmful=0 :: Distance conversion" in result.output
+
+
+def test_search_of_an_unknown_dataset_is_one_line_and_exit_2(store: Path) -> None:
+    empty = runner.invoke(app, ["ace", "search", "レート制限", "--dataset", "nope", "--no-dense"])
+    assert empty.exit_code == 2
+    assert empty.stdout == ""
+    assert empty.stderr.strip() == (
+        "kanawa: no playbook named 'nope' (the store holds no playbooks yet); "
+        "import one with: kanawa ace import FILE --dataset nope"
+    )
+    runner.invoke(app, ["ace", "import", str(PLAYBOOK_PATH), "--dataset", "appworld", "--no-dense"])
+    result = runner.invoke(app, ["ace", "search", "レート制限", "--dataset", "nope", "--no-dense"])
+    assert result.exit_code == 2
+    assert "no playbook named 'nope' (the store holds appworld)" in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_export_of_an_unknown_dataset_is_exit_2_and_prints_no_playbook(store: Path) -> None:
+    result = runner.invoke(app, ["ace", "export", "--dataset", "nope"])
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert "no playbook named 'nope'" in result.stderr

@@ -77,6 +77,8 @@ def test_serve_prints_the_page_url_with_the_dev_key_and_serves_the_page_and_runs
                 url, key = found.groups()
                 break
         assert url == f"http://127.0.0.1:{port}/smartao/"
+        runs = proc.stdout.readline().split()  # the timeline's list, signed in with the same key
+        assert runs == ["runs", f"http://127.0.0.1:{port}/runs#key={key}"]
         auth = {"Authorization": f"Bearer {key}"}
         for _ in range(200):
             try:

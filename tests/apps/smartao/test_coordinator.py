@@ -4,6 +4,7 @@ offline demo model, whose prose is labelled."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -19,7 +20,7 @@ from kanawa.apps.smartao.coordinator import (
     RubricReady,
     default_router,
 )
-from kanawa.apps.smartao.demo_model import DEMO_LABEL
+from kanawa.apps.smartao.demo_model import DEMO_LABEL, demo_model
 from kanawa.apps.smartao.patch import PatchJSON, make_change
 from kanawa.apps.smartao.rubric import AXES
 from kanawa.apps.smartao.session import EssayRequest, SmartAOResources, sample_documents
@@ -218,3 +219,38 @@ async def test_plagiarism_warning_is_a_bubble_and_the_run_goes_on(resources: Sma
     assert report.plagiarism is not None
     assert report.plagiarism.verdict == "warn"
     assert report.agents == ["GuardAgent", "StyleAgent", "DraftAgent", "RefAgent"]
+
+
+async def test_the_rubric_cache_is_not_reused_across_style_backends(
+    resources: SmartAOResources, essay_request: EssayRequest
+) -> None:
+    """textlint and the Sudachi rules find different issues in the same essay, and the rubric counts
+    them: a rubric cached with one backend must not be shown with the other's issues."""
+    _, with_textlint = await collect(Coordinator(resources), essay_request)
+    sudachi = dataclasses.replace(resources, textlint=None)  # the same evaluation store
+    events, with_sudachi = await collect(Coordinator(sudachi), essay_request)
+    assert len(with_textlint.style_issues) != len(with_sudachi.style_issues)
+    assert not with_sudachi.rubric_cached
+    assert [e.cached for e in events if isinstance(e, RubricReady)] == [False]
+    for report in (with_textlint, with_sudachi):  # each rubric counts the issues its page lists
+        notation = report.rubric.by_axis()["表記・形式"].reason
+        assert notation.startswith(f"表記上の指摘が{len(report.style_issues)}件")
+    _, again = await collect(Coordinator(sudachi), essay_request)
+    assert again.rubric_cached  # the same backend on the same essay still hits the cache
+    assert again.rubric == with_sudachi.rubric
+
+
+async def test_the_rubric_cache_key_includes_the_models_and_the_essays_kind(
+    resources: SmartAOResources, essay_request: EssayRequest
+) -> None:
+    _, first = await collect(Coordinator(resources), essay_request)
+    assert not first.rubric_cached
+    shoronbun = essay_request.model_copy(update={"kind": "小論文"})
+    _, other_kind = await collect(Coordinator(resources), shoronbun)
+    assert not other_kind.rubric_cached
+    # another model for EvalAgent alone (here the demo's own script, named as an adapter): its own rubric
+    models = {"EvalAgent": demo_model("eval")}
+    _, other_model = await collect(Coordinator(resources, models=models), essay_request)
+    assert not other_model.rubric_cached
+    _, same = await collect(Coordinator(resources), essay_request)
+    assert same.rubric_cached

@@ -180,3 +180,143 @@ async def test_a_copied_essay_shows_the_block_and_the_matching_passages(
     assert "実行されず" in await skipped.first.inner_text()
     assert await page.locator('#agents li[data-state="waiting"]').count() == 0
     await page.screenshot(path=str(artifacts / "smartao-page-blocked.png"), full_page=True)
+
+
+@pytest.fixture(scope="module")
+def textlint_server(tmp_path_factory: pytest.TempPathFactory, reference_db: Path) -> Iterator[LiveServer]:
+    """The page over a service whose StyleAgent lints with textlint (the sidecar the host starts)."""
+    directory = tmp_path_factory.mktemp("smartao-textlint-page")
+    shutil.copyfile(reference_db, directory / "references.sqlite3")
+    extension = smartao_extension(directory, textlint=True)
+    server = LiveServer(create_app(demo_agents(), settings_for("embedded", None), extensions=[extension]))
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+JAPANESE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")
+CONTENT = ", ".join(
+    [
+        "#essay-view",
+        "#guard-view",
+        "#style-list",
+        "#draft-list",
+        "#draft-note",
+        "#ref-list",
+        "#scores",
+        "#eval-summary",
+        "#lang",
+    ]
+)
+"""Where the page may show Japanese on its English side, always marked ``lang="ja"``: the essay and the
+quotes from it, what the agents wrote (suggestions, reasons, references), and the button that switches
+back to Japanese."""
+
+_SHOWN_JAPANESE = """(content) => {
+  const japanese = /[\\u3040-\\u30ff\\u3400-\\u4dbf\\u4e00-\\u9fff]/;
+  const shown = [];
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const parent = node.parentElement;
+    if (!japanese.test(node.textContent) || parent.closest("script, style, [lang=ja]")) continue;
+    if (!parent.getClientRects().length) continue;  // not shown (hidden, a closed select's options)
+    shown.push(`${parent.tagName.toLowerCase()}#${parent.id}.${parent.className}: ${node.textContent}`);
+  }
+  const marked = [...document.querySelectorAll("[lang=ja]")].filter((e) => !e.closest(content))
+    .map((e) => `${e.tagName.toLowerCase()}#${e.id}: ${e.textContent}`);
+  return { shown, marked, title: document.title, lang: document.documentElement.lang };
+}"""
+
+
+async def _shown_japanese(page: Page) -> dict[str, object]:
+    found: dict[str, object] = await page.evaluate(_SHOWN_JAPANESE, CONTENT)
+    return found
+
+
+async def test_the_english_toggle_translates_every_string_the_page_shows(
+    page: Page, page_server: LiveServer, artifacts: Path
+) -> None:
+    await page.goto(f"{page_server.url}/smartao/")  # no key yet: the page asks for one, in Japanese
+    await page.wait_for_selector("#alert:not([hidden])")
+    assert await page.inner_text("#alert") == "API キーが必要です。"
+    await page.click("#lang")
+    assert await page.inner_text("#alert") == "An API key is needed."
+    assert await _shown_japanese(page) == {
+        "shown": [],
+        "marked": [],
+        "title": "SmartAO Admissions essay coach",
+        "lang": "en",
+    }
+    await page.click("#lang")
+    await page.fill("#key", KEY_A)
+    await page.click("#keygo")
+    await page.select_option("#sample", "shibou_riyusho.txt")
+    await page.click("#run")  # the run, in Japanese; then the toggle, once everything is shown
+    await page.wait_for_selector("body[data-status=completed]", timeout=20_000)
+    await page.wait_for_selector("#rubric-chart")
+    assert (
+        await page.inner_text("#status")
+        == "完了しました。修正を採用・却下して PatchJSON をダウンロードできます。"
+    )
+    await page.click("#lang")
+    assert (
+        await page.inner_text("#status") == "Done. Accept or reject the changes, then download the PatchJSON."
+    )
+    assert await page.inner_text("#sample option:checked") == "Sample statement of purpose"
+    states = await page.locator("#agents li").all_inner_texts()
+    assert len(states) == 6
+    assert all(re.fullmatch(r"\w+: (done|not run)", state) for state in states), states
+    assert "Notation and form" in await page.inner_text("#scores")
+    assert await page.locator("#style-list li").count() >= 1
+    shown = await _shown_japanese(page)
+    await page.screenshot(path=str(artifacts / "smartao-page-english.png"), full_page=True)
+    assert shown["shown"] == []
+    assert shown["marked"] == []  # Japanese is marked only inside the essay and the agents' writing
+    await page.click("#lang")  # and back: the status line follows the language
+    assert (
+        await page.inner_text("#status")
+        == "完了しました。修正を採用・却下して PatchJSON をダウンロードできます。"
+    )
+    assert "表記・形式" in await page.inner_text("#scores")
+
+
+TEXTLINT_ESSAY = (
+    "■志望理由\n"
+    "私は地域の商店街の活性化に関心があり、高校二年生の夏に市役所の会議に参加して、空き店舗を自習スペース"
+    "として使う案を提案し、一か月の試行で延べ三百人の高校生が訪れ、近くのパン屋の売り上げも一割増えたという"
+    "結果を得ました。\n"
+    "地域の課題は、人々が協力すれば解決することができます。\n"
+    "この経験から地域の課題は協力で解決できると学んだのである。\n"
+)
+
+
+async def test_textlint_messages_are_shown_in_the_pages_language(
+    page: Page, textlint_server: LiveServer, artifacts: Path
+) -> None:
+    """textlint's sentence-length rule writes English and its other rules Japanese: the page shows each
+    in its own language, Japanese and then English."""
+    await _coach(page, textlint_server.url, TEXTLINT_ESSAY)
+    assert "textlint" in await page.inner_text("#style-note")
+    items = await page.locator("#style-list li strong").all_inner_texts()
+    rules = await page.locator("#style-list li .by").all_inner_texts()
+    assert "(japanese/sentence-length)" in rules
+    assert "(ja-no-redundant-expression)" in rules
+    assert "(japanese/no-mix-dearu-desumasu)" in rules
+    for message in items:  # every message in Japanese; textlint's English ones translated
+        assert JAPANESE.search(message), message
+        assert "sentence length" not in message
+    long = items[rules.index("(japanese/sentence-length)")]
+    assert re.fullmatch(r"一文が\d+文字あります（90文字以内に分けましょう）", long)
+    await page.screenshot(path=str(artifacts / "smartao-textlint-ja.png"), full_page=True)
+    await page.click("#lang")
+    english = await page.locator("#style-list li strong").all_inner_texts()
+    assert re.fullmatch(
+        r"This sentence has \d+ characters; split it into sentences of at most 90\.",
+        english[rules.index("(japanese/sentence-length)")],
+    )
+    for message in english:  # English, quoting the essay only inside “…”
+        assert not JAPANESE.search(re.sub(r"“[^”]*”", "", message)), message
+    assert (await _shown_japanese(page))["shown"] == []
+    await page.screenshot(path=str(artifacts / "smartao-textlint-en.png"), full_page=True)

@@ -3,12 +3,13 @@ plain function and as ``kanawa smartao reflexion``."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from kanawa.apps.smartao.reflexion import EvalStore, apply_reflexion, evaluation_key
+from kanawa.apps.smartao.reflexion import EvalStore, EvaluationInputs, apply_reflexion, evaluation_key
 from kanawa.apps.smartao.rubric import AXES, AxisScore, Rubric, heuristic_scores, load_rubric
 from kanawa.cli import app
 
@@ -24,9 +25,30 @@ def test_rubric_json_is_loaded_once_and_lists_the_seven_axes() -> None:
     assert [a["name"] for a in load_rubric()["axes"]] == list(AXES)
 
 
-def test_evaluation_key_depends_on_essay_and_policy() -> None:
-    assert evaluation_key("a", "p") == evaluation_key("a", "p")
-    assert len({evaluation_key("a", "p"), evaluation_key("b", "p"), evaluation_key("a", "q")}) == 3
+def test_evaluation_key_depends_on_everything_that_changes_the_rubric() -> None:
+    base = EvaluationInputs(
+        essay="a",
+        policy="p",
+        kind="志望理由書",
+        style_backend="textlint",
+        style_issues=("ja-no-mixed-period@3-4",),
+        plagiarism_score=0.1,
+        references=2,
+        lessons=("具体例を",),
+        models=("demo", "demo"),
+    )
+    assert evaluation_key(base) == evaluation_key(dataclasses.replace(base))
+    changed = [
+        dataclasses.replace(base, **{field.name: value})
+        for field, value in zip(
+            dataclasses.fields(EvaluationInputs),
+            ("b", "q", "小論文", "某大学", "某学部", "sudachi", (), 0.3, 3, (), ("openai:gpt-5", "demo")),
+            strict=True,
+        )
+    ]
+    keys = {evaluation_key(inputs) for inputs in changed}
+    assert len(keys) == len(changed)  # each input on its own changes the key
+    assert evaluation_key(base) not in keys
 
 
 def test_store_caches_rubrics_by_key(tmp_path: Path) -> None:

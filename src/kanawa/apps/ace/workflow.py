@@ -88,10 +88,12 @@ class AdaptationReport(BaseModel):
     steps: list[StepRecord]
 
 
-def load_jsonl(path: str | Path) -> list[Sample]:
-    """Read samples; a bad line raises ``ValueError`` naming the line number."""
+def load_jsonl(path: str | Path, *, text: str | None = None) -> list[Sample]:
+    """Read samples from ``path`` (UTF-8), or parse ``text`` already read from it; a bad line raises
+    ``ValueError`` naming the file and line number."""
     samples = []
-    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
+    content = Path(path).read_text(encoding="utf-8") if text is None else text
+    for number, line in enumerate(content.splitlines(), start=1):
         if not line.strip():
             continue
         try:

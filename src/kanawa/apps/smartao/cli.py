@@ -5,7 +5,8 @@
   :class:`~kanawa.apps.smartao.coordinator.CoachingReport`).
 - ``kanawa smartao serve [--host 127.0.0.1] [--port 8000] [--model …]`` — the kanawa service with the
   demo agents and ``smartao`` registered and the coaching page under ``/smartao/`` (offline demo model
-  unless ``--model``/``KANAWA_MODEL`` names one); prints the page's URL with the development key.
+  unless ``--model``/``KANAWA_MODEL`` names one); prints the page's URL and the runs page's, each with
+  the development key.
 - ``kanawa smartao reflexion --db evaluations.sqlite3 [--day YYYY-MM-DD]`` —
   :func:`~kanawa.apps.smartao.reflexion.apply_reflexion`, the function a Celery beat job calls.
 
@@ -17,23 +18,39 @@ from __future__ import annotations
 import asyncio
 import tempfile
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-smartao_app = typer.Typer(help="SmartAO: essay coaching for Japanese AO admissions.", no_args_is_help=True)
+from kanawa._cli_help import KanawaCommand, KanawaGroup
+
+if TYPE_CHECKING:
+    from kanawa.apps.smartao.reflexion import EvalStore
+
+smartao_app = typer.Typer(
+    cls=KanawaGroup, help="SmartAO: essay coaching for Japanese AO admissions.", no_args_is_help=True
+)
 
 DEFAULT_DB = Path(".kanawa/smartao/evaluations.sqlite3")
 DEFAULT_DATA = Path(".kanawa/smartao")
 LOOPBACK = frozenset({"127.0.0.1", "::1", "localhost"})
 
 
-@smartao_app.command("reflexion")
+def _store_error(db: Path, exc: Exception) -> typer.Exit:
+    """One line for an evaluation store that SQLite cannot open (a directory, not a database …)."""
+    reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    typer.echo(f"kanawa: cannot use the evaluation store {db}: {reason}", err=True)
+    return typer.Exit(1)
+
+
+@smartao_app.command("reflexion", cls=KanawaCommand)
 def reflexion(
     db: Annotated[Path, typer.Option("--db", help="The evaluation store (SQLite).")] = DEFAULT_DB,
     day: Annotated[str | None, typer.Option("--day", help="YYYY-MM-DD (default: today, UTC).")] = None,
 ) -> None:
     """Learn lessons from one day's evaluations (the nightly job) and print them."""
+    import sqlite3
+
     from kanawa.apps.smartao.reflexion import apply_reflexion
 
     if not db.exists():
@@ -44,16 +61,21 @@ def reflexion(
     except ValueError:
         typer.echo(f"kanawa: --day must be YYYY-MM-DD, not {day!r}", err=True)
         raise typer.Exit(2) from None
+    except (sqlite3.Error, OSError) as exc:
+        raise _store_error(db, exc) from None
     if not lessons:
         typer.echo("no lessons: no evaluations that day, or no axis scored low")
     for axis, lesson in lessons.items():
         typer.echo(f"{axis}: {lesson}")
 
 
-@smartao_app.command("coach")
+@smartao_app.command("coach", cls=KanawaCommand)
 def coach(
-    essay: Annotated[Path, typer.Argument(help="The essay, a UTF-8 text file.")],
-    policy: Annotated[Path | None, typer.Option("--policy", help="The admission policy text file.")] = None,
+    essay: Annotated[Path, typer.Argument(help="The essay, a text file (UTF-8, Shift_JIS/CP932 or EUC-JP).")],
+    policy: Annotated[
+        Path | None,
+        typer.Option("--policy", help="The admission policy, a text file (the same encodings as the essay)."),
+    ] = None,
     model: Annotated[str | None, typer.Option("--model", "-m", help="A model string; default: demo.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the whole report as JSON.")] = False,
     store: Annotated[Path, typer.Option("--db", help="The evaluation store (SQLite).")] = DEFAULT_DB,
@@ -62,21 +84,29 @@ def coach(
     from kanawa.cli.extras import require_extra  # here: kanawa.cli imports this module
 
     require_extra("smartao coach", "smartao")
+    import sqlite3
+
+    from kanawa.apps.smartao.reflexion import EvalStore
+    from kanawa.cli.files import InputFileError, read_input_text
+
     try:
-        text = essay.read_text(encoding="utf-8")
-        policy_text = policy.read_text(encoding="utf-8") if policy else ""
-    except (OSError, UnicodeDecodeError) as exc:
-        typer.echo(f"kanawa: cannot read the input: {exc.__class__.__name__}", err=True)
+        text = read_input_text(essay, what="essay")
+        policy_text = read_input_text(policy, what="policy") if policy else ""
+    except InputFileError as exc:
+        typer.echo(f"kanawa: {exc}", err=True)
         raise typer.Exit(1) from None
     if not text.strip():
-        typer.echo("kanawa: the essay is empty", err=True)
+        typer.echo(f"kanawa: the essay {essay} is empty", err=True)
         raise typer.Exit(1)
-    raise typer.Exit(asyncio.run(_coach(text, policy_text, model, as_json, store)))
+    try:
+        evaluations = EvalStore(store)
+    except (sqlite3.Error, OSError) as exc:
+        raise _store_error(store, exc) from None
+    raise typer.Exit(asyncio.run(_coach(text, policy_text, model, as_json, evaluations)))
 
 
-async def _coach(text: str, policy: str, model: str | None, as_json: bool, store: Path) -> int:
+async def _coach(text: str, policy: str, model: str | None, as_json: bool, store: EvalStore) -> int:
     from kanawa.apps.smartao.coordinator import Coordinator
-    from kanawa.apps.smartao.reflexion import EvalStore
     from kanawa.apps.smartao.session import EssayRequest, sample_resources
     from kanawa.apps.smartao.textlint import TextlintError, TextlintSidecar, textlint_available
     from kanawa.loop.errors import GuardrailViolation
@@ -90,7 +120,7 @@ async def _coach(text: str, policy: str, model: str | None, as_json: bool, store
     try:
         with tempfile.TemporaryDirectory() as scratch:
             resources = await sample_resources(scratch, textlint=sidecar)
-            resources.eval_store = EvalStore(store)
+            resources.eval_store = store
             try:
                 report = await Coordinator(resources, model=model).run(
                     EssayRequest(essay=text, policy=policy)
@@ -120,7 +150,7 @@ async def _coach(text: str, policy: str, model: str | None, as_json: bool, store
     return 0
 
 
-@smartao_app.command("serve")
+@smartao_app.command("serve", cls=KanawaCommand)
 def serve(
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
@@ -153,6 +183,7 @@ def _serve(host: str, port: int, model: str | None, data: Path, textlint: bool |
     import uvicorn
 
     from kanawa.apps.smartao.web import PAGE_PATH, smartao_extension
+    from kanawa.cli.serve_cmd import base_url, page_url
     from kanawa.server.app import create_app
     from kanawa.server.auth import KeyConfigError, KeyRing
     from kanawa.server.registry import demo_agents
@@ -185,12 +216,12 @@ def _serve(host: str, port: int, model: str | None, data: Path, textlint: bool |
         settings=settings,
         extensions=[smartao_extension(data, model=model, textlint=textlint)],
     )
-    page = f"http://{host}:{port}{PAGE_PATH}"
-    typer.echo(f"SmartAO   {page}" + (f"#key={key}" if key else ""))
+    typer.echo(f"SmartAO   {page_url(host, port, PAGE_PATH, key=key)}")
+    typer.echo(f"runs      {page_url(host, port, '/runs', key=key)}")
     if key:
         typer.echo(f"dev key   {key}  (no KANAWA_API_KEYS configured: loopback clients only)")
     typer.echo(f"model     {model or 'offline demo model (output labelled デモ出力)'}")
-    typer.echo(f"agents    calc, echo, smartao   (API: http://{host}:{port}/v1, timeline: /runs)")
+    typer.echo(f"agents    calc, echo, smartao   (API: {base_url(host, port)}/v1)")
     uvicorn.run(app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=5)
     return 0
 

@@ -16,8 +16,10 @@ The story of one coaching run (``Coordinator(resources).stream(request)``):
    :mod:`kanawa.apps.smartao.patch`), yielded as a ``patch`` event.
 4. The Coordinator's own agent hands off to :class:`EvalAgent` (``transfer_to_evalagent``; should its
    model answer without handing off, EvalAgent runs directly, so a run always ends with a rubric); the
-   rubric comes back from the cache (:class:`~kanawa.apps.smartao.reflexion.EvalStore`) when this essay and
-   policy were scored before. A ``rubric`` event carries it.
+   rubric comes back from the cache (:class:`~kanawa.apps.smartao.reflexion.EvalStore`) when this essay
+   was scored before on the same inputs (:class:`~kanawa.apps.smartao.reflexion.EvaluationInputs`: the
+   request, the style backend and its issues, the other agents' findings, the lessons, the models). A
+   ``rubric`` event carries it.
 5. The stream ends with a ``FinalResponse`` whose output is the :class:`CoachingReport` (patch, findings,
    rubric, usage and cost of every agent).
 
@@ -48,10 +50,11 @@ from kanawa.apps.smartao.agents import (
     draft_patch,
 )
 from kanawa.apps.smartao.demo_model import demo_model
+from kanawa.apps.smartao.issue_messages import issue_messages
 from kanawa.apps.smartao.issues import StyleIssue
 from kanawa.apps.smartao.patch import MergeResult, PatchJSON, merge_patches
 from kanawa.apps.smartao.plagiarism import PlagiarismReport
-from kanawa.apps.smartao.reflexion import evaluation_key
+from kanawa.apps.smartao.reflexion import EvaluationInputs, evaluation_key
 from kanawa.apps.smartao.rubric import Rubric
 from kanawa.apps.smartao.session import CoachingSession, EssayRequest, Reference, SmartAOResources
 from kanawa.context import RunContext
@@ -193,6 +196,8 @@ class Coordinator:
             handoffs=[self.eval_agent],
             guardrails=guardrails,
         )
+        self.rubric_models = (_model_name(pick("EvalAgent")), _model_name(front_model))
+        """The models that write the rubric (EvalAgent's, the Coordinator's): part of its cache key."""
         self.router = router if router is not None else default_router()
         self._core = AgentTeam("Coordinator", router=self.router, agents=list(self.agents.values()))
 
@@ -324,7 +329,7 @@ class SmartAORun:
         """Step 4: the rubric from the cache, else through the handoff to EvalAgent."""
         owner, session = self._owner, self.session
         store = session.resources.eval_store
-        key = evaluation_key(session.request.essay, session.request.policy)
+        key = evaluation_key(_evaluation_inputs(session, owner.rubric_models))
         cached = store.get(key) if store is not None else None
         if cached is not None:
             session.rubric, session.rubric_cached = cached, True
@@ -361,10 +366,39 @@ class SmartAORun:
             yield RubricReady(session.rubric, session.rubric_cached)
 
 
+def _model_name(spec: str | LLMAdapter | None) -> str:
+    """A model as the rubric cache names it: ``provider:model`` (``demo`` for the offline demo model)."""
+    if spec is None:
+        return "demo"
+    return spec if isinstance(spec, str) else f"{spec.provider}:{spec.model}"
+
+
+def _evaluation_inputs(session: CoachingSession, models: Sequence[str]) -> EvaluationInputs:
+    """What the rubric of ``session`` depends on (:class:`EvaluationInputs`), read after the agents ran:
+    the request, the style backend and its issues, Guard's and Ref's findings, the latest lessons."""
+    request, resources = session.request, session.resources
+    issues = session.style_issues
+    backend = "" if issues is None else ("textlint" if resources.textlint is not None else "sudachi")
+    store = resources.eval_store
+    return EvaluationInputs(
+        essay=request.essay,
+        policy=request.policy,
+        kind=request.kind,
+        university=request.university,
+        faculty=request.faculty,
+        style_backend=backend,
+        style_issues=tuple(f"{i.rule}@{i.start}-{i.end}" for i in issues or ()),
+        plagiarism_score=session.plagiarism.score if session.plagiarism is not None else None,
+        references=len(session.references),
+        lessons=store.latest_lessons() if store is not None else (),
+        models=tuple(models),
+    )
+
+
 def _findings(agent: str, session: CoachingSession, output: object) -> dict[str, Any]:
-    if agent == "StyleAgent":
+    if agent == "StyleAgent":  # each issue with its message in both of the page's languages
         return {
-            "issues": [i.model_dump() for i in session.style_issues or ()],
+            "issues": [{**i.model_dump(), "messages": issue_messages(i)} for i in session.style_issues or ()],
             "patch": session.style_patch.model_dump() if session.style_patch else None,
         }
     if agent == "GuardAgent":

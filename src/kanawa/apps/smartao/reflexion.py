@@ -1,9 +1,10 @@
 """Evaluations kept, cached and learned from (seed 002 §4 EvalAgent, "apply_reflexion" nightly).
 
 :class:`EvalStore` is a SQLite file holding every rubric EvalAgent produced, keyed by
-:func:`evaluation_key` (a hash of the rubric version, the essay and the admission policy), so the same
-essay under the same policy is scored once — the rubric cache — and the day's evaluations can be read
-back at night.
+:func:`evaluation_key` (a hash of the rubric version and every input that changes the rubric:
+:class:`EvaluationInputs` — the essay, the policy, the style backend and its findings, the models …),
+so the same essay in the same run is scored once — the rubric cache — and the day's evaluations can be
+read back at night.
 
 :func:`apply_reflexion` is the nightly job: it reads one day's evaluations, finds the axes students
 scored low on (mean below :data:`LOW_MEAN`) and stores one *lesson* per such axis. EvalAgent adds the
@@ -14,11 +15,14 @@ so does ``kanawa smartao reflexion``.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import hashlib
+import json
 import sqlite3
 from collections import defaultdict
 from contextlib import closing
+from dataclasses import dataclass
 from pathlib import Path
 
 from kanawa.apps.smartao.rubric import AXES, Rubric, load_rubric
@@ -34,13 +38,37 @@ CREATE TABLE IF NOT EXISTS lessons (
 """
 
 
-def evaluation_key(essay: str, policy: str) -> str:
-    """The cache key of one evaluation: rubric version, essay and policy."""
-    digest = hashlib.sha256()
-    for part in (str(load_rubric()["version"]), essay, policy):
-        digest.update(part.encode())
-        digest.update(b"\x00")
-    return digest.hexdigest()
+@dataclass(frozen=True, slots=True)
+class EvaluationInputs:
+    """Everything a rubric depends on, so a cached rubric is reused only for the run it describes.
+
+    Not only the essay and the policy: EvalAgent's evidence counts Style's issues (so the style
+    backend that found them, textlint or the Sudachi rules, changes the rubric), Guard's similarity
+    and Ref's references, and it reads the latest lessons; its answer depends on its model and on the
+    Coordinator's model that hands over to it; the request's kind and school frame the essay.
+    """
+
+    essay: str
+    policy: str = ""
+    kind: str = ""
+    university: str = ""
+    faculty: str = ""
+    style_backend: str = ""
+    """``textlint``, ``sudachi``, or empty when StyleAgent did not run."""
+    style_issues: tuple[str, ...] = ()
+    """Each issue Style found, as ``rule@start-end``."""
+    plagiarism_score: float | None = None
+    references: int = 0
+    lessons: tuple[str, ...] = ()
+    models: tuple[str, ...] = ()
+    """The models that write the rubric (EvalAgent's, the Coordinator's), as ``provider:model``."""
+
+
+def evaluation_key(inputs: EvaluationInputs) -> str:
+    """The cache key of one evaluation: the rubric's version and every field of ``inputs``."""
+    parts = {"rubric_version": str(load_rubric()["version"]), **dataclasses.asdict(inputs)}
+    text = json.dumps(parts, ensure_ascii=False, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _today() -> str:
@@ -128,4 +156,4 @@ def apply_reflexion(db_path: str | Path, *, day: str | None = None) -> dict[str,
     return lessons
 
 
-__all__ = ["LOW_MEAN", "EvalStore", "apply_reflexion", "evaluation_key"]
+__all__ = ["LOW_MEAN", "EvalStore", "EvaluationInputs", "apply_reflexion", "evaluation_key"]

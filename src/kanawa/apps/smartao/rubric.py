@@ -32,6 +32,8 @@ AXES: tuple[str, ...] = (
 
 class RubricAxis(TypedDict):
     name: str
+    name_en: str
+    """The axis's name on the page in English (the rubric itself, and EvalAgent, use ``name``)."""
     guide: str
 
 

@@ -7,7 +7,14 @@ built the way :mod:`kanawa.trace.timeline` builds it for the terminal: ``*_start
 paired by call id (tools) or by step (model calls), lanes per agent, durations and token counts —
 and costs: each model call as the server priced it (``cost_usd`` on its ``llm_end`` record,
 :mod:`kanawa.trace.costs`), the run's total from its ``done`` chunk (a trace file: the sum of its
-calls). A call without a known price shows "–", and so does a total that would leave one out.
+calls). A call without a known price shows "–", and so does a total that would leave one out — a
+failed call to such a model included, so a failed run never shows a made-up ``$0``.
+
+The badge is the run's outcome: the ``done`` chunk's status, or for a trace file the outcome its runs'
+``agent_end`` records give (:mod:`kanawa.trace.outcome`), so a tool call that failed in a run that went
+on to complete does not mark the run failed. Bars are placed in whole pixels and packed into rows
+within their lane: calls that run at the same time sit one above the other, and no bar reaches past
+the right edge.
 
 The API key is taken from the URL fragment (``/runs/{id}#key=...``, never sent to the server in a
 URL) or typed into the page, and kept in the tab's ``sessionStorage``.

@@ -4,8 +4,9 @@
 ``create_app(..., extensions=[...])``: the ``smartao`` agent (:mod:`kanawa.apps.smartao.service`), the
 page's routes and the lifespan of the process's SmartAO resources. The page itself is static package
 data — ``index.html``, ``smartao.css`` and ``smartao.js`` (vanilla JavaScript, no build step) — plus
-``samples.json``, the shipped sample essays and admission policy the form is prefilled from. None of
-these routes needs a key: the page holds nothing private. Its runs go through ``/v1/runs`` with the
+``samples.json``, the shipped sample essays and admission policy the form is prefilled from (and the
+rubric's axes with their English names). None of these routes needs a key: the page holds nothing
+private. Its runs go through ``/v1/runs`` with the
 caller's Bearer key (``#key=…`` in the URL fragment, or typed in; kept in ``sessionStorage`` under the
 same name as the timeline page's, so one key serves both), exactly like any other client.
 
@@ -27,6 +28,7 @@ from pathlib import Path
 from fastapi import APIRouter
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
+from kanawa.apps.smartao.rubric import load_rubric
 from kanawa.apps.smartao.service import SmartAOAgent, SmartAOHost
 from kanawa.apps.smartao.session import sample_text
 from kanawa.llm.base import LLMAdapter
@@ -38,7 +40,14 @@ SAMPLE_ESSAYS = (
     ("shibou_riyusho.txt", "志望理由書", "志望理由書のサンプル", "Sample statement of purpose"),
     ("shoronbun.txt", "小論文", "小論文のサンプル", "Sample short essay"),
 )
-SAMPLE_SCHOOLS = (("サンプル大学", "地域創生学部", "admission_policy.txt"),)
+SAMPLE_SCHOOLS = (
+    (
+        "サンプル大学",
+        "地域創生学部",
+        "Sample University, Faculty of Regional Revitalization",
+        "admission_policy.txt",
+    ),
+)
 
 
 def _asset(name: str) -> str:
@@ -47,16 +56,18 @@ def _asset(name: str) -> str:
 
 @cache
 def samples() -> dict[str, object]:
-    """The shipped samples the page's form offers: essays, and universities with their policy."""
+    """The shipped samples the page's form offers — essays, and universities with their policy — and
+    the rubric's axes with their English names (the page shows scores in either language)."""
     return {
         "essays": [
             {"id": name, "kind": kind, "title_ja": ja, "title_en": en, "text": sample_text(name)}
             for name, kind, ja, en in SAMPLE_ESSAYS
         ],
         "schools": [
-            {"university": university, "faculty": faculty, "policy": sample_text(policy)}
-            for university, faculty, policy in SAMPLE_SCHOOLS
+            {"university": university, "faculty": faculty, "label_en": en, "policy": sample_text(policy)}
+            for university, faculty, en, policy in SAMPLE_SCHOOLS
         ],
+        "axes": [{"name": axis["name"], "name_en": axis["name_en"]} for axis in load_rubric()["axes"]],
     }
 
 

@@ -57,6 +57,8 @@
         internal_error: "サーバー内部でエラーが起きました",
       },
       otherError: "サーバーがエラーを返しました",
+      runError: (code) => `ランが失敗しました：${WORDS.ja.errors[code] || WORDS.ja.otherError}`,
+      startFailed: (status) => `ランを始められませんでした（HTTP ${status}）`,
     },
     en: {
       title: "Admissions essay coach", skip: "Skip to content", demo: "Demo output", keyHeading: "API key",
@@ -105,6 +107,8 @@
         internal_error: "The server had an internal error",
       },
       otherError: "The server reported an error",
+      runError: (code) => `The run failed: ${WORDS.en.errors[code] || WORDS.en.otherError}`,
+      startFailed: (status) => `The run could not start (HTTP ${status})`,
     },
   };
   let lang = sessionStorage.getItem("smartao-lang") === "en" ? "en" : "ja";
@@ -112,6 +116,18 @@
     const value = WORDS[lang][key];
     return typeof value === "function" ? value(...args) : value;
   };
+  // Japanese inside the page's text: the essay, quotes from it, what the agents wrote. It is marked
+  // lang="ja" (screen readers read it as Japanese; the English page shows it as it was written).
+  const JAPANESE = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]/;
+  const langOf = (text) => (JAPANESE.test(text || "") ? "ja" : undefined);
+  /** `text` as nodes, each “quoted” Japanese part in a lang="ja" span (issue messages quote the essay). */
+  function quoted(text) {
+    return String(text).split(/(“[^”]*”)/).filter(Boolean)
+      .map((part) => (part.startsWith("“") && langOf(part) ? el("span", { lang: "ja", text: part }) : part));
+  }
+  let axesEn = new Map(); // rubric axis → its English name (from samples.json)
+  const axisName = (axis) => (lang === "en" && axesEn.get(axis)) || axis;
+  const issueText = (issue) => (issue.messages && issue.messages[lang]) || issue.message;
 
   // ---------------------------------------------------------------- the API key (as on /runs)
   const hashKey = new URLSearchParams(location.hash.slice(1)).get("key");
@@ -121,9 +137,9 @@
   }
   let apiKey = sessionStorage.getItem(KEY_NAME) || "";
   const auth = () => (apiKey ? { Authorization: "Bearer " + apiKey } : {});
-  function askKey(message) {
+  function askKey(key) {
     $("keybox").hidden = false;
-    showAlert(message);
+    showAlert(key);
     $("key").focus();
   }
   $("keygo").addEventListener("click", () => {
@@ -180,13 +196,21 @@
     for (const child of children) if (child !== null && child !== undefined) node.append(child);
     return node;
   }
-  function announce(message) { $("status").textContent = message; }
-  function showAlert(message, detail = "") {
-    $("alert").textContent = message;
+  // the status line and the alert are kept as words and their arguments, so the language toggle
+  // can say them again in the other language
+  let said = null, alerted = null;
+  function announce(key, ...args) { said = [key, args]; $("status").textContent = t(key, ...args); }
+  /** An alert in the page's words; `detail` (the server's own message, English) is its tooltip. */
+  function showAlert(key, args = [], detail = "") {
+    alerted = [key, args];
+    $("alert").textContent = t(key, ...args);
     $("alert").title = detail;
     $("alert").hidden = false;
   }
-  function hideAlert() { $("alert").hidden = true; $("alert").textContent = ""; $("alert").title = ""; }
+  function hideAlert() {
+    alerted = null;
+    $("alert").hidden = true; $("alert").textContent = ""; $("alert").title = "";
+  }
 
   function applyWords() {
     document.documentElement.lang = lang;
@@ -196,6 +220,11 @@
     $("lang").textContent = lang === "ja" ? "English" : "日本語";
     $("lang").setAttribute("lang", lang === "ja" ? "en" : "ja");
     $("lang").setAttribute("aria-pressed", String(lang === "en"));
+    if (said) $("status").textContent = t(said[0], ...said[1]);
+    if (alerted) $("alert").textContent = t(alerted[0], ...alerted[1]);
+    for (const option of document.querySelectorAll("#sample option[data-ja], #school option[data-ja]")) {
+      option.textContent = lang === "en" ? option.dataset.en : option.dataset.ja;
+    }
     if (run) renderAll();
   }
   $("lang").addEventListener("click", () => {
@@ -213,6 +242,7 @@
     for (const c of changes) { cuts.add(c.start); cuts.add(c.end); }
     const sorted = [...cuts].filter((p) => p >= 0 && p <= cps.length).sort((a, b) => a - b);
     container.replaceChildren();
+    if (langOf(original)) container.setAttribute("lang", "ja"); else container.removeAttribute("lang");
     for (let i = 0; i < sorted.length; i++) {
       const at = sorted[i];
       for (const c of changes) if (c.end === at && c.start < c.end && c.text) container.append(el("ins", { text: c.text }));
@@ -242,7 +272,7 @@
       button.addEventListener("click", () => {
         run.decisions.set(key, state === choice ? undefined : choice);
         renderAll();
-        announce(t("accepted", accepted().length));
+        announce("accepted", accepted().length);
         const again = document.querySelector(`button.${choice}[data-change="${CSS.escape(key)}"]`);
         if (again) again.focus();
       });
@@ -254,9 +284,9 @@
   function describe(change) {
     const cps = points(run.original);
     const before = slice(cps, change.start, change.end);
-    if (change.start === change.end) return el("span", {}, `${t("insertAfter")}: `, el("span", { class: "suggestion", text: change.text }));
-    if (!change.text) return el("span", {}, `${t("replaceWith")}: `, el("del", { text: before }), ` → ${t("deleteIt")}`);
-    return el("span", {}, `${t("replaceWith")}: `, el("del", { text: before }), " → ", el("ins", { text: change.text }));
+    if (change.start === change.end) return el("span", {}, `${t("insertAfter")}: `, el("span", { class: "suggestion", lang: langOf(change.text), text: change.text }));
+    if (!change.text) return el("span", {}, `${t("replaceWith")}: `, el("del", { lang: langOf(before), text: before }), ` → ${t("deleteIt")}`);
+    return el("span", {}, `${t("replaceWith")}: `, el("del", { lang: langOf(before), text: before }), " → ", el("ins", { lang: langOf(change.text), text: change.text }));
   }
 
   function renderStyle() {
@@ -275,8 +305,8 @@
       if (best >= 0) owner.set(change, best);
     }
     run.issues.forEach((issue, index) => {
-      const item = el("li", { id: `issue-${index}` }, el("strong", { text: issue.message }), " ",
-        el("span", { class: "by", text: `(${issue.rule})` }));
+      const item = el("li", { id: `issue-${index}` }, el("strong", { title: issue.message }, ...quoted(issueText(issue))),
+        " ", el("span", { class: "by", text: `(${issue.rule})` }));
       const fixes = [...owner].filter(([, at]) => at === index).map(([change]) => change);
       if (fixes.length) for (const fix of fixes) item.append(el("div", {}, describe(fix)), decisionButtons(fix));
       else item.append(el("div", { class: "note", text: t("noFix") }));
@@ -288,14 +318,14 @@
     const list = $("draft-list");
     list.replaceChildren();
     if (!run.draft) return;
-    const note = run.draft.note ? `${run.draft.note} ` : "";
-    $("draft-note").textContent = note + t("headingsKept");
+    const note = run.draft.note ? el("span", { lang: langOf(run.draft.note), text: run.draft.note }) : null;
+    $("draft-note").replaceChildren(...(note ? [note, " "] : []), t("headingsKept"));
     const draftChanges = run.draftChanges || [];
     const merged = run.merged ? new Set(run.merged.change_map.map(changeKey)) : null;
     const placed = new Set();
     run.draft.suggestions.forEach((suggestion) => {
-      const item = el("li", {}, el("div", {}, `${t("insertAfter")}: `, el("q", { text: suggestion.after })),
-        el("div", { class: "suggestion", text: suggestion.text }));
+      const item = el("li", {}, el("div", {}, `${t("insertAfter")}: `, el("q", { lang: langOf(suggestion.after), text: suggestion.after })),
+        el("div", { class: "suggestion", lang: langOf(suggestion.text), text: suggestion.text }));
       // the draft patch holds one insert per suggestion it could place (in text order, not list order)
       const change = draftChanges.find((c) => c.text === suggestion.text && !placed.has(c));
       if (change) placed.add(change);
@@ -330,8 +360,8 @@
     if (!run.agents.has("RefAgent")) return;
     if (!run.references.length && run.agents.get("RefAgent") === "done") list.append(el("li", { text: t("noRefs") }));
     for (const ref of run.references) {
-      list.append(el("li", {}, el("strong", { text: ref.title }), ` (${t("refScore", ref.score.toFixed(2))})`,
-        el("div", { class: "note", text: ref.text })));
+      list.append(el("li", {}, el("strong", { lang: langOf(ref.title), text: ref.title }), ` (${t("refScore", ref.score.toFixed(2))})`,
+        el("div", { class: "note", lang: langOf(ref.text), text: ref.text })));
     }
   }
 
@@ -358,7 +388,7 @@
     const title = svg("title", { id: "chart-title" });
     title.textContent = t("chartTitle");
     const desc = svg("desc", { id: "chart-desc" });
-    desc.textContent = t("chartDesc", scores.map((s) => `${s.axis} ${s.score}`).join("、"));
+    desc.textContent = t("chartDesc", scores.map((s) => `${axisName(s.axis)} ${s.score}`).join(lang === "ja" ? "、" : ", "));
     root.append(title, desc);
     for (let level = 1; level <= 5; level++) {
       const ring = scores.map((_, i) => corner(i, (radius * level) / 5).join(",")).join(" ");
@@ -369,7 +399,9 @@
       root.append(svg("line", { class: "axis", x1: cx, y1: cy, x2: x, y2: y, "data-axis": s.axis }));
       const [lx, ly] = corner(i, radius + 22);
       const label = svg("text", { x: lx, y: ly, "text-anchor": lx < cx - 5 ? "end" : lx > cx + 5 ? "start" : "middle", "dominant-baseline": "middle" });
-      const short = s.axis.length > 9 ? s.axis.slice(0, 8) + "…" : s.axis;
+      const name = axisName(s.axis);
+      const limit = lang === "en" ? 16 : 9;  // English names are longer in characters, not in width
+      const short = name.length > limit ? name.slice(0, limit - 1) + "…" : name;
       label.textContent = `${short} ${s.score}`;
       root.append(label);
     });
@@ -377,9 +409,11 @@
     root.append(svg("polygon", { class: "score", points: shape }));
     chart.append(root);
     for (const s of scores) {
-      body.append(el("tr", {}, el("th", { scope: "row", text: s.axis }), el("td", { text: `${s.score} / 5` }), el("td", { text: s.reason })));
+      body.append(el("tr", {}, el("th", { scope: "row", text: axisName(s.axis) }), el("td", { text: `${s.score} / 5` }),
+        el("td", { class: "reason", lang: langOf(s.reason), text: s.reason })));
     }
-    $("eval-summary").textContent = (run.rubric.summary || "") + (run.rubricCached ? ` ${t("cached")}` : "");
+    const summary = run.rubric.summary ? [el("span", { lang: langOf(run.rubric.summary), text: run.rubric.summary })] : [];
+    $("eval-summary").replaceChildren(...summary, ...(run.rubricCached ? [` ${t("cached")}`] : []));
   }
 
   function renderUsage() {
@@ -406,7 +440,7 @@
   function renderAll() {
     renderAgents();
     const marks = run.issues.map((issue, index) => ({
-      start: issue.start, end: issue.end, cls: "issue", title: issue.message, index,
+      start: issue.start, end: issue.end, cls: "issue", title: issueText(issue), index,
     }));
     renderText($("essay-view"), run.original, marks, accepted());
     renderStyle();
@@ -444,16 +478,15 @@
           run.demo = Boolean(data.output.demo);
         } else if (data.depth !== undefined && AGENTS.includes(chunk.agent)) {
           run.agents.set(chunk.agent, "done");
-          announce(t("agentDone", chunk.agent));
+          announce("agentDone", chunk.agent);
         }
         break;
       case "guardrail":
-        if (data.action === "warn") announce(t("guardrail", data.message || data.reason || ""));
+        if (data.action === "warn") announce("guardrail", data.message || data.reason || "");
         break;
       case "error":
         // in the page's language; the server's own message (English) stays at hand as the tooltip
-        showAlert(`${t("failed")}${lang === "ja" ? "：" : ": "}${WORDS[lang].errors[data.code] || t("otherError")}`,
-          [data.code, data.message].filter(Boolean).join(": "));
+        showAlert("runError", [data.code], [data.code, data.message].filter(Boolean).join(": "));
         break;
       case "done":
         run.finished = true;
@@ -463,13 +496,13 @@
         // the run is over: an agent that never started (a block stopped the run first) did not run
         for (const name of AGENTS) if ((run.agents.get(name) || "waiting") === "waiting") run.agents.set(name, "skipped");
         document.body.dataset.status = data.status;
-        announce(data.status === "completed" ? t("completed") : data.status === "cancelled" ? t("cancelled") : t("failed"));
+        announce(data.status === "completed" ? "completed" : data.status === "cancelled" ? "cancelled" : "failed");
         $("run").disabled = false;
         break;
       default:
         if (AGENTS.includes(chunk.agent) && run.agents.get(chunk.agent) !== "done" && run.agents.get(chunk.agent) !== "running") {
           run.agents.set(chunk.agent, "running");
-          announce(t("agentStart", chunk.agent));
+          announce("agentStart", chunk.agent);
         }
     }
     renderAll();
@@ -527,12 +560,12 @@
       }
       if (run.finished) return;
       attempt += 1;
-      if (attempt > 8) { showAlert(t("gaveUp")); $("run").disabled = false; return; }
-      announce(t("reconnecting", attempt));
+      if (attempt > 8) { showAlert("gaveUp"); $("run").disabled = false; return; }
+      announce("reconnecting", attempt);
       await pause(Math.min(150 * 2 ** attempt, 3000));
       try {
         response = await fetch(`/v1/runs/${run.id}/events`, { headers: { ...auth(), "Last-Event-ID": String(run.lastSeq) } });
-        if (response.status === 401 || response.status === 403) { askKey(t("badKey")); return; }
+        if (response.status === 401 || response.status === 403) { askKey("badKey"); return; }
         if (!response.ok) response = null;
       } catch (error) {
         response = null;
@@ -544,8 +577,8 @@
     event.preventDefault();
     hideAlert();
     const essay = $("essay").value;
-    if (!essay.trim()) { showAlert(t("emptyEssay")); $("essay").focus(); return; }
-    if (!apiKey) { askKey(t("needKey")); return; }
+    if (!essay.trim()) { showAlert("emptyEssay"); $("essay").focus(); return; }
+    if (!apiKey) { askKey("needKey"); return; }
     const request = {
       essay, kind: $("kind").value, university: $("university").value, faculty: $("faculty").value,
       policy: $("policy").value,
@@ -555,7 +588,7 @@
     $("results").hidden = false;
     $("run").disabled = true;
     document.body.dataset.status = "running";
-    announce(t("starting"));
+    announce("starting");
     renderAll();
     let response;
     try {
@@ -565,14 +598,14 @@
         body: JSON.stringify({ agent: "smartao", input: JSON.stringify(request) }),
       });
     } catch (error) {
-      showAlert(t("failed"));
+      showAlert("failed");
       $("run").disabled = false;
       return;
     }
-    if (response.status === 401 || response.status === 403) { askKey(t("badKey")); $("run").disabled = false; return; }
+    if (response.status === 401 || response.status === 403) { askKey("badKey"); $("run").disabled = false; return; }
     if (!response.ok) {
       const detail = await response.json().catch(() => ({}));
-      showAlert(`${t("failed")}: ${detail.detail || response.status}`);
+      showAlert("startFailed", [response.status], typeof detail.detail === "string" ? detail.detail : "");
       $("run").disabled = false;
       return;
     }
@@ -600,13 +633,18 @@
     const response = await fetch("/smartao/samples.json");
     if (!response.ok) return;
     const samples = await response.json();
+    axesEn = new Map((samples.axes || []).map((axis) => [axis.name, axis.name_en]));
     for (const essay of samples.essays) {
-      const option = el("option", { value: essay.id, text: lang === "en" ? essay.title_en : essay.title_ja });
+      const option = el("option", { value: essay.id, "data-ja": essay.title_ja, "data-en": essay.title_en,
+                                    text: lang === "en" ? essay.title_en : essay.title_ja });
       $("sample").append(option);
     }
     samples.schools.forEach((school, index) => {
-      $("school").append(el("option", { value: String(index), text: `${school.university} ${school.faculty}` }));
+      const ja = `${school.university} ${school.faculty}`;
+      const en = school.label_en || ja;
+      $("school").append(el("option", { value: String(index), "data-ja": ja, "data-en": en, text: lang === "en" ? en : ja }));
     });
+    if (run) renderAll();
     $("sample").addEventListener("change", () => {
       const essay = samples.essays.find((e) => e.id === $("sample").value);
       if (essay) { $("essay").value = essay.text; $("kind").value = essay.kind; }
@@ -630,7 +668,7 @@
     if (!apiKey) return;
     try {
       const response = await fetch("/v1/agents", { headers: auth() });
-      if (response.status === 401 || response.status === 403) { askKey(t("badKey")); return; }
+      if (response.status === 401 || response.status === 403) { askKey("badKey"); return; }
       const body = await response.json();
       const smartao = (body.agents || []).find((a) => a.name === "smartao");
       if (smartao && smartao.model === "smartao-demo") {
@@ -642,5 +680,5 @@
 
   applyWords();
   loadSamples();
-  if (apiKey) checkDemo(); else askKey(t("needKey"));
+  if (apiKey) checkDemo(); else askKey("needKey");
 })();
