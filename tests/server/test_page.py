@@ -223,8 +223,8 @@ def _fan(request: ModelRequest) -> Script:
 def fan_server() -> Iterator[LiveServer]:
     agents = _page_agents()
     config = AgentConfiguration(max_tool_calls_per_tool=6)
-    agents["fan"] = Agent("fan", "Fan out.", [tick], FunctionLLM(_fan), config=config)
-    server = LiveServer(create_app(agents, settings_for("embedded", None))).start()
+    agents["fan"] = Agent("fan", "Fan out.", tools=[tick], model=FunctionLLM(_fan), config=config)
+    server = LiveServer(create_app(agents=agents, settings=settings_for("embedded", None))).start()
     try:
         yield server
     finally:
@@ -278,7 +278,7 @@ async def test_trace_view_badge_shows_a_recovered_run_as_completed(page: Page, t
     """The ``leak`` agent's tool fails and the model answers anyway: an error record in a completed run."""
     agent = server_agents()["leak"]
     sink = JsonlTraceSink(tmp_path / "run.jsonl")
-    agent.tracer = Tracer([sink])
+    agent.tracer = Tracer(sinks=[sink])
     result = await agent.run("go")
     await sink.aclose()
     assert result.termination_reason == "completed"
@@ -297,7 +297,7 @@ async def test_trace_view_badge_shows_a_recovered_run_as_completed(page: Page, t
 async def test_trace_view_badge_shows_a_failed_run_as_failed(page: Page, tmp_path: Path) -> None:
     agent = server_agents()["boom"]
     sink = JsonlTraceSink(tmp_path / "run.jsonl")
-    agent.tracer = Tracer([sink])
+    agent.tracer = Tracer(sinks=[sink])
     with pytest.raises(LLMCallFailed):
         await agent.run("go")
     await sink.aclose()

@@ -54,7 +54,13 @@ def _call(event: str, model: str) -> TraceRecord:
 
 def test_a_traces_cost_is_the_sum_of_its_calls() -> None:
     records = [TraceRecord("agent_start", 0.0), _call("llm_end", "gpt-5"), _call("llm_end", "gpt-5-mini")]
-    gpt5, mini = (cost_of(model, Usage(1000, 400, 0, 0, 1)) for model in ("gpt-5", "gpt-5-mini"))
+    gpt5, mini = (
+        cost_of(
+            model,
+            Usage(input_tokens=1000, output_tokens=400, reasoning_tokens=0, cached_tokens=0, requests=1),
+        )
+        for model in ("gpt-5", "gpt-5-mini")
+    )
     assert gpt5 is not None
     assert mini is not None
     expected = gpt5 + mini
