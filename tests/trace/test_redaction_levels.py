@@ -1,4 +1,4 @@
-"""What a real run writes to the JSONL trace at each ``KANAWA_TRACE_REDACT`` level (README "Traces",
+"""What a real run writes to the JSONL trace at each ``KANAWA_TRACE_REDACT`` level (docs/guide.md "Traces",
 docs/design.md "Trace redaction").
 
 The run quotes a marker — the user's essay — everywhere it can: in the prompt, in tool arguments, in a

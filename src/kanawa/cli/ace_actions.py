@@ -196,17 +196,12 @@ async def search_playbook(
         await _embed(search, playbook, err)
         results = await search.asearch(search_query, playbook)
     table = Table(title=f"{escape(query)} — {dataset} ({len(playbook)} bullets)")
-    for column in ("#", "id", "score", "bm25", "dense", "found by", "bullet"):
+    for column in ("#", "id", "score", "why it matched", "bullet"):
         table.add_column(column, overflow="fold")
     for r in results:
-        bm25 = f"{r.bm25_score:.2f} (#{r.bm25_rank})" if r.bm25_score is not None else "—"
-        vec = f"{r.dense_score:.3f} (#{r.dense_rank})" if r.dense_score is not None else "—"
         text = r.bullet.content if len(r.bullet.content) < 160 else r.bullet.content[:157] + "…"
-        if r.duplicates:
-            text += f"  [dim](+{len(r.duplicates)} duplicates: {', '.join(r.duplicates)})[/]"
-        table.add_row(
-            str(r.rank), r.bullet.id, f"{r.score:.3f}", bm25, vec, "+".join(r.found_by), escape(text)
-        )
+        why = r.explain() + (f" ({', '.join(r.duplicates)})" if r.duplicates else "")
+        table.add_row(str(r.rank), r.bullet.id, f"{r.score:.3f}", escape(why), escape(text))
     console.print(table if results else "no bullets found")
     return EXIT_OK
 

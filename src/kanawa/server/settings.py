@@ -33,7 +33,7 @@ variable                        meaning                                         
 ==============================  ==========================================================  ===========
 
 :data:`ENVIRONMENT` maps each field to its variable; :meth:`ServerSettings.from_env` reads exactly
-those, and the tests hold the README's table and ``compose.yaml`` to them.
+those, and the tests hold the table in docs/server.md and ``compose.yaml`` to them.
 """
 
 from __future__ import annotations

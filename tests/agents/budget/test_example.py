@@ -1,4 +1,5 @@
-"""The README's budgets example runs offline, in memory and on Redis, and prints what it promises."""
+"""The budgets example (examples/budgets.py, linked from docs/guide.md) runs offline, in memory and on
+Redis, and prints what it promises."""
 
 from __future__ import annotations
 

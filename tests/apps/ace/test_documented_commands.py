@@ -1,5 +1,6 @@
-"""The ``kanawa ace import`` / ``search`` lines of the READMEs and the ACE pages run as written,
-from the repository root, with the sample playbook they name (``examples/ace/playbook.txt``)."""
+"""The ``kanawa ace import`` / ``search`` lines of the ACE pages (English and Japanese; the READMEs link
+to them) run as written, from the repository root, with the sample playbook they name
+(``examples/ace/playbook.txt``)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import pytest
 from kanawa.apps.ace.playbook import Playbook
 
 ROOT = Path(__file__).resolve().parents[3]
-DOCS = [ROOT / "README.md", ROOT / "README.ja.md", ROOT / "docs" / "ace.md", ROOT / "docs" / "ace.ja.md"]
+DOCS = [ROOT / "docs" / "ace.md", ROOT / "docs" / "ace.ja.md"]
 SAMPLE = ROOT / "examples" / "ace" / "playbook.txt"
 KANAWA = Path(sys.executable).parent / "kanawa"
 

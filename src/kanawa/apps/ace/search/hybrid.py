@@ -4,10 +4,12 @@ The story of one ``search(query, playbook)``:
 
 1. **Index** — the playbook's index is found in a small cache (playbooks are values: operations make
    new ones), or built: each bullet's tokens and embedding come from caches keyed by content hash, so
-   only new or edited bullets are tokenised and embedded (in one batch); the BM25 matrix (``bm25s``)
-   and the embedding matrix are then assembled from the cached pieces. With ``store=``, embeddings
-   are also loaded from and saved to the :class:`~kanawa.apps.ace.store.PlaybookStore`, so a warm
-   process never re-embeds.
+   only new or edited bullets are tokenised and embedded (in one batch). The BM25 postings
+   (:mod:`.lexical`), the embedding matrix and the IVF lists are *derived* from the last index: the
+   surviving bullets move to their new positions and only added or edited bullets are counted, so a
+   Curator's ADD or UPDATE costs a copy, not a rebuild. With ``store=``, embeddings are also loaded
+   from and saved to the :class:`~kanawa.apps.ace.store.PlaybookStore`, so a warm process never
+   re-embeds.
 Steps 2–5 are :func:`kanawa.apps.ace.search.ranking.rank`:
 
 2. **Filter** — sections and minimum confidence become a mask over bullet positions.
@@ -35,8 +37,9 @@ import numpy as np
 import numpy.typing as npt
 
 from kanawa.apps.ace.operations import normalised_text
-from kanawa.apps.ace.playbook import Playbook
+from kanawa.apps.ace.playbook import Bullet, Playbook
 from kanawa.apps.ace.search.ivf import IvfIndex
+from kanawa.apps.ace.search.lexical import Bm25Index
 from kanawa.apps.ace.search.models import SearchQuery, SearchResult
 from kanawa.apps.ace.search.ranking import Index, SearchSettings, rank
 from kanawa.apps.ace.search.tokenizer import Tokenizer, default_tokenizer
@@ -100,10 +103,27 @@ class HybridSearch:
         """:meth:`search` for async callers (the Generator): embeddings come from the store and the
         embedder without blocking the event loop."""
         _check_arguments(query, playbook)
-        await self.prepare(playbook)
-        index = self._index(playbook, _already_embedded)
+        index = self._cached(playbook)
+        if index is None:
+            await self.prepare(playbook)
+            index = self._index(playbook, _already_embedded)
         vector = await self._query_vector(query) if self._dense_on(query) else None
         return await asyncio.to_thread(rank, query, index, self._query_tokens(query), vector, self.settings)
+
+    async def index(self, playbook: Playbook, *, progress: Progress | None = None) -> int:
+        """Index ``playbook`` now: embed its bullets that no cache holds (the store first, then the
+        embedder in batches, saved back to the store) and build the BM25 and embedding matrices, so the
+        first search after it embeds only the query — the cost of every later search. Returns how many
+        passages the embedder computed."""
+        embedded = await self.prepare(playbook, progress=progress)
+        await asyncio.to_thread(self._index, playbook, _already_embedded)
+        return embedded
+
+    def index_sync(self, playbook: Playbook) -> int:
+        """:meth:`index` for synchronous callers (the embedder only, without the store)."""
+        before = self.embedded
+        self._index(playbook, self._embed_missing_sync)
+        return self.embedded - before
 
     async def prepare(self, playbook: Playbook, *, progress: Progress | None = None) -> int:
         """Make sure every bullet of ``playbook`` has an embedding (store first, then the embedder in
@@ -183,29 +203,41 @@ class HybridSearch:
             )
         return found
 
-    def _index(self, playbook: Playbook, embed: Callable[[dict[str, str]], None]) -> Index:
+    def _cached(self, playbook: Playbook) -> Index | None:
         cached = self._indexes.get(id(playbook))
         if cached is not None and cached.playbook() is playbook and cached.length == len(playbook.bullets):
             self._indexes.move_to_end(id(playbook))
+            return cached
+        return None
+
+    def _index(self, playbook: Playbook, embed: Callable[[dict[str, str]], None]) -> Index:
+        cached = self._cached(playbook)
+        if cached is not None:
             return cached
         bullets = list(playbook.bullets)
         analysed = [self._analyse(bullet.content) for bullet in bullets]
         hashes = [hash_ for hash_, _tokens, _key in analysed]
         tokens = [tokens for _hash, tokens, _key in analysed]
-        bm25 = None
-        if bullets:
-            import bm25s
-
-            bm25 = bm25s.BM25(k1=self.settings.k1, b=self.settings.b)
-            bm25.index(tokens, show_progress=False)
-        matrix = None
         if self.embedder is not None and bullets:
             missing = {
                 key: b.content for key, b in zip(hashes, bullets, strict=True) if key not in self._vectors
             }
             if missing:
                 embed(missing)
-            matrix = np.stack([self._vectors[key] for key in hashes]).astype(np.float32, copy=False)
+        base = next(reversed(self._indexes.values()), None)
+        old_to_new, added = _changes(base, bullets, hashes)
+        if base is None or len(added) > max(64, len(bullets) // 4):  # mostly new: build afresh
+            old_to_new, added = np.zeros(0, dtype=np.int64), list(range(len(bullets)))
+            base = None
+        start = base.bm25 if base is not None else Bm25Index.build([], k1=self.settings.k1, b=self.settings.b)
+        bm25 = start.derive(old_to_new, {p: tokens[p] for p in added}, len(bullets))
+        matrix = self._matrix(base, old_to_new, added, hashes)
+        ivf = None
+        if matrix is not None and len(bullets) >= self.settings.ivf_threshold:
+            if base is not None and base.ivf is not None:
+                ivf = base.ivf.derive(old_to_new, matrix, added)
+            else:
+                ivf = IvfIndex.build(matrix)
         index = Index(
             playbook=weakref.ref(playbook),
             length=len(bullets),
@@ -216,14 +248,27 @@ class HybridSearch:
             bm25=bm25,
             matrix=matrix,
             sections=np.array([b.section.casefold() for b in bullets], dtype=np.str_),
-            ivf=IvfIndex.build(matrix)
-            if matrix is not None and len(bullets) >= self.settings.ivf_threshold
-            else None,
+            ivf=ivf,
         )
         self._indexes[id(playbook)] = index
         while len(self._indexes) > 4:
             self._indexes.popitem(last=False)
         return index
+
+    def _matrix(
+        self, base: Index | None, old_to_new: npt.NDArray[np.int64], added: list[int], hashes: list[str]
+    ) -> npt.NDArray[np.float32] | None:
+        """The embedding rows in bullet order: the base's rows moved to their new places, added rows
+        from the vector cache (one copy, no re-embedding)."""
+        if self.embedder is None or not hashes:
+            return None
+        if base is None or base.matrix is None:
+            return np.stack([self._vectors[key] for key in hashes]).astype(np.float32, copy=False)
+        matrix = np.empty((len(hashes), base.matrix.shape[1]), dtype=np.float32)
+        _move_rows(matrix, base.matrix, old_to_new)
+        for position in added:
+            matrix[position] = self._vectors[hashes[position]]
+        return matrix
 
     # -- querying ------------------------------------------------------------------------------
 
@@ -295,6 +340,40 @@ def _check_arguments(query: object, playbook: object) -> None:
             "HybridSearch.search(query, playbook) takes a SearchQuery first and a Playbook second, "
             f"not ({type(query).__name__}, {type(playbook).__name__})"
         )
+
+
+def _move_rows(
+    target: npt.NDArray[np.float32], source: npt.NDArray[np.float32], old_to_new: npt.NDArray[np.int64]
+) -> None:
+    """``target[old_to_new[i]] = source[i]`` for the surviving rows, copied in contiguous runs (an ADD
+    or a REMOVE leaves two or three runs: a few block copies instead of a gather of every row)."""
+    kept = np.flatnonzero(old_to_new >= 0)
+    if not len(kept):
+        return
+    new = old_to_new[kept]
+    breaks = np.flatnonzero((np.diff(kept) != 1) | (np.diff(new) != 1)) + 1
+    for start, end in zip(np.r_[0, breaks], np.r_[breaks, len(kept)], strict=True):
+        length = int(end - start)
+        target[new[start] : new[start] + length] = source[kept[start] : kept[start] + length]
+
+
+def _changes(
+    base: Index | None, bullets: list[Bullet], hashes: list[str]
+) -> tuple[npt.NDArray[np.int64], list[int]]:
+    """How the base index's bullets map onto ``bullets``: ``old_to_new`` (``-1`` for a bullet removed
+    or edited) and the new positions whose (id, text) the base does not hold."""
+    if base is None:
+        return np.zeros(0, dtype=np.int64), list(range(len(bullets)))
+    old = {(b.id, h): i for i, (b, h) in enumerate(zip(base.bullets, base.hashes, strict=True))}
+    old_to_new = np.full(base.length, -1, dtype=np.int64)
+    added = []
+    for position, (bullet, hash_) in enumerate(zip(bullets, hashes, strict=True)):
+        found = old.get((bullet.id, hash_))
+        if found is None or old_to_new[found] >= 0:
+            added.append(position)
+        else:
+            old_to_new[found] = position
+    return old_to_new, added
 
 
 def _already_embedded(missing: dict[str, str]) -> None:

@@ -53,6 +53,23 @@ class IvfIndex:
         offsets[1:] = np.cumsum(np.bincount(assign, minlength=count))
         return cls(centroids, np.ascontiguousarray(matrix[order]), order.astype(np.int64), offsets)
 
+    def derive(self, old_to_new: npt.NDArray[np.int64], matrix: Matrix, added: list[int]) -> IvfIndex:
+        """The lists for the next playbook (``matrix`` in its bullet order): surviving rows keep their
+        list under their new position, added rows join their nearest centroid's list. The centroids are
+        kept, so after many changes the lists drift from a fresh clustering (recall is measured)."""
+        count = len(self.centroids)
+        clusters = np.repeat(np.arange(count, dtype=np.int64), np.diff(self.offsets))
+        where = old_to_new[self.positions]
+        keep = where >= 0
+        positions = np.concatenate([where[keep], np.asarray(added, dtype=np.int64)])
+        extra = _nearest(matrix[added], self.centroids) if added else np.zeros(0, dtype=np.int64)
+        assign = np.concatenate([clusters[keep], extra])
+        order = np.argsort(assign, kind="stable")
+        offsets = np.zeros(count + 1, dtype=np.int64)
+        offsets[1:] = np.cumsum(np.bincount(assign, minlength=count))
+        positions = positions[order]
+        return IvfIndex(self.centroids, np.ascontiguousarray(matrix[positions]), positions, offsets)
+
     def scores(self, vector: Matrix, *, probe: int) -> tuple[npt.NDArray[np.int64], Matrix]:
         """(positions, cosine scores) of the rows in the ``probe`` lists nearest ``vector``."""
         near = self.centroids @ vector

@@ -42,7 +42,9 @@ class SearchResult(BaseModel):
 
     ``found_by`` lists the legs that had the bullet among their candidates; ``bm25_rank`` /
     ``dense_rank`` are 1-based ranks in each leg (``None`` when the leg did not find it);
-    ``duplicates`` are ids of exact or near-duplicate bullets folded into this result.
+    ``duplicates`` are ids of exact or near-duplicate bullets folded into this result;
+    ``matched_terms`` are the query tokens the lexical leg counted and found in this bullet (in hybrid
+    mode only rare tokens count). :meth:`explain` says in one line why the bullet matched.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -56,6 +58,21 @@ class SearchResult(BaseModel):
     dense_score: float | None = None
     dense_rank: int | None = None
     duplicates: tuple[str, ...] = ()
+    matched_terms: tuple[str, ...] = ()
+
+    def explain(self) -> str:
+        """Why this bullet matched: each leg's score and rank, the lexical terms, folded duplicates —
+        ``"dense 0.874 (#1); lexical 6.12 (#1) on show_playlist_library; +1 duplicate"``."""
+        parts = []
+        if self.dense_score is not None:
+            parts.append(f"dense {self.dense_score:.3f} (#{self.dense_rank})")
+        if self.bm25_score is not None:
+            terms = f" on {', '.join(self.matched_terms)}" if self.matched_terms else ""
+            parts.append(f"lexical {self.bm25_score:.2f} (#{self.bm25_rank}){terms}")
+        if self.duplicates:
+            count = len(self.duplicates)
+            parts.append(f"+{count} duplicate{'s' if count > 1 else ''}")
+        return "; ".join(parts) or "no leg scored it"
 
 
 __all__ = ["Fusion", "Leg", "Mode", "SearchQuery", "SearchResult"]

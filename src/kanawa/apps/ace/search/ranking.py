@@ -15,6 +15,7 @@ import numpy.typing as npt
 from kanawa.apps.ace.playbook import Bullet, Playbook, normalise_section
 from kanawa.apps.ace.search.fusion import convex, ranks, rrf
 from kanawa.apps.ace.search.ivf import IvfIndex
+from kanawa.apps.ace.search.lexical import Bm25Index
 from kanawa.apps.ace.search.models import Fusion, Leg, SearchQuery, SearchResult
 
 
@@ -32,6 +33,12 @@ class SearchSettings:
     rrf_k: int = 60
     candidates: int = 50
     near_duplicate: float = 0.97
+    lexical_max_df: float = 0.02
+    """In hybrid mode the BM25 leg scores only *rare* query tokens: those in at most this share of the
+    bullets (or ``lexical_min_df`` bullets, whichever is more). API names, field names and error
+    strings are rare; the words a paraphrase shares with many bullets ("playlist", "payment") only
+    add noise to the dense ranking (docs/ace.md has the measurements)."""
+    lexical_min_df: int = 5
     k1: float = 1.2
     b: float = 0.75
     embed_batch: int = 32
@@ -49,20 +56,14 @@ class Index:
     hashes: list[str]
     tokens: list[list[str]]
     keys: list[str]
-    bm25: Any
+    bm25: Bm25Index
     matrix: npt.NDArray[np.float32] | None
     sections: npt.NDArray[np.str_]
     ivf: IvfIndex | None = None
 
     def document_frequency(self, token: str) -> int:
-        """How many bullets contain ``token``, read from bm25s's column pointers."""
-        if self.bm25 is None:
-            return 0
-        token_id = self.bm25.vocab_dict.get(token)
-        if token_id is None:
-            return 0
-        indptr = self.bm25.scores["indptr"]
-        return int(indptr[token_id + 1] - indptr[token_id])
+        """How many bullets contain ``token``."""
+        return self.bm25.document_frequency(token)
 
 
 def mask_for(query: SearchQuery, index: Index) -> npt.NDArray[np.bool_] | None:
@@ -114,6 +115,14 @@ def _top_ivf(
     return {int(positions[i]): score for i, score in chosen.items()}
 
 
+def rare_tokens(query_tokens: list[str], index: Index, settings: SearchSettings) -> list[str]:
+    """The query tokens the hybrid BM25 leg counts (see ``SearchSettings.lexical_max_df``)."""
+    if settings.lexical_max_df >= 1.0:
+        return query_tokens
+    limit = max(float(settings.lexical_min_df), settings.lexical_max_df * index.length)
+    return [t for t in query_tokens if 0 < index.document_frequency(t) <= limit]
+
+
 def evidence(query_tokens: list[str], index: Index, best: int) -> float:
     """The IDF-weighted share of the query's terms found in BM25's best hit (the BM25 gate)."""
     n = index.length
@@ -143,6 +152,8 @@ def rank(
     mask = mask_for(query, index)
     legs: dict[str, dict[int, float]] = {}
     gate = 1.0
+    if query.mode == "hybrid":
+        query_tokens = rare_tokens(query_tokens, index, settings)
     if query.mode in ("hybrid", "bm25") and index.bm25 is not None and query_tokens:
         scores = np.asarray(index.bm25.get_scores(query_tokens), dtype=np.float32)
         legs["bm25"] = top(scores, mask, count=settings.candidates, positive=True)
@@ -164,7 +175,8 @@ def rank(
     else:
         fused = next(iter(legs.values()), {})
     ordered = sorted(fused, key=lambda p: (-fused[p], p))
-    return deduplicate(query, index, ordered, fused, legs, settings.near_duplicate)
+    lexical = query_tokens if "bm25" in legs else []
+    return deduplicate(query, index, ordered, fused, legs, settings.near_duplicate, lexical=lexical)
 
 
 def deduplicate(
@@ -174,8 +186,12 @@ def deduplicate(
     fused: dict[int, float],
     legs: dict[str, dict[int, float]],
     near_duplicate: float,
+    *,
+    lexical: list[str] | None = None,
 ) -> list[SearchResult]:
-    """Fold exact (normalised text) and near (embedding cosine) duplicates into the better result."""
+    """Fold exact (normalised text) and near (embedding cosine) duplicates into the better result;
+    ``lexical`` are the query tokens BM25 counted (each result names those its bullet contains)."""
+    wanted = list(dict.fromkeys(lexical or []))
     kept: list[int] = []
     folded: dict[int, list[str]] = {}
     for position in ordered:
@@ -206,9 +222,21 @@ def deduplicate(
                 dense_score=legs.get("dense", {}).get(position),
                 dense_rank=leg_ranks.get("dense", {}).get(position),
                 duplicates=tuple(folded.get(position, ())),
+                matched_terms=tuple(t for t in wanted if t in set(index.tokens[position]))
+                if position in legs.get("bm25", {})
+                else (),
             )
         )
     return results
 
 
-__all__ = ["Index", "SearchSettings", "deduplicate", "evidence", "mask_for", "rank", "top"]
+__all__ = [
+    "Index",
+    "SearchSettings",
+    "deduplicate",
+    "evidence",
+    "mask_for",
+    "rank",
+    "rare_tokens",
+    "top",
+]
