@@ -87,7 +87,7 @@ METRICS = ("recall@5", "recall@10", "mrr@10", "ndcg@10")
 
 async def evaluate_real(real: RealSet) -> dict[str, dict[str, dict[str, float]]]:
     """Per configuration: mean metrics per slice (all, language, language/kind, split, language/split)."""
-    store = JsonPlaybookStore(REAL_CACHE)
+    store = JsonPlaybookStore(root=REAL_CACHE)
     out: dict[str, dict[str, dict[str, float]]] = {}
     for label, mode, options in REAL_CONFIGS:
         search = HybridSearch(store=store, settings=SearchSettings(**options))

@@ -220,7 +220,7 @@ async def test_index_with_a_warm_store_embeds_nothing(
     dense_search: HybridSearch, playbook: Playbook, tmp_path: Path
 ) -> None:
     assert dense_search.embedder is not None
-    store = JsonPlaybookStore(tmp_path)
+    store = JsonPlaybookStore(root=tmp_path)
     await HybridSearch(embedder=dense_search.embedder, store=store).index(playbook)
     counting = CountingEmbedder(dense_search.embedder)
     assert await HybridSearch(embedder=counting, store=store).index(playbook) == 0
