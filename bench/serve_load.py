@@ -94,7 +94,7 @@ def _paced_agents() -> dict[str, Any]:
         return reply
 
     model = PacedLLM(answer)
-    return {"bench": Agent("bench", "Stream.", (), model)}
+    return {"bench": Agent("bench", "Stream.", tools=(), model=model)}
 
 
 def _bare_app(lifespan: Any = None) -> Any:
@@ -171,7 +171,7 @@ def serve(system: str, port: int) -> None:
             max_streams=100_000,  # one tenant holds every session's stream; the other limits at defaults
             run_buffer=1000,
         )
-        app = create_app(_paced_agents(), settings)
+        app = create_app(agents=_paced_agents(), settings=settings)
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="error", backlog=4096, timeout_keep_alive=30)
 
 

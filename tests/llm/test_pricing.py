@@ -22,7 +22,9 @@ def test_cost_splits_cached_input_and_reasoning_output() -> None:
     # 600k uncached × 2 + 400k cached × 0.5 + 400k output × 10 + 100k reasoning × 20 (per million)
     assert price.cost(usage) == pytest.approx(1.2 + 0.2 + 4.0 + 2.0)
     assert ModelPrice(input=1.0, output=3.0).cost(
-        Usage(1_000_000, 1_000_000, 500_000, 500_000)
+        Usage(
+            input_tokens=1_000_000, output_tokens=1_000_000, reasoning_tokens=500_000, cached_tokens=500_000
+        )
     ) == pytest.approx(4.0)
 
 
@@ -35,7 +37,7 @@ def test_names_match_with_a_provider_prefix_a_base_url_or_a_dated_suffix_and_unk
     assert table.price_of("openai:gpt-5@http://127.0.0.1:8080/v1") == gpt5
     assert table.price_of("gpt-5-mini-2025-08-07") == table.price_of("gpt-5-mini") != gpt5
     assert table.price_of("my-local-llama") is None
-    assert cost_of("my-local-llama", Usage(10, 10)) is None
+    assert cost_of("my-local-llama", Usage(input_tokens=10, output_tokens=10)) is None
     assert table.as_of
 
 
@@ -46,8 +48,12 @@ def test_a_price_file_replaces_the_table_and_bad_files_are_errors(
     path.write_text(json.dumps({"as_of": "2030-01-01", "models": {"house-model": {"input": 1, "output": 2}}}))
     monkeypatch.setenv("KANAWA_PRICES", str(path))
     assert default_prices().as_of == "2030-01-01"
-    assert cost_of("house-model", Usage(1_000_000, 1_000_000)) == pytest.approx(3.0)
-    assert cost_of("gpt-5", Usage(1, 1)) is None, "the file replaces the shipped table"
+    assert cost_of("house-model", Usage(input_tokens=1_000_000, output_tokens=1_000_000)) == pytest.approx(
+        3.0
+    )
+    assert cost_of("gpt-5", Usage(input_tokens=1, output_tokens=1)) is None, (
+        "the file replaces the shipped table"
+    )
     with pytest.raises(ValueError, match="as_of"):
         PriceTable.from_json({"models": {}})
     with pytest.raises(ValueError, match="unknown fields"):
@@ -60,9 +66,17 @@ async def test_run_result_cost_sums_each_response_at_the_model_that_answered() -
     call = AssistantMessage(tool_calls=(ToolCall("c1", "noop", "{}"),))
     model = ScriptedLLM(
         [
-            LLMResponse(call, StopReason.TOOL_USE, Usage(1_000_000, 100_000, requests=1), "gpt-5-2025-08-07"),
             LLMResponse(
-                AssistantMessage(text="ok"), StopReason.END_TURN, Usage(500_000, 0, requests=1), "gpt-5-mini"
+                call,
+                StopReason.TOOL_USE,
+                usage=Usage(input_tokens=1_000_000, output_tokens=100_000, requests=1),
+                model="gpt-5-2025-08-07",
+            ),
+            LLMResponse(
+                AssistantMessage(text="ok"),
+                StopReason.END_TURN,
+                usage=Usage(input_tokens=500_000, output_tokens=0, requests=1),
+                model="gpt-5-mini",
             ),
         ],
         model="gpt-5",

@@ -198,7 +198,7 @@ def live(mode: str, request: pytest.FixtureRequest) -> Iterator[LiveServer]:
         registry = agents()
     else:
         registry = server_agents()
-    server = LiveServer(create_app(registry, settings)).start()
+    server = LiveServer(create_app(agents=registry, settings=settings)).start()
     try:
         yield server
     finally:

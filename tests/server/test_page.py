@@ -57,7 +57,9 @@ def _page_agents() -> dict[str, Agent[Any, Any]]:
     """The server test agents plus ``priced``: the story on a model with a known price."""
     agents = server_agents()
     story = agents["story"]
-    agents["priced"] = Agent("priced", "Tell a story.", story.tools, FunctionLLM(_story, model=PRICED_MODEL))
+    agents["priced"] = Agent(
+        "priced", "Tell a story.", tools=story.tools, model=FunctionLLM(_story, model=PRICED_MODEL)
+    )
     return agents
 
 
@@ -68,7 +70,7 @@ def usd(value: float) -> str:
 
 @pytest.fixture(scope="module")
 def page_server() -> Iterator[LiveServer]:
-    server = LiveServer(create_app(_page_agents(), settings_for("embedded", None))).start()
+    server = LiveServer(create_app(agents=_page_agents(), settings=settings_for("embedded", None))).start()
     try:
         yield server
     finally:
@@ -128,11 +130,11 @@ async def test_the_run_page_shows_each_model_calls_cost_and_the_runs_total(
     assert len(ends) == 4
     for end in ends:  # priced by the server from the record's own model and usage
         usage = Usage(
-            end["tok_prompt"],
-            end["tok_completion"],
-            end["data"]["reasoning_tokens"],
-            end["data"]["cached_tokens"],
-            1,
+            input_tokens=end["tok_prompt"],
+            output_tokens=end["tok_completion"],
+            reasoning_tokens=end["data"]["reasoning_tokens"],
+            cached_tokens=end["data"]["cached_tokens"],
+            requests=1,
         )
         assert end["cost_usd"] == cost_of(PRICED_MODEL, usage)
         assert end["cost_usd"] > 0
@@ -175,7 +177,7 @@ async def test_trace_view_draws_a_jsonl_trace_with_its_costs(
 ) -> None:
     agent = _page_agents()["priced"]
     sink = JsonlTraceSink(tmp_path / "run.jsonl")
-    agent.tracer = Tracer([sink])
+    agent.tracer = Tracer(sinks=[sink])
     await agent.run("go")
     await sink.aclose()
     lines = (tmp_path / "run.jsonl").read_text().splitlines()
@@ -187,7 +189,16 @@ async def test_trace_view_draws_a_jsonl_trace_with_its_costs(
         assert await page.locator(".bar[data-kind=tool]").count() == 3
         assert await page.locator("#rows tr").count() == len(lines)
         costs = [
-            cost_of(PRICED_MODEL, Usage(r["tok_prompt"], r["tok_completion"], 0, 0, 1))
+            cost_of(
+                PRICED_MODEL,
+                Usage(
+                    input_tokens=r["tok_prompt"],
+                    output_tokens=r["tok_completion"],
+                    reasoning_tokens=0,
+                    cached_tokens=0,
+                    requests=1,
+                ),
+            )
             for r in map(json.loads, lines)
             if r["event"] == "llm_end"
         ]
@@ -212,8 +223,8 @@ def _fan(request: ModelRequest) -> Script:
 def fan_server() -> Iterator[LiveServer]:
     agents = _page_agents()
     config = AgentConfiguration(max_tool_calls_per_tool=6)
-    agents["fan"] = Agent("fan", "Fan out.", [tick], FunctionLLM(_fan), config=config)
-    server = LiveServer(create_app(agents, settings_for("embedded", None))).start()
+    agents["fan"] = Agent("fan", "Fan out.", tools=[tick], model=FunctionLLM(_fan), config=config)
+    server = LiveServer(create_app(agents=agents, settings=settings_for("embedded", None))).start()
     try:
         yield server
     finally:
@@ -267,7 +278,7 @@ async def test_trace_view_badge_shows_a_recovered_run_as_completed(page: Page, t
     """The ``leak`` agent's tool fails and the model answers anyway: an error record in a completed run."""
     agent = server_agents()["leak"]
     sink = JsonlTraceSink(tmp_path / "run.jsonl")
-    agent.tracer = Tracer([sink])
+    agent.tracer = Tracer(sinks=[sink])
     result = await agent.run("go")
     await sink.aclose()
     assert result.termination_reason == "completed"
@@ -286,7 +297,7 @@ async def test_trace_view_badge_shows_a_recovered_run_as_completed(page: Page, t
 async def test_trace_view_badge_shows_a_failed_run_as_failed(page: Page, tmp_path: Path) -> None:
     agent = server_agents()["boom"]
     sink = JsonlTraceSink(tmp_path / "run.jsonl")
-    agent.tracer = Tracer([sink])
+    agent.tracer = Tracer(sinks=[sink])
     with pytest.raises(LLMCallFailed):
         await agent.run("go")
     await sink.aclose()

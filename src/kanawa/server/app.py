@@ -173,9 +173,9 @@ RunIdArg = Annotated[str, Path(pattern=RUN_ID, description="A run id (32 hex dig
 
 
 def create_app(
+    *,
     agents: Mapping[str, ServableAgent] | None = None,
     settings: ServerSettings | None = None,
-    *,
     store: RunStore | None = None,
     extensions: Sequence[Extension] = (),
 ) -> FastAPI:

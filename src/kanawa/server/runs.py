@@ -193,7 +193,7 @@ class RunManager:
             sinks: list[Any] = [self._router]
             if agent.tracer is not None and agent.tracer.enabled:
                 sinks.append(_Forward(agent.tracer))
-            agent.tracer = Tracer(sinks, session=agent.tracer.session if agent.tracer else None)
+            agent.tracer = Tracer(sinks=sinks, session=agent.tracer.session if agent.tracer else None)
 
     async def start(
         self, tenant: str, agent_name: str, user_input: str, *, session_id: str | None = None
@@ -264,7 +264,7 @@ class RunManager:
         if isinstance(runner, AgentLoopRunner):  # a composite run (SmartAO) keeps no loop counters
             runner.state.restore_tool_calls(point.tool_calls)
             if point.decode_retries is not None:
-                runner.state.phase = FinalOutputPhase(point.decode_retries)
+                runner.state.phase = FinalOutputPhase(retry_count=point.decode_retries)
         return self._execute(
             agent,
             runner,

@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import KW_ONLY, dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Final, Self
@@ -122,6 +122,7 @@ class ServerSettings:
     """What the app needs to know. Build with :meth:`from_env` (keyword overrides win over the
     environment); the dataclass itself never reads the environment."""
 
+    _: KW_ONLY
     api_keys: str = ""
     api_keys_file: Path | None = None
     redis_url: str | None = None

@@ -45,7 +45,9 @@ def page_server(tmp_path_factory: pytest.TempPathFactory, reference_db: Path) ->
     directory = tmp_path_factory.mktemp("smartao-page")
     shutil.copyfile(reference_db, directory / "references.sqlite3")
     extension = smartao_extension(directory, textlint=False)
-    server = LiveServer(create_app(demo_agents(), settings_for("embedded", None), extensions=[extension]))
+    server = LiveServer(
+        create_app(agents=demo_agents(), settings=settings_for("embedded", None), extensions=[extension])
+    )
     server.start()
     try:
         yield server
@@ -186,7 +188,9 @@ def textlint_server(tmp_path_factory: pytest.TempPathFactory, reference_db: Path
     directory = tmp_path_factory.mktemp("smartao-textlint-page")
     shutil.copyfile(reference_db, directory / "references.sqlite3")
     extension = smartao_extension(directory, textlint=True)
-    server = LiveServer(create_app(demo_agents(), settings_for("embedded", None), extensions=[extension]))
+    server = LiveServer(
+        create_app(agents=demo_agents(), settings=settings_for("embedded", None), extensions=[extension])
+    )
     server.start()
     try:
         yield server

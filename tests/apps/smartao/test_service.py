@@ -44,7 +44,9 @@ def data_dir(root: Path, reference_db: Path) -> Path:
 def smartao_server(tmp_path_factory: pytest.TempPathFactory, reference_db: Path) -> Iterator[LiveServer]:
     directory = data_dir(tmp_path_factory.mktemp("smartao-service"), reference_db)
     extension = smartao_extension(directory, textlint=False)
-    server = LiveServer(create_app(demo_agents(), settings_for("embedded", None), extensions=[extension]))
+    server = LiveServer(
+        create_app(agents=demo_agents(), settings=settings_for("embedded", None), extensions=[extension])
+    )
     server.start()
     try:
         yield server
@@ -161,7 +163,7 @@ async def test_the_agent_list_and_the_page_routes(client: httpx.AsyncClient) -> 
 async def test_a_tenant_budget_reaches_the_inner_agents(tmp_path: Path, reference_db: Path) -> None:
     extension = smartao_extension(data_dir(tmp_path, reference_db), textlint=False)
     settings = settings_for("embedded", None, tenant_max_requests=2)
-    server = LiveServer(create_app({}, settings, extensions=[extension])).start()
+    server = LiveServer(create_app(agents={}, settings=settings, extensions=[extension])).start()
     try:
         async with httpx.AsyncClient(base_url=server.url, timeout=20) as http:
             _, events = await start_run(http, "smartao", REQUEST)
@@ -180,7 +182,9 @@ async def test_the_server_owns_the_textlint_sidecar_and_ends_it(tmp_path: Path, 
     extension = smartao_extension(data_dir(tmp_path, reference_db), textlint=None)
     agent = extension.agents["smartao"]
     assert isinstance(agent, SmartAOAgent)
-    server = LiveServer(create_app({}, settings_for("embedded", None), extensions=[extension])).start()
+    server = LiveServer(
+        create_app(agents={}, settings=settings_for("embedded", None), extensions=[extension])
+    ).start()
     try:
         async with httpx.AsyncClient(base_url=server.url, timeout=20) as http:
             _, events = await start_run(http, "smartao", REQUEST)

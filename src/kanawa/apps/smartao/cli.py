@@ -214,7 +214,9 @@ def _serve(host: str, port: int, model: str | None, data: Path, textlint: bool |
         key = settings.dev_key or "kw-dev-" + secrets.token_urlsafe(24)
         settings = ServerSettings.from_env(dev_key=key)
     app = create_app(
-        demo_agents(), settings, extensions=[smartao_extension(data, model=model, textlint=textlint)]
+        agents=demo_agents(),
+        settings=settings,
+        extensions=[smartao_extension(data, model=model, textlint=textlint)],
     )
     typer.echo(f"SmartAO   {page_url(host, port, PAGE_PATH, key=key)}")
     typer.echo(f"runs      {page_url(host, port, '/runs', key=key)}")

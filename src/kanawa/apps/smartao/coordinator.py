@@ -3,7 +3,7 @@
 The story of one coaching run (``Coordinator(resources).stream(request)``):
 
 1. A :class:`CoachingSession` is made for the request; it is the ``deps`` of every agent.
-2. The library's :class:`kanawa.agents.coordinator.Coordinator` routes with a
+2. The library's :class:`kanawa.agents.team.AgentTeam` routes with a
    :class:`~kanawa.agents.routing.RuleRouter` (default: Guard → Style → Draft → Ref; ``focus="style"`` or
    ``"refs"`` narrow it) or the :class:`~kanawa.agents.routing.LLMRouter` given, and runs the agents
    one after another. Their events stream through as ``NestedEvent`` s; after each agent a
@@ -38,8 +38,8 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from kanawa.agents.agent import Agent
-from kanawa.agents.coordinator import Coordinator as AgentsCoordinator
 from kanawa.agents.routing import LLMRouter, RouteDecision, RuleRouter
+from kanawa.agents.team import AgentTeam
 from kanawa.apps.smartao.agents import (
     DraftAgent,
     DraftSuggestions,
@@ -199,7 +199,7 @@ class Coordinator:
         self.rubric_models = (_model_name(pick("EvalAgent")), _model_name(front_model))
         """The models that write the rubric (EvalAgent's, the Coordinator's): part of its cache key."""
         self.router = router if router is not None else default_router()
-        self._core = AgentsCoordinator("Coordinator", router=self.router, agents=list(self.agents.values()))
+        self._core = AgentTeam("Coordinator", router=self.router, agents=list(self.agents.values()))
 
     @staticmethod
     def merge_patches(original: str, style: PatchJSON | None, draft: PatchJSON | None) -> MergeResult:

@@ -253,7 +253,7 @@ class SmartAOAgent:
         if self.tracer is not None:
             tracer = self.tracer
             if run_id is not None:
-                tracer = Tracer([_ChildRuns(self.tracer, run_id)], session=self.tracer.session)
+                tracer = Tracer(sinks=[_ChildRuns(self.tracer, run_id)], session=self.tracer.session)
             inner: list[Agent[Any, Any]] = [coordinator.front, coordinator.eval_agent]
             for agent in [*inner, *coordinator.agents.values()]:
                 agent.tracer = tracer

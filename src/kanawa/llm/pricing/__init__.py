@@ -2,10 +2,11 @@
 
 Prices are US dollars per million tokens for input, cached input, output and reasoning (reasoning is
 billed as output by every provider we know of, so it defaults to the output price). The shipped table
-(:data:`DEFAULT_PRICES`, in ``prices.json`` beside this file, dated by its ``as_of`` field) lists the
-providers' published list prices for the models we know; a price we did not know is not guessed — an
-unknown model has no price and its cost is ``None``, never ``0``. Users override or extend the table:
-``PriceTable.load(path)`` / ``DEFAULT_PRICES.with_prices({...})``, or ``KANAWA_PRICES=path.json``.
+(``prices.json`` beside this file, dated by its ``as_of`` field; :func:`default_prices` returns it)
+lists the providers' published list prices for the models we know; a price we did not know is not
+guessed — an unknown model has no price and its cost is ``None``, never ``0``. Users override or
+extend the table: ``PriceTable.load(path)`` / ``default_prices().with_prices({...})``, or
+``KANAWA_PRICES=path.json`` (which replaces the shipped table wherever the default is used).
 
 Cost of one response (:meth:`PriceTable.cost`): uncached input × input price + cached input × cached
 price + (output − reasoning) × output price + reasoning × reasoning price. ``Usage.cached_tokens`` and
@@ -17,7 +18,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from functools import cache
 from importlib.resources import files
 from pathlib import Path
@@ -34,6 +35,7 @@ class ModelPrice:
 
     input: float
     output: float
+    _: KW_ONLY
     cached_input: float | None = None
     reasoning: float | None = None
 
@@ -132,7 +134,7 @@ def default_prices() -> PriceTable:
     return _load_cached(path) if path else _shipped()
 
 
-def cost_of(model: str, usage: Usage, table: PriceTable | None = None) -> float | None:
+def cost_of(model: str, usage: Usage, *, table: PriceTable | None = None) -> float | None:
     """USD for ``usage`` on ``model`` (``None`` when it has no price in ``table``/the default table)."""
     return (table if table is not None else default_prices()).cost(model, usage)
 
