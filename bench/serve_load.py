@@ -399,7 +399,7 @@ def _bulk_agents() -> dict[str, Any]:
         )
 
     config = AgentConfiguration(max_tool_calls_per_tool=None)
-    return {"bulk": Agent("bulk", "Send pieces.", [piece], FunctionLLM(answer), config=config)}
+    return {"bulk": Agent("bulk", "Send pieces.", tools=[piece], model=FunctionLLM(answer), config=config)}
 
 
 def serve_bulk(system: str, port: int) -> None:
@@ -415,7 +415,9 @@ def serve_bulk(system: str, port: int) -> None:
         run_ttl=120,
         rate_limit=0,
     )
-    uvicorn.run(create_app(_bulk_agents(), settings), host="127.0.0.1", port=port, log_level="error")
+    uvicorn.run(
+        create_app(agents=_bulk_agents(), settings=settings), host="127.0.0.1", port=port, log_level="error"
+    )
 
 
 def slow_readers(system: str) -> dict[str, Any]:

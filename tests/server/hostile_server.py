@@ -63,15 +63,15 @@ def agents() -> dict[str, Agent[Any, Any]]:
     found["bulk"] = Agent(
         "bulk",
         "Send pieces.",
-        [blob],
-        FunctionLLM(_bulk),
+        tools=[blob],
+        model=FunctionLLM(_bulk),
         config=AgentConfiguration(max_tool_calls_per_tool=None),
     )
     return found
 
 
 def main(port: int) -> None:
-    app = create_app(agents(), ServerSettings.from_env())
+    app = create_app(agents=agents(), settings=ServerSettings.from_env())
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on", ws="none")
 
 

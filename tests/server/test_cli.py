@@ -178,7 +178,7 @@ def test_trace_view_refuses_oversized_heads_and_sends_the_page_security_headers(
     async def write_trace() -> None:
         agent = _page_agents()["priced"]
         sink = JsonlTraceSink(tmp_path / "run.jsonl")
-        agent.tracer = Tracer([sink])
+        agent.tracer = Tracer(sinks=[sink])
         await agent.run("go")
         await sink.aclose()
 

@@ -186,7 +186,7 @@ async def test_slow_readers_hold_bounded_memory_and_are_cut(
 def capped(mode: str, request: pytest.FixtureRequest) -> Iterator[LiveServer]:
     redis = request.getfixturevalue("redis_url") if mode == "redis" else None
     settings = settings_for(mode, redis, max_streams=4, max_run_streams=2)
-    server = LiveServer(create_app(server_agents(), settings)).start()
+    server = LiveServer(create_app(agents=server_agents(), settings=settings)).start()
     try:
         yield server
     finally:
@@ -238,7 +238,9 @@ async def test_streams_are_capped_per_run_and_per_tenant(capped: LiveServer) -> 
 @pytest.fixture(scope="module")
 def throttled(mode: str, request: pytest.FixtureRequest) -> Iterator[LiveServer]:
     redis = request.getfixturevalue("redis_url") if mode == "redis" else None
-    server = LiveServer(create_app(server_agents(), settings_for(mode, redis, auth_failures=5))).start()
+    server = LiveServer(
+        create_app(agents=server_agents(), settings=settings_for(mode, redis, auth_failures=5))
+    ).start()
     try:
         yield server
     finally:
@@ -277,7 +279,7 @@ async def test_a_flood_of_short_runs_stays_within_the_memory_budget() -> None:
     the store never counts more than the budgets allow."""
     budget = 64 * 1024
     settings = settings_for("embedded", None, tenant_run_bytes=budget, run_bytes=4 * budget)
-    server = LiveServer(create_app(server_agents(), settings)).start()
+    server = LiveServer(create_app(agents=server_agents(), settings=settings)).start()
     try:
         async with httpx.AsyncClient(base_url=server.url, timeout=httpx.Timeout(20.0)) as client:
             theirs = await client.post("/v1/runs", json={"agent": "echo", "input": "kept"}, headers=AUTH_B)

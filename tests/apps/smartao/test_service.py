@@ -234,7 +234,7 @@ async def test_the_rubric_cache_and_the_lessons_are_each_tenants_own(
     )
     settings = settings_for("embedded", None, api_keys="kA:acme,kB:globex")
     extension = smartao_extension(directory, textlint=False)
-    server = LiveServer(create_app(demo_agents(), settings, extensions=[extension])).start()
+    server = LiveServer(create_app(agents=demo_agents(), settings=settings, extensions=[extension])).start()
     acme, globex = {"Authorization": "Bearer kA"}, {"Authorization": "Bearer kB"}
     request = json.dumps({"essay": ESSAY + "\n（テナント別）", "policy": POLICY}, ensure_ascii=False)
 
