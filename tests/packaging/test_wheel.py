@@ -79,7 +79,6 @@ def test_wheel_ships_every_file_under_src_kanawa_the_license_and_py_typed(dist: 
         "kanawa/apps/smartao/textlint/package-lock.json",
         "kanawa/apps/smartao/textlint/sidecar.js",
         "kanawa/server/page/timeline.html",
-        "kanawa/llm/pricing/prices.json",
     ):
         assert data in names
     assert any(name.endswith(".dist-info/licenses/LICENSE") for name in names)
