@@ -290,7 +290,7 @@ async def bench_embedding(count: int = 359) -> dict[str, Any]:
     playbook, _queries, _vectors = make_playbook(1_000, seed=11)
     playbook = Playbook(bullets=playbook.bullets[:count])
     with tempfile.TemporaryDirectory() as directory:
-        store = JsonPlaybookStore(directory)
+        store = JsonPlaybookStore(root=directory)
         cold = HybridSearch(store=store)
         assert cold.embedder is not None
         await cold.embedder.embed(["warm-up"], kind="passage")  # load the model outside the timing

@@ -32,8 +32,9 @@ from tests.apps.ace.real_playbooks import RealSet, load_real_set, mean_metrics, 
 from tests.apps.ace.search_fixture import PLAYBOOK_PATH, QUERIES, VECTORS_DIR, metrics
 
 from kanawa.apps.ace.playbook import Playbook
-from kanawa.apps.ace.search.hybrid import HybridSearch, SearchSettings
+from kanawa.apps.ace.search.hybrid import HybridSearch
 from kanawa.apps.ace.search.models import SearchQuery
+from kanawa.apps.ace.search.ranking import SearchSettings
 from kanawa.apps.ace.search.tokenizer import BigramTokenizer, SudachiTokenizer
 from kanawa.apps.ace.store.json_store import JsonPlaybookStore
 
@@ -56,7 +57,7 @@ async def evaluate() -> dict[str, dict[str, float]]:
     playbook = Playbook.from_text(PLAYBOOK_PATH.read_text(encoding="utf-8"))
     with tempfile.TemporaryDirectory() as directory:
         shutil.copytree(VECTORS_DIR, Path(directory) / "vectors")
-        store = JsonPlaybookStore(directory)
+        store = JsonPlaybookStore(root=directory)
         results = {}
         for label, mode, options in CONFIGS:
             options = dict(options)
@@ -86,7 +87,7 @@ METRICS = ("recall@5", "recall@10", "mrr@10", "ndcg@10")
 
 async def evaluate_real(real: RealSet) -> dict[str, dict[str, dict[str, float]]]:
     """Per configuration: mean metrics per slice (all, language, language/kind, split, language/split)."""
-    store = JsonPlaybookStore(REAL_CACHE)
+    store = JsonPlaybookStore(root=REAL_CACHE)
     out: dict[str, dict[str, dict[str, float]]] = {}
     for label, mode, options in REAL_CONFIGS:
         search = HybridSearch(store=store, settings=SearchSettings(**options))

@@ -94,7 +94,7 @@ async def bench_size(n: int, pg_url: str, workdir: Path) -> dict[str, dict[str, 
     from kanawa.agents.memory import MemoryItem, PgVectorMemoryStore, SQLiteMemoryStore
 
     vectors, queries = clustered_rows(n, seed=n)
-    items = [MemoryItem(f"item {i}", {"i": i}) for i in range(n)]
+    items = [MemoryItem(f"item {i}", metadata={"i": i}) for i in range(n)]
     hashes = [f"h{n}-{i}" for i in range(n)]
     truth = [exact(vectors, q) for q in queries]
     out: dict[str, dict[str, Any]] = {}
@@ -105,13 +105,13 @@ async def bench_size(n: int, pg_url: str, workdir: Path) -> dict[str, dict[str, 
     times, _ = await time_searches(numpy_search, queries)
     out["numpy_bruteforce"] = stats(times)
 
-    sqlite = SQLiteMemoryStore(workdir / f"memory_{n}.sqlite3", dim=DIM)
+    sqlite = SQLiteMemoryStore(path=workdir / f"memory_{n}.sqlite3", dim=DIM)
     start = time.perf_counter()
     for s in range(0, n, BATCH):
         await sqlite.add(items[s : s + BATCH], vectors[s : s + BATCH], hashes[s : s + BATCH])
     insert_s = time.perf_counter() - start
     await sqlite.close()
-    sqlite = SQLiteMemoryStore(workdir / f"memory_{n}.sqlite3", dim=DIM)
+    sqlite = SQLiteMemoryStore(path=workdir / f"memory_{n}.sqlite3", dim=DIM)
     start = time.perf_counter()
     await sqlite.search(queries[0], k=K)
     cold_ms = (time.perf_counter() - start) * 1000

@@ -94,7 +94,7 @@ def _paced_agents() -> dict[str, Any]:
         return reply
 
     model = PacedLLM(answer)
-    return {"bench": Agent("bench", "Stream.", (), model)}
+    return {"bench": Agent("bench", "Stream.", tools=(), model=model)}
 
 
 def _bare_app(lifespan: Any = None) -> Any:
@@ -168,9 +168,10 @@ def serve(system: str, port: int) -> None:
             sse_ping=600,
             rate_limit=0,
             max_runs=100_000,
+            max_streams=100_000,  # one tenant holds every session's stream; the other limits at defaults
             run_buffer=1000,
         )
-        app = create_app(_paced_agents(), settings)
+        app = create_app(agents=_paced_agents(), settings=settings)
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="error", backlog=4096, timeout_keep_alive=30)
 
 
@@ -359,6 +360,134 @@ def measure(system: str, sessions: int) -> dict[str, Any]:
             proc.wait()
 
 
+# ------------------------------------------------------------------------------------- slow readers
+
+SLOW_READERS = 32
+BULK_PIECES = 10
+BULK_PIECE_CHARS = 1024 * 1024
+
+
+def _bulk_agents() -> dict[str, Any]:
+    """``bulk``: one step of :data:`BULK_PIECES` tool calls of a MiB of letters each (a ~10 MiB run)."""
+    import hashlib
+
+    from kanawa import Agent, tool
+    from kanawa.llm.testing import FunctionLLM
+    from kanawa.llm.testing.models import ModelRequest, Script
+    from kanawa.loop.config import AgentConfiguration
+    from kanawa.types import AssistantMessage, ToolCall
+
+    letters = bytes(ord("a") + value % 26 for value in range(256))
+
+    @tool
+    def piece(n: int) -> str:
+        """A large piece of text.
+
+        Args:
+            n: which piece
+        """
+        raw = b"".join(
+            hashlib.sha256(b"%d-%d" % (n, index)).digest() for index in range(BULK_PIECE_CHARS // 32)
+        )
+        return raw.translate(letters).decode()
+
+    def answer(request: ModelRequest) -> Script:
+        if request.tool_results:
+            return "sent"
+        return AssistantMessage(
+            tool_calls=tuple(ToolCall(f"c{n}", "piece", f'{{"n": {n}}}') for n in range(BULK_PIECES))
+        )
+
+    config = AgentConfiguration(max_tool_calls_per_tool=None)
+    return {"bulk": Agent("bulk", "Send pieces.", [piece], FunctionLLM(answer), config=config)}
+
+
+def serve_bulk(system: str, port: int) -> None:
+    import uvicorn
+
+    from kanawa.server.app import create_app
+    from kanawa.server.settings import ServerSettings
+
+    settings = ServerSettings(
+        api_keys=f"{KEY}:bench",
+        redis_url=REDIS_URL if system == "redis" else None,
+        redis_prefix=f"kanawa-bench-{os.getpid()}:",
+        run_ttl=120,
+        rate_limit=0,
+    )
+    uvicorn.run(create_app(_bulk_agents(), settings), host="127.0.0.1", port=port, log_level="error")
+
+
+def slow_readers(system: str) -> dict[str, Any]:
+    """Server memory per client that asks for a ~10 MiB run's events and never reads (a 4 KiB receive
+    buffer): peak RSS over 2 s after :data:`SLOW_READERS` of them connect, minus the RSS before."""
+    import http.client
+
+    import psutil
+
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, __file__, "--serve-bulk", system, "--port", str(port)])
+    readers: list[socket.socket] = []
+    try:
+        _wait_port(port)
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+        headers = {"Authorization": f"Bearer {KEY}", "Content-Type": "application/json"}
+        connection.request("POST", "/v1/runs", body='{"agent": "bulk", "input": "go"}', headers=headers)
+        response = connection.getresponse()
+        run_id = response.getheader("x-run-id")
+        run_bytes = len(response.read())
+        connection.close()
+        time.sleep(0.5)
+        server = psutil.Process(proc.pid)
+        before = server.memory_info().rss
+        for _ in range(SLOW_READERS):
+            sock = socket.socket()
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            sock.connect(("127.0.0.1", port))
+            sock.sendall(
+                f"GET /v1/runs/{run_id}/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {KEY}\r\n\r\n".encode()
+            )
+            readers.append(sock)
+        peak = before
+        for _ in range(20):
+            time.sleep(0.1)
+            peak = max(peak, server.memory_info().rss)
+        return {
+            "readers": SLOW_READERS,
+            "run_mib": round(run_bytes / 2**20, 1),
+            "grown_mib": round((peak - before) / 2**20, 1),
+            "kib_per_reader": round((peak - before) / 1024 / SLOW_READERS, 1),
+        }
+    finally:
+        for sock in readers:
+            sock.close()
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def slow_table(rows: dict[str, dict[str, Any]]) -> str:
+    lines = [
+        "",
+        "## Clients that never read",
+        "",
+        f"{SLOW_READERS} clients ask for the events of one finished run (its size below) with a 4 KiB "
+        "receive buffer and never read; server memory is the peak RSS over 2 s after they connect "
+        "minus the RSS before (the write timeout, 30 s, has not cut them yet).",
+        "",
+        "| system | run MiB | clients | server memory grown MiB | KiB per stalled client |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for system, row in rows.items():
+        lines.append(
+            f"| {system} | {row['run_mib']} | {row['readers']} | {row['grown_mib']} | {row['kib_per_reader']:,} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
 def _range(run: dict[str, Any]) -> str:
     spread = run.get("events_per_s_runs") or []
     return f" [{min(spread):,.0f}–{max(spread):,.0f}]" if len(spread) > 1 else ""
@@ -428,6 +557,7 @@ def table(results: dict[str, dict[str, dict[str, Any]]]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--serve", choices=SYSTEMS)
+    parser.add_argument("--serve-bulk", choices=("embedded", "redis"))
     parser.add_argument("--port", type=int)
     parser.add_argument("--client")
     parser.add_argument("--sessions", type=int)
@@ -437,6 +567,9 @@ def main() -> None:
     args = parser.parse_args()
     if args.serve:
         serve(args.serve, args.port)
+        return
+    if args.serve_bulk:
+        serve_bulk(args.serve_bulk, args.port)
         return
     if args.client:
         import uvloop  # the client stays lean: the loop the servers run on too
@@ -466,8 +599,11 @@ def main() -> None:
             median["events_per_s_runs"] = [run["events_per_s"] for run in measured]
             median["server_cpu_ms_per_session_runs"] = [run["server_cpu_ms_per_session"] for run in measured]
             results[system][str(sessions)] = median
+    slow = {system: slow_readers(system) for system in ("embedded", "redis")}
     write_results(
-        "serve_load", {"machine": machine(), "deltas": DELTAS, "pace_s": PACE, **results}, table(results)
+        "serve_load",
+        {"machine": machine(), "deltas": DELTAS, "pace_s": PACE, **results, "slow_readers": slow},
+        table(results) + slow_table(slow),
     )
 
 

@@ -83,18 +83,20 @@ def build_agent(guard: Any) -> Callable[[], Awaitable[Any]]:
         """Add two integers."""
         return a + b
 
-    usage = Usage(120, 12, requests=1)
+    usage = Usage(input_tokens=120, output_tokens=12, requests=1)
 
     def respond(request: ModelRequest) -> LLMResponse:
         turn = len(request.tool_results)
         if turn < REQUESTS_PER_RUN - 1:
             message = AssistantMessage(tool_calls=(ToolCall(f"c{turn}", "add", f'{{"a": {turn}, "b": 1}}'),))
-            return LLMResponse(message, StopReason.TOOL_USE, usage, "gpt-5")
-        return LLMResponse(AssistantMessage(text="done"), StopReason.END_TURN, usage, "gpt-5")
+            return LLMResponse(message, StopReason.TOOL_USE, usage=usage, model="gpt-5")
+        return LLMResponse(AssistantMessage(text="done"), StopReason.END_TURN, usage=usage, model="gpt-5")
 
     model = FunctionLLM(respond, model="gpt-5")
     config = AgentConfiguration(max_steps=REQUESTS_PER_RUN + 1, max_tool_calls_per_tool=REQUESTS_PER_RUN)
-    agent = Agent("bench", "Add.", [add], model, config=config, guardrails=[guard] if guard else [])
+    agent = Agent(
+        "bench", "Add.", tools=[add], model=model, config=config, guardrails=[guard] if guard else []
+    )
 
     async def run_once() -> Any:
         result = await agent.run("add")

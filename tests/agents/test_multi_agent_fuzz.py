@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kanawa import Agent, AgentConfiguration, Approvals, Guardrail, tool
-from kanawa.agents.coordinator import Coordinator
 from kanawa.agents.routing import RuleRouter
+from kanawa.agents.team import AgentTeam
 from kanawa.llm.testing import FunctionLLM, ModelRequest
 from kanawa.loop.errors import AgentError
 from kanawa.types import LLMResponse
@@ -94,7 +94,7 @@ def test_fuzzed_output_through_handoffs_guardrails_and_approval_ends_in_a_result
     async def go() -> None:
         try:
             if coordinate:
-                coordinator = Coordinator("c", router=RuleRouter([], default=["main"]), agents=[main])
+                coordinator = AgentTeam("c", router=RuleRouter([], default=["main"]), agents=[main])
                 async for event in coordinator.stream("go"):
                     assert event is not None
                 return

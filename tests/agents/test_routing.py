@@ -1,6 +1,6 @@
-"""Seed 002 §3-5 routers and the Coordinator: ``RuleRouter`` (ordered rules, first match wins),
+"""Seed 002 §3-5 routers and the AgentTeam: ``RuleRouter`` (ordered rules, first match wins),
 ``LLMRouter`` (``{"question", "agents"}`` JSON; any failure falls back to the rules and says so in the
-trace), and a Coordinator that runs the chosen agents sequentially or in parallel and merges them."""
+trace), and an AgentTeam that runs the chosen agents sequentially or in parallel and merges them."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from kanawa import Agent
-from kanawa.agents.coordinator import Coordinator
 from kanawa.agents.routing import LLMRouter, NoRoute, RouteDecision, RuleRouter
+from kanawa.agents.team import AgentTeam
 from kanawa.llm.errors import LLMRateLimitError
 from kanawa.llm.testing import FunctionLLM, ModelRequest
 from kanawa.loop.errors import HandoffDepthExceeded
@@ -93,7 +93,7 @@ async def test_any_llm_router_failure_falls_back_to_the_rules_and_the_trace_says
     answer: Any, why: str
 ) -> None:
     sink = InMemoryTraceSink()
-    decision = await router_answering(answer, Tracer([sink])).route("check my references")
+    decision = await router_answering(answer, Tracer(sinks=[sink])).route("check my references")
     assert decision.agents == ("Ref",)
     assert decision.source == "fallback"
     assert why in decision.reason
@@ -114,13 +114,13 @@ def specialist(name: str, delay: float = 0.0, log: list[str] | None = None) -> A
     return Agent(name, model=FunctionLLM(respond))
 
 
-async def test_coordinator_runs_routed_agents_in_order_and_merges_with_the_users_function() -> None:
+async def test_agent_team_runs_routed_agents_in_order_and_merges_with_the_users_function() -> None:
     log: list[str] = []
 
     def merge(results: Mapping[str, RunResult[Any]]) -> dict[str, str]:
         return {name: str(result.output) for name, result in results.items()}
 
-    coordinator = Coordinator(
+    coordinator = AgentTeam(
         "Coordinator",
         router=RULES,
         agents=[specialist("Draft", 0.01, log), specialist("Style", 0.0, log), specialist("Ref")],
@@ -133,9 +133,9 @@ async def test_coordinator_runs_routed_agents_in_order_and_merges_with_the_users
     assert result.usage.requests == 2
 
 
-async def test_coordinator_parallel_mode_overlaps_agents_and_keeps_their_names() -> None:
+async def test_agent_team_parallel_mode_overlaps_agents_and_keeps_their_names() -> None:
     log: list[str] = []
-    coordinator = Coordinator(
+    coordinator = AgentTeam(
         "Coordinator",
         router=RULES,
         agents=[specialist("Draft", 0.05, log), specialist("Style", 0.0, log), specialist("Ref")],
@@ -152,11 +152,11 @@ async def test_coordinator_parallel_mode_overlaps_agents_and_keeps_their_names()
     assert running.result.output == "## Draft\nDraft says: essay\n\n## Style\nStyle says: essay"
 
 
-async def test_coordinator_with_an_llm_router_and_async_merge() -> None:
+async def test_agent_team_with_an_llm_router_and_async_merge() -> None:
     async def merge(results: Mapping[str, RunResult[Any]]) -> str:
         return " | ".join(str(r.output) for r in results.values())
 
-    coordinator = Coordinator(
+    coordinator = AgentTeam(
         "Coordinator",
         router=router_answering({"question": "q", "agents": ["Ref", "Style"]}),
         agents=[specialist("Draft"), specialist("Style"), specialist("Ref")],
@@ -166,7 +166,7 @@ async def test_coordinator_with_an_llm_router_and_async_merge() -> None:
     assert result.output == "Ref says: essay | Style says: essay"
 
 
-async def test_routed_agents_count_handoff_depth_from_the_coordinator() -> None:
+async def test_routed_agents_count_handoff_depth_from_the_team() -> None:
     # coordinator -> a -> b -> c -> d: the coordinator's route is the first level, so a's third nested
     # handoff (to d) is the fourth level and aborts the whole request.
     def hands_to(target: str) -> FunctionLLM:
@@ -184,18 +184,18 @@ async def test_routed_agents_count_handoff_depth_from_the_coordinator() -> None:
     c = Agent("c", model=hands_to("d"), handoffs=[d])
     b = Agent("b", model=hands_to("c"), handoffs=[c])
     a = Agent("a", model=hands_to("b"), handoffs=[b])
-    coordinator = Coordinator("Coordinator", router=RuleRouter([], default=["a"]), agents=[a])
+    coordinator = AgentTeam("Coordinator", router=RuleRouter([], default=["a"]), agents=[a])
     with pytest.raises(HandoffDepthExceeded) as caught:
         await coordinator.run("go")
     assert caught.value.chain == ("Coordinator", "a", "b", "c", "d")
 
 
-def test_coordinator_checks_its_router_against_its_agents() -> None:
+def test_agent_team_checks_its_router_against_its_agents() -> None:
     with pytest.raises(ValueError, match="does not have"):
-        Coordinator("c", router=RULES, agents=[specialist("Draft")])
+        AgentTeam("c", router=RULES, agents=[specialist("Draft")])
     with pytest.raises(ValueError, match="two agents"):
-        Coordinator(
+        AgentTeam(
             "c", router=RuleRouter([], default=["Draft"]), agents=[specialist("Draft"), specialist("Draft")]
         )
     with pytest.raises(ValueError, match="mode"):
-        Coordinator("c", router=RuleRouter([], default=["Draft"]), agents=[specialist("Draft")], mode="both")  # type: ignore[arg-type]
+        AgentTeam("c", router=RuleRouter([], default=["Draft"]), agents=[specialist("Draft")], mode="both")  # type: ignore[arg-type]

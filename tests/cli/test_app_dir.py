@@ -19,7 +19,7 @@ MYAPP = """
 from kanawa import Agent
 from kanawa.llm.testing.models import FunctionLLM
 
-agents = {"hello": Agent("hello", "Say hello.", (), FunctionLLM(lambda request: "hello from myapp"))}
+agents = {"hello": Agent("hello", "Say hello.", model=FunctionLLM(lambda request: "hello from myapp"))}
 """
 
 

@@ -17,7 +17,13 @@ from kanawa.loop.steps import ToolCallStep, ToolResultStep
 async def test_default_demo_model_is_test_llm_calling_each_tool_with_its_example(tmp_path: Path) -> None:
     model = resolve_model(DEMO_MODEL)
     assert isinstance(model, TestLLM)
-    agent = Agent("demo", INSTRUCTIONS, demo_tools(prepare_files(tmp_path / "files")), model, DemoReport)
+    agent = Agent(
+        "demo",
+        INSTRUCTIONS,
+        tools=demo_tools(prepare_files(tmp_path / "files")),
+        model=model,
+        output_type=DemoReport,
+    )
     result = await agent.run(QUESTION)
 
     calls = [s.call for s in result.steps if isinstance(s, ToolCallStep)]

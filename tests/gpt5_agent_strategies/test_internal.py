@@ -87,7 +87,7 @@ def _image(path: str) -> ToolInvokeMessage:
 
 def test_local_image_under_files_root_is_sent_as_blob(tmp_path: Path) -> None:
     (tmp_path / "chart.png").write_bytes(b"\x89PNG fake")
-    output = summarize_tool_messages([_image(str(tmp_path / "chart.png"))], FileSandbox(tmp_path))
+    output = summarize_tool_messages([_image(str(tmp_path / "chart.png"))], FileSandbox(root=tmp_path))
     (message,) = output.user_messages
     assert message.type == ToolInvokeMessage.MessageType.BLOB
     assert message.message.blob == b"\x89PNG fake"  # type: ignore[union-attr]
@@ -99,7 +99,7 @@ def test_paths_outside_files_root_and_oversized_files_are_refused(tmp_path: Path
     root.mkdir()
     (tmp_path / "secret.txt").write_text("no")
     (root / "big.bin").write_bytes(b"x" * (MAX_BLOB_FILE_BYTES + 1))
-    sandbox = FileSandbox(root, max_bytes=MAX_BLOB_FILE_BYTES)
+    sandbox = FileSandbox(root=root, max_bytes=MAX_BLOB_FILE_BYTES)
     output = summarize_tool_messages(
         [_image(str(root / ".." / "secret.txt")), _image(str(root / "big.bin"))], sandbox
     )
@@ -119,7 +119,7 @@ def test_image_links_and_blobs_are_passed_to_the_user() -> None:
         type=ToolInvokeMessage.MessageType.BLOB,
         message=ToolInvokeMessage.BlobMessage(blob=b"1" * (MAX_BLOB_FILE_BYTES + 1)),
     )
-    output = summarize_tool_messages([link, blob, huge], FileSandbox("/nonexistent-root"))
+    output = summarize_tool_messages([link, blob, huge], FileSandbox(root="/nonexistent-root"))
     assert [m.type for m in output.user_messages] == [
         ToolInvokeMessage.MessageType.IMAGE_LINK,
         ToolInvokeMessage.MessageType.BLOB,

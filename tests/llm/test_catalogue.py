@@ -20,7 +20,7 @@ def test_every_catalogue_model_has_a_window_a_price_and_cited_sources(name: str)
     assert 0 < card.max_output <= card.context_window
     source = LIBRARY_TABLE.source_of(f"{card.provider}:{name}")
     assert source is not None, f"{name} has no price in genai-prices"
-    cost = LIBRARY_TABLE.cost(f"{card.provider}:{name}", Usage(1000, 1000))
+    cost = LIBRARY_TABLE.cost(f"{card.provider}:{name}", Usage(input_tokens=1000, output_tokens=1000))
     assert cost is not None
     assert cost > 0
     assert card.sources

@@ -65,10 +65,14 @@ def test_current_models_are_priced_as_genai_prices_prices_them(model: str, provi
 
 def test_cached_input_is_billed_at_the_cache_read_price_and_reasoning_as_output() -> None:
     # gpt-5.2 per genai-prices: input 1.75, cached input 0.175, output 14 (USD per million tokens)
-    plain = LIBRARY_TABLE.quote("gpt-5.2", Usage(1_000_000, 0), at=AT)
-    cached = LIBRARY_TABLE.quote("gpt-5.2", Usage(1_000_000, 0, cached_tokens=1_000_000), at=AT)
-    out = LIBRARY_TABLE.quote("gpt-5.2", Usage(0, 1_000_000), at=AT)
-    reasoning = LIBRARY_TABLE.quote("gpt-5.2", Usage(0, 1_000_000, reasoning_tokens=1_000_000), at=AT)
+    plain = LIBRARY_TABLE.quote("gpt-5.2", Usage(input_tokens=1_000_000, output_tokens=0), at=AT)
+    cached = LIBRARY_TABLE.quote(
+        "gpt-5.2", Usage(input_tokens=1_000_000, output_tokens=0, cached_tokens=1_000_000), at=AT
+    )
+    out = LIBRARY_TABLE.quote("gpt-5.2", Usage(input_tokens=0, output_tokens=1_000_000), at=AT)
+    reasoning = LIBRARY_TABLE.quote(
+        "gpt-5.2", Usage(input_tokens=0, output_tokens=1_000_000, reasoning_tokens=1_000_000), at=AT
+    )
     assert plain
     assert cached
     assert out
@@ -82,8 +86,8 @@ def test_cached_input_is_billed_at_the_cache_read_price_and_reasoning_as_output(
 
 @pytest.mark.parametrize("model", ["gemini:gemini-2.5-pro", "anthropic:claude-sonnet-4-5"])
 def test_a_long_context_tier_prices_every_token_of_a_request_past_it(model: str) -> None:
-    at_line = LIBRARY_TABLE.quote(model, Usage(200_000, 1_000), at=AT)
-    past = LIBRARY_TABLE.quote(model, Usage(200_001, 1_000), at=AT)
+    at_line = LIBRARY_TABLE.quote(model, Usage(input_tokens=200_000, output_tokens=1_000), at=AT)
+    past = LIBRARY_TABLE.quote(model, Usage(input_tokens=200_001, output_tokens=1_000), at=AT)
     assert at_line
     assert past
     # past the 200k-token line the whole request, input and output, is billed at the higher rate
@@ -101,8 +105,10 @@ def test_an_override_wins_over_genai_prices_and_is_reported_as_an_override(
     path.write_text(json.dumps(body))
     monkeypatch.setenv("KANAWA_PRICES", str(path))
     table = default_prices()
-    assert cost_of("openai:gpt-5.2", Usage(1_000_000, 1_000_000)) == pytest.approx(3.0)
-    assert cost_of("house", Usage(1_000_000, 1_000_000)) == pytest.approx(7.0)
+    assert cost_of("openai:gpt-5.2", Usage(input_tokens=1_000_000, output_tokens=1_000_000)) == pytest.approx(
+        3.0
+    )
+    assert cost_of("house", Usage(input_tokens=1_000_000, output_tokens=1_000_000)) == pytest.approx(7.0)
     assert table.source_of("gpt-5.2") == PriceSource("override", "2030-01-01")
     assert str(table.source_of("gpt-5.2")) == "override, as of 2030-01-01"
     # models the file does not name are still priced by genai-prices
@@ -110,13 +116,13 @@ def test_an_override_wins_over_genai_prices_and_is_reported_as_an_override(
     in_code = LIBRARY_TABLE.with_prices(
         {"claude-opus-4-5": ModelPrice(input=0, output=0)}, as_of="2031-02-03"
     )
-    assert in_code.cost("anthropic:claude-opus-4-5", Usage(1000, 1000)) == 0.0
+    assert in_code.cost("anthropic:claude-opus-4-5", Usage(input_tokens=1000, output_tokens=1000)) == 0.0
     only_file = PriceTable.from_json({**body, "library": False})
-    assert only_file.cost("claude-opus-4-5", Usage(1, 1)) is None
+    assert only_file.cost("claude-opus-4-5", Usage(input_tokens=1, output_tokens=1)) is None
 
 
 def test_names_match_with_a_provider_prefix_a_base_url_or_a_dated_suffix_and_unknown_is_none() -> None:
-    usage = Usage(10_000, 1_000)
+    usage = Usage(input_tokens=10_000, output_tokens=1_000)
     gpt5 = cost_of("gpt-5", usage)
     assert gpt5 is not None
     assert gpt5 > 0
@@ -171,16 +177,19 @@ def test_the_price_data_is_read_offline(monkeypatch: pytest.MonkeyPatch) -> None
 
     assert data_snapshot.get_snapshot().from_auto_update is False
     monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")  # any attempt to reach the network would fail
-    assert cost_of("claude-haiku-4-5", Usage(1000, 1000)) is not None
+    assert cost_of("claude-haiku-4-5", Usage(input_tokens=1000, output_tokens=1000)) is not None
 
 
 async def test_run_result_cost_sums_each_response_at_the_model_that_answered() -> None:
     call = AssistantMessage(tool_calls=(ToolCall("c1", "noop", "{}"),))
-    first, second = Usage(1_000_000, 100_000, requests=1), Usage(500_000, 0, requests=1)
+    first, second = (
+        Usage(input_tokens=1_000_000, output_tokens=100_000, requests=1),
+        Usage(input_tokens=500_000, output_tokens=0, requests=1),
+    )
     model = ScriptedLLM(
         [
-            LLMResponse(call, StopReason.TOOL_USE, first, "gpt-5-2025-08-07"),
-            LLMResponse(AssistantMessage(text="ok"), StopReason.END_TURN, second, "gpt-5-mini"),
+            LLMResponse(call, StopReason.TOOL_USE, usage=first, model="gpt-5-2025-08-07"),
+            LLMResponse(AssistantMessage(text="ok"), StopReason.END_TURN, usage=second, model="gpt-5-mini"),
         ],
         model="gpt-5",
     )

@@ -125,7 +125,7 @@ def test_policy_rejects_nonsense() -> None:
 
 
 def _stream_events(text: str) -> list[StreamEvent]:
-    response = LLMResponse(AssistantMessage(text), StopReason.END_TURN)
+    response = LLMResponse(AssistantMessage(text=text), StopReason.END_TURN)
     return [TextDelta(text), ResponseCompleted(response)]
 
 

@@ -92,21 +92,23 @@ def test_test_models_satisfy_the_adapter_protocol() -> None:
 def test_response_from_infers_stop_reason_and_usage() -> None:
     text = response_from("hi there")
     assert text.stop_reason is StopReason.END_TURN
-    assert text.message == AssistantMessage("hi there")
+    assert text.message == AssistantMessage(text="hi there")
     assert text.usage.output_tokens >= 1
     tools = response_from(AssistantMessage(tool_calls=(call("add"),)), model="m")
     assert tools.stop_reason is StopReason.TOOL_USE
     assert tools.model == "m"
-    whole = LLMResponse(AssistantMessage("x"), StopReason.MAX_TOKENS)
+    whole = LLMResponse(AssistantMessage(text="x"), StopReason.MAX_TOKENS)
     assert response_from(whole) is whole
-    assert response_from("x", usage=Usage(1, 2)).usage == Usage(1, 2)
+    assert response_from("x", usage=Usage(input_tokens=1, output_tokens=2)).usage == Usage(
+        input_tokens=1, output_tokens=2
+    )
 
 
 def test_events_for_streams_reasoning_text_tool_calls_then_completion() -> None:
     message = AssistantMessage(
-        "The answer is forty-two.",
+        text="The answer is forty-two.",
         tool_calls=(call("add", '{"a": 40, "b": 2}'), call("search", '{"query": "x"}', "call_2")),
-        reasoning=(ReasoningPart("adding numbers"),),
+        reasoning=(ReasoningPart(text="adding numbers"),),
     )
     response = response_from(message)
     events = events_for(response, chunk_size=5)
@@ -162,7 +164,13 @@ async def test_shorthand_usage_is_estimated_from_the_request() -> None:
 
 
 async def test_scripted_llm_response_is_returned_as_given() -> None:
-    scripted = LLMResponse(AssistantMessage("cut"), StopReason.MAX_TOKENS, Usage(5, 7), "x", "r-9")
+    scripted = LLMResponse(
+        AssistantMessage(text="cut"),
+        StopReason.MAX_TOKENS,
+        usage=Usage(input_tokens=5, output_tokens=7),
+        model="x",
+        response_id="r-9",
+    )
     assert await ScriptedLLM([scripted]).chat(HELLO) is scripted
 
 
@@ -205,7 +213,7 @@ def test_more_checks_than_steps_is_a_mistake() -> None:
 
 
 async def test_stream_mode_renders_shorthand_steps_as_provider_events() -> None:
-    message = AssistantMessage("Sure, adding.", tool_calls=(call("add", '{"a": 1, "b": 2}'),))
+    message = AssistantMessage(text="Sure, adding.", tool_calls=(call("add", '{"a": 1, "b": 2}'),))
     llm = ScriptedLLM([message])
     events = await collect(llm.stream(HELLO, tools=[ADD]))
     assert [type(e) for e in events[:2]] == [TextDelta, TextDelta]
@@ -218,7 +226,12 @@ async def test_stream_mode_renders_shorthand_steps_as_provider_events() -> None:
 
 
 async def test_literal_event_scripts_stream_verbatim_and_chat_returns_the_completion() -> None:
-    done = LLMResponse(AssistantMessage("Hello!"), StopReason.END_TURN, Usage(3, 2), "scripted")
+    done = LLMResponse(
+        AssistantMessage(text="Hello!"),
+        StopReason.END_TURN,
+        usage=Usage(input_tokens=3, output_tokens=2),
+        model="scripted",
+    )
     script: list[StreamEvent] = [
         ReasoningDelta("greet"),
         TextDelta("Hel"),
@@ -287,7 +300,7 @@ async def test_function_llm_calls_a_sync_function_with_the_request() -> None:
 async def test_function_llm_awaits_an_async_function_and_streams() -> None:
     async def answer(request: ModelRequest) -> AssistantMessage:
         if request.tool_results:
-            return AssistantMessage(f"sum is {request.tool_results[-1].text}")
+            return AssistantMessage(text=f"sum is {request.tool_results[-1].text}")
         return AssistantMessage(tool_calls=(call("add", '{"a": 2, "b": 3}'),))
 
     llm = FunctionLLM(answer, model="fn")

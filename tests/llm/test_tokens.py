@@ -279,11 +279,13 @@ def test_each_message_adds_overhead_and_its_text(estimator_only: None) -> None:
 
 
 def test_tool_calls_reasoning_and_results_are_counted(estimator_only: None) -> None:
-    bare = count_message_tokens([AssistantMessage("")])
+    bare = count_message_tokens([AssistantMessage(text="")])
     call = ToolCall("call_1", "search_web", '{"query": "東京 天気"}')
-    with_call = count_message_tokens([AssistantMessage("", tool_calls=(call,))])
+    with_call = count_message_tokens([AssistantMessage(text="", tool_calls=(call,))])
     assert with_call - bare >= estimate_text_tokens(call.name) + estimate_text_tokens(call.arguments)
-    with_reasoning = count_message_tokens([AssistantMessage("", reasoning=(ReasoningPart("thinking hard"),))])
+    with_reasoning = count_message_tokens(
+        [AssistantMessage(text="", reasoning=(ReasoningPart(text="thinking hard"),))]
+    )
     assert with_reasoning == bare + estimate_text_tokens("thinking hard")
     result = count_message_tokens([ToolMessage("call_1", "晴れ", name="search_web")])
     assert result > count_message_tokens([ToolMessage("call_1", "", name="")])
@@ -296,10 +298,10 @@ def test_images_and_files_have_fixed_estimates_text_files_count_as_text(estimato
     )
     assert image == base + IMAGE_TOKENS
     pdf = count_message_tokens(
-        [UserMessage([TextPart("look"), FilePart(b"%PDF-1.7 ...", "application/pdf")])]
+        [UserMessage([TextPart("look"), FilePart(b"%PDF-1.7 ...", media_type="application/pdf")])]
     )
     assert pdf == base + FILE_TOKENS
-    note = FilePart("メモ: hello world".encode(), "text/plain")
+    note = FilePart("メモ: hello world".encode(), media_type="text/plain")
     text_file = count_message_tokens([UserMessage([TextPart("look"), note])])
     assert text_file == base + estimate_text_tokens("メモ: hello world")
 
@@ -308,7 +310,7 @@ def test_more_conversation_never_counts_less(estimator_only: None) -> None:
     history: list[Message] = [
         SystemMessage("You coach essays."),
         UserMessage(JAPANESE[0]),
-        AssistantMessage(ENGLISH[0]),
+        AssistantMessage(text=ENGLISH[0]),
     ]
     counts = [count_message_tokens(history[:n]) for n in range(len(history) + 1)]
     assert counts == sorted(counts)

@@ -27,12 +27,20 @@ def tools_response(
     *calls: ToolCall, stop: StopReason | None = StopReason.TOOL_USE, text: str = ""
 ) -> LLMResponse:
     return LLMResponse(
-        AssistantMessage(text=text, tool_calls=tuple(calls)), stop, Usage(10, 5, requests=1), "m"
+        AssistantMessage(text=text, tool_calls=tuple(calls)),
+        stop,
+        usage=Usage(input_tokens=10, output_tokens=5, requests=1),
+        model="m",
     )
 
 
 def text_response(text: str, stop: StopReason | None = StopReason.END_TURN) -> LLMResponse:
-    return LLMResponse(AssistantMessage(text=text), stop, Usage(10, 5, requests=1), "m")
+    return LLMResponse(
+        AssistantMessage(text=text),
+        stop,
+        usage=Usage(input_tokens=10, output_tokens=5, requests=1),
+        model="m",
+    )
 
 
 def conversation(text: str = "hi") -> list[Message]:

@@ -94,7 +94,7 @@ def _script() -> list[object]:
 
     thinking = AssistantMessage(
         text="Checking.",
-        reasoning=(ReasoningPart("need the weather"),),
+        reasoning=(ReasoningPart(text="need the weather"),),
         tool_calls=(call("weather", '{"city": "Kyoto, Japan"}', "w1"),),
     )
     return [thinking, "Draft: sunny.", '{"city": "Kyoto", "sky": "sunny"}']

@@ -70,7 +70,7 @@ async def test_a_tool_called_in_the_final_output_phase_never_runs() -> None:
             text_response('{"value": 3}'),
         ]
     )
-    agent = Agent("a", "x", [wipe_tool(counter)], model, Answer)
+    agent = Agent("a", "x", tools=[wipe_tool(counter)], model=model, output_type=Answer)
     result = await agent.run("go")
     assert result.output == Answer(value=3)
     assert counter.calls == 1
@@ -87,7 +87,11 @@ async def test_a_tool_called_in_the_finalize_round_never_runs() -> None:
         [tools_response(call("wipe", "{}", "c1")), tools_response(call("wipe", '{"target":"x"}'))]
     )
     agent = Agent(
-        "a", "x", [wipe_tool(counter)], model, config=AgentConfiguration(max_steps=2, on_max_steps="finalize")
+        "a",
+        "x",
+        tools=[wipe_tool(counter)],
+        model=model,
+        config=AgentConfiguration(max_steps=2, on_max_steps="finalize"),
     )
     with pytest.raises(MaxStepsExceeded) as caught:
         await agent.run("go")
@@ -103,7 +107,7 @@ async def test_a_tool_called_in_the_finalize_round_never_runs() -> None:
 async def test_a_tool_that_was_never_registered_is_answered_as_unknown() -> None:
     counter = Counter()
     model = ScriptedLLM([tools_response(call("rm_rf", "{}", "c1")), text_response("ok")])
-    result = await Agent("a", "x", [wipe_tool(counter)], model).run("go")
+    result = await Agent("a", "x", tools=[wipe_tool(counter)], model=model).run("go")
     step = next(s for s in result.steps if isinstance(s, ToolResultStep))
     assert step.result.error_kind is ToolErrorKind.UNKNOWN_TOOL
     assert counter.calls == 0
@@ -120,7 +124,7 @@ async def test_identical_calls_in_one_response_run_once_and_share_the_result() -
         call("wipe", '{ "target":"a"}', "c3"),
     ]
     model = ScriptedLLM([tools_response(*copies), text_response("done")])
-    result = await Agent("a", "x", [wipe_tool(counter)], model).run("go")
+    result = await Agent("a", "x", tools=[wipe_tool(counter)], model=model).run("go")
     assert result.output == "done"
     assert counter.calls == 1
     answers = {m.tool_call_id: m.text for m in result.messages if isinstance(m, ToolMessage)}
@@ -137,7 +141,7 @@ async def test_identical_calls_still_stop_when_earlier_history_is_at_the_limit()
             tools_response(call("wipe", same, "c3"), call("wipe", same, "c4")),
         ]
     )
-    result = await Agent("a", "x", [wipe_tool(counter)], model).run("go")
+    result = await Agent("a", "x", tools=[wipe_tool(counter)], model=model).run("go")
     assert result.termination_reason == "duplicate_tool_call_detected"
     assert counter.calls == 2
 
@@ -190,7 +194,7 @@ async def test_hung_async_and_sync_tools_end_at_their_timeout_and_the_run_goes_o
         ]
     )
     try:
-        result = await Agent("a", "x", [hang_async, hang_sync], model).run("go")
+        result = await Agent("a", "x", tools=[hang_async, hang_sync], model=model).run("go")
     finally:
         release.set()
     assert result.output == "went on"
@@ -208,13 +212,16 @@ async def test_arguments_nested_ten_thousand_deep_are_a_parse_error_not_a_recurs
     deep_object = '{"target":' + deep + "}"
     for arguments in (deep, deep_object):
         model = ScriptedLLM([tools_response(call("wipe", arguments, "c1")), text_response("ok")])
-        agent = Agent("a", "x", [wipe_tool(counter)], model)
+        agent = Agent("a", "x", tools=[wipe_tool(counter)], model=model)
         result = await agent.run("go")
         assert result.output == "ok"
         events = [
             e
             async for e in Agent(
-                "a", "x", [wipe_tool(counter)], ScriptedLLM([tools_response(call("wipe", arguments)), "ok"])
+                "a",
+                "x",
+                tools=[wipe_tool(counter)],
+                model=ScriptedLLM([tools_response(call("wipe", arguments)), "ok"]),
             ).stream("go")
         ]
         assert events
@@ -291,10 +298,10 @@ def test_fuzzed_model_output_ends_in_a_result_or_a_documented_agent_error(
     agent: Agent[object] = Agent(
         "fuzz",
         "x",
-        [wipe_tool(counter), echo],
-        FunctionLLM(respond),
-        Out if structured else str,  # type: ignore[arg-type]
-        AgentConfiguration(max_steps=5),
+        tools=[wipe_tool(counter), echo],
+        model=FunctionLLM(respond),
+        output_type=Out if structured else str,  # type: ignore[arg-type]
+        config=AgentConfiguration(max_steps=5),
     )
 
     async def go() -> None:

@@ -154,8 +154,8 @@ async def test_phase_moves_to_final_output_with_retry_count() -> None:
     runner = AgentLoopRunner(llm, conversation(), tools=[lookup], output_type=Answer)
     async for event in runner:
         seen.append((event.kind, runner.state.phase))
-    assert ("thinking", FinalOutputPhase(0)) in seen
-    assert ("thinking", FinalOutputPhase(1)) in seen
+    assert ("thinking", FinalOutputPhase(retry_count=0)) in seen
+    assert ("thinking", FinalOutputPhase(retry_count=1)) in seen
     assert isinstance(runner.result.steps[-1], FinalResponse)
 
 

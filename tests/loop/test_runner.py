@@ -8,10 +8,12 @@ from typing import Literal
 
 import pytest
 
+from kanawa.agents.guardrails import Guardrail
 from kanawa.llm.errors import LLMConnectionError, LLMRateLimitError, LLMStreamInterruptedError
 from kanawa.llm.testing import FunctionLLM, ModelRequest, ScriptedLLM
 from kanawa.loop.config import AgentConfiguration
 from kanawa.loop.errors import (
+    GuardrailViolation,
     LLMCallFailed,
     MaxStepsExceeded,
     ToolExecutionFailed,
@@ -286,7 +288,12 @@ async def test_a_stream_interrupted_mid_way_is_llm_call_failed_after_the_deltas_
 
 async def test_usage_is_summed_over_requests_and_messages_hold_the_whole_conversation() -> None:
     first = tools_response(call("lookup", '{"key": "a"}', "c1"))
-    second = LLMResponse(AssistantMessage("done"), StopReason.END_TURN, Usage(7, 3, 2, 4, requests=1), "m")
+    second = LLMResponse(
+        AssistantMessage(text="done"),
+        StopReason.END_TURN,
+        usage=Usage(input_tokens=7, output_tokens=3, reasoning_tokens=2, cached_tokens=4, requests=1),
+        model="m",
+    )
     llm = ScriptedLLM([first, second])
     _, result = await drain(AgentLoopRunner(llm, conversation("question"), tools=[lookup]))
     assert result.usage == Usage(
@@ -420,3 +427,13 @@ async def test_aclose_mid_stream_closes_the_model_stream_at_once() -> None:
     assert await runner.__anext__() == TextDelta("a")
     await runner.aclose()
     assert llm.closed_early
+
+
+async def test_the_runner_is_given_guardrails_as_the_agent_is() -> None:
+    # one concept, one parameter name: AgentLoopRunner(guardrails=[...]) like Agent(guardrails=[...])
+    guard = Guardrail(regex_blocks={"card number": r"\b(?:\d[ -]?){13,16}\b"}, name="pii")
+    runner = AgentLoopRunner(ScriptedLLM(["card 4111 1111 1111 1111"]), conversation(), guardrails=[guard])
+    with pytest.raises(GuardrailViolation) as blocked:
+        await drain(runner)
+    assert blocked.value.guardrail == "pii"
+    assert blocked.value.stage == "output"

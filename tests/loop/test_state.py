@@ -48,7 +48,7 @@ def test_phases_start_in_tool_use_and_complete() -> None:
     state = AgentLoopState()
     assert state.phase == TOOL_USE
     assert state.current_step == 0
-    state.phase = FinalOutputPhase(1)
+    state.phase = FinalOutputPhase(retry_count=1)
     assert state.phase.kind == "final_output"
     assert not state.is_completed
     state.mark_completed()

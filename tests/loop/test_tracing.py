@@ -35,7 +35,7 @@ def explode() -> str:
 
 async def test_trace_events_are_emitted_in_order_with_durations_and_tokens() -> None:
     sink = InMemoryTraceSink()
-    tracer = Tracer([sink], session="s1")
+    tracer = Tracer(sinks=[sink], session="s1")
     llm = ScriptedLLM(
         [tools_response(call("lookup", '{"key": "a"}', "c1"), call("explode", "{}", "c2")), "done"]
     )
@@ -90,7 +90,7 @@ async def test_trace_events_are_emitted_in_order_with_durations_and_tokens() -> 
 async def test_tool_arguments_are_not_traced() -> None:
     sink = InMemoryTraceSink()
     llm = ScriptedLLM([tools_response(call("lookup", '{"key": "SECRET-ARG"}')), "ok"])
-    await drain(AgentLoopRunner(llm, conversation(), tools=[lookup], tracer=Tracer([sink])))
+    await drain(AgentLoopRunner(llm, conversation(), tools=[lookup], tracer=Tracer(sinks=[sink])))
     for record in sink.records():
         if record["event"] != "tool_end":
             assert "SECRET-ARG" not in str(record)
@@ -100,7 +100,7 @@ async def test_llm_error_emits_llm_error_and_agent_end_with_the_error() -> None:
     sink = InMemoryTraceSink()
     llm = ScriptedLLM([LLMConnectionError("boom", status_code=502)])
     with pytest.raises(LLMCallFailed):
-        await drain(AgentLoopRunner(llm, conversation(), tracer=Tracer([sink])))
+        await drain(AgentLoopRunner(llm, conversation(), tracer=Tracer(sinks=[sink])))
     assert [e.event for e in sink.events] == ["agent_start", "llm_start", "llm_error", "agent_end"]
     error = sink.named("llm_error")[0]
     assert error.data["status_code"] == 502
@@ -123,7 +123,7 @@ async def test_no_trace_events_are_built_when_the_tracer_has_no_sinks(
 
 async def test_agent_end_is_emitted_once_even_if_the_consumer_stops_at_the_final_response() -> None:
     sink = InMemoryTraceSink()
-    runner = AgentLoopRunner(ScriptedLLM(["done"]), conversation(), tracer=Tracer([sink]))
+    runner = AgentLoopRunner(ScriptedLLM(["done"]), conversation(), tracer=Tracer(sinks=[sink]))
     async for _ in runner:
         break
     await runner.aclose()
@@ -139,7 +139,7 @@ async def test_a_run_started_inside_a_tool_call_names_that_call_as_its_parent() 
     from kanawa.types import AssistantMessage, ToolCall
 
     sink = InMemoryTraceSink()
-    tracer = Tracer([sink])
+    tracer = Tracer(sinks=[sink])
     inner = Agent("inner", model=ScriptedLLM(["a", "b"]), tracer=tracer)
 
     async def delegate(question: str) -> str:

@@ -46,7 +46,7 @@ def test_unknown_template_id_raises() -> None:
 
 
 def test_missing_language_falls_back_to_english() -> None:
-    library = PromptLibrary({"t": {"en": "english $x", "ja": "日本語 $x"}})
+    library = PromptLibrary(templates={"t": {"en": "english $x", "ja": "日本語 $x"}})
     assert library.get("t", lang="ja", x=1) == "日本語 1"
     assert library.get("t", lang="fr", x=1) == "english 1"
     assert library.get("t", lang="ja-JP", x=1) == "日本語 1"
@@ -54,18 +54,18 @@ def test_missing_language_falls_back_to_english() -> None:
 
 
 def test_no_text_in_language_nor_english_raises() -> None:
-    library = PromptLibrary({"t": {"ja": "日本語"}})
+    library = PromptLibrary(templates={"t": {"ja": "日本語"}})
     with pytest.raises(PromptTemplateError, match="available: ja"):
         library.get("t", lang="de")
 
 
 def test_unused_variables_are_ignored() -> None:
-    library = PromptLibrary({"t": {"en": "fixed"}})
+    library = PromptLibrary(templates={"t": {"en": "fixed"}})
     assert library.get("t", extra="ignored") == "fixed"
 
 
 def test_template_id_may_also_be_a_variable_name() -> None:
-    library = PromptLibrary({"t": {"en": "id=$template_id"}})
+    library = PromptLibrary(templates={"t": {"en": "id=$template_id"}})
     assert library.get("t", template_id="x") == "id=x"
 
 
@@ -77,7 +77,7 @@ def test_invalid_placeholder_is_rejected_at_register() -> None:
 
 
 def test_register_replaces_existing_text() -> None:
-    library = PromptLibrary({"t": {"en": "old"}})
+    library = PromptLibrary(templates={"t": {"en": "old"}})
     library.register("t", "new")
     assert library.get("t") == "new"
 

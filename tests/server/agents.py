@@ -104,20 +104,26 @@ def multi_agents() -> dict[str, Agent[Any, Any]]:
     """Agents using the multi-agent library: a handoff, a warning and a blocking guardrail, approval."""
     from kanawa import Guardrail
 
-    evaluator = Agent("evaluator", "Grade essays.", (), FunctionLLM(lambda r: "8/10"))
+    evaluator = Agent("evaluator", "Grade essays.", tools=(), model=FunctionLLM(lambda r: "8/10"))
     card = {"card number": r"\b(?:\d[ -]?){13,16}\b"}
     return {
-        "mailer": Agent("mailer", "Send essays.", [send_essay], FunctionLLM(_mailer)),
-        "coordinator": Agent("coordinator", "Route.", (), FunctionLLM(_coordinator), handoffs=[evaluator]),
+        "mailer": Agent("mailer", "Send essays.", tools=[send_essay], model=FunctionLLM(_mailer)),
+        "coordinator": Agent(
+            "coordinator", "Route.", tools=(), model=FunctionLLM(_coordinator), handoffs=[evaluator]
+        ),
         "warned": Agent(
             "warned",
             "Echo.",
-            (),
-            FunctionLLM(_guarded),
+            tools=(),
+            model=FunctionLLM(_guarded),
             guardrails=[Guardrail(regex_blocks=card, action="warn")],
         ),
         "blocked": Agent(
-            "blocked", "Echo.", (), FunctionLLM(_guarded), guardrails=[Guardrail(regex_blocks=card)]
+            "blocked",
+            "Echo.",
+            tools=(),
+            model=FunctionLLM(_guarded),
+            guardrails=[Guardrail(regex_blocks=card)],
         ),
     }
 
@@ -125,11 +131,11 @@ def multi_agents() -> dict[str, Agent[Any, Any]]:
 def server_agents() -> dict[str, Agent[Any, Any]]:
     agents = demo_agents()
     agents.update(
-        story=Agent("story", "Tell a story.", [tick], FunctionLLM(_story)),
-        slow=Agent("slow", "Take your time.", [tick], FunctionLLM(_slow)),
-        boom=Agent("boom", "Fail.", (), FunctionLLM(_boom)),
-        crash=Agent("crash", "Crash.", (), FunctionLLM(_crash)),
-        leak=Agent("leak", "Leak.", [leaky], FunctionLLM(_leak)),
+        story=Agent("story", "Tell a story.", tools=[tick], model=FunctionLLM(_story)),
+        slow=Agent("slow", "Take your time.", tools=[tick], model=FunctionLLM(_slow)),
+        boom=Agent("boom", "Fail.", tools=(), model=FunctionLLM(_boom)),
+        crash=Agent("crash", "Crash.", tools=(), model=FunctionLLM(_crash)),
+        leak=Agent("leak", "Leak.", tools=[leaky], model=FunctionLLM(_leak)),
         **multi_agents(),
     )
     return agents

@@ -149,6 +149,7 @@ def settings_for(mode: str, redis: str | None, **overrides: Any) -> ServerSettin
         run_ttl=120.0,
         sse_ping=0.2,
         rate_limit=0,
+        auth_failures=0,  # the suites send many bad keys from one address: test_hostile_clients.py throttles
         max_request_bytes=64 * 1024,
         max_runs=1000,
         gc_freeze=False,  # the suite starts many apps: test_gc_settings.py covers both settings
@@ -197,7 +198,7 @@ def live(mode: str, request: pytest.FixtureRequest) -> Iterator[LiveServer]:
         registry = agents()
     else:
         registry = server_agents()
-    server = LiveServer(create_app(registry, settings)).start()
+    server = LiveServer(create_app(agents=registry, settings=settings)).start()
     try:
         yield server
     finally:

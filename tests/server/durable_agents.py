@@ -175,16 +175,18 @@ async def _typed(request: ModelRequest) -> Script:
 
 def agents() -> dict[str, Agent[Any, Any]]:
     registry = server_agents()
-    registry["durable"] = Agent("durable", "Run the rounds.", [counted], FunctionLLM(_durable))
+    registry["durable"] = Agent("durable", "Run the rounds.", tools=[counted], model=FunctionLLM(_durable))
     registry["launcher"] = Agent(
-        "launcher", "Launch, then run the rounds.", [launch, held], FunctionLLM(_launcher)
+        "launcher", "Launch, then run the rounds.", tools=[launch, held], model=FunctionLLM(_launcher)
     )
     registry["capped"] = Agent(
         "capped",
         "Run rounds until stopped.",
-        [held],
-        FunctionLLM(_capped),
+        tools=[held],
+        model=FunctionLLM(_capped),
         config=AgentConfiguration(max_tool_calls_per_tool=CAP),
     )
-    registry["typed"] = Agent("typed", "Grade it.", [counted], FunctionLLM(_typed), output_type=Verdict)
+    registry["typed"] = Agent(
+        "typed", "Grade it.", tools=[counted], model=FunctionLLM(_typed), output_type=Verdict
+    )
     return registry

@@ -12,7 +12,7 @@ import httpx
 
 from tests.server.agents import SECRET, STORY
 from tests.server.conftest import wait_for
-from tests.server.sse import AUTH_A, read_stream, resume, start_run
+from tests.server.sse import AUTH_A, AUTH_B, read_stream, resume, start_run
 
 
 async def test_agents_are_listed(client: httpx.AsyncClient) -> None:
@@ -188,9 +188,22 @@ async def test_the_story_streams_its_text_in_order(client: httpx.AsyncClient) ->
     assert ticks == ["tick 0", "tick 1", "tick 2"]
 
 
+async def test_whoami_names_the_tenant_of_the_key(client: httpx.AsyncClient) -> None:
+    """What a page shows as the active tenant (key fixation, issue 20 #7)."""
+    assert (await client.get("/v1/whoami", headers=AUTH_A)).json() == {"tenant": "alpha"}
+    assert (await client.get("/v1/whoami", headers=AUTH_B)).json() == {"tenant": "beta"}
+    unknown = await client.get("/v1/whoami", headers={"Authorization": "Bearer kw-nobody"})
+    assert unknown.status_code == 401
+
+
 async def test_openapi_is_published(client: httpx.AsyncClient) -> None:
     spec = (await client.get("/openapi.json")).json()
     assert {"/v1/agents", "/v1/runs", "/v1/runs/{run_id}", "/v1/runs/{run_id}/events"} <= set(spec["paths"])
+    whoami = spec["paths"]["/v1/whoami"]["get"]
+    assert whoami["responses"]["200"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/WhoAmI"
+    }
+    assert {"401", "429"} <= set(whoami["responses"])
     assert "/v1/runs/{run_id}/cancel" in spec["paths"]
     assert "/v1/runs/{run_id}/approvals" in spec["paths"]
     assert spec["components"]["securitySchemes"]

@@ -103,7 +103,7 @@ def test_bearer_and_loopback_helpers() -> None:
 
 
 async def test_without_keys_only_loopback_clients_with_the_dev_key_get_in() -> None:
-    app = create_app(server_agents(), ServerSettings(dev_key="kw-dev-fixed-key"))
+    app = create_app(agents=server_agents(), settings=ServerSettings(dev_key="kw-dev-fixed-key"))
     auth = {"Authorization": "Bearer kw-dev-fixed-key"}
     local = httpx.ASGITransport(app=app, client=("127.0.0.1", 40000))
     remote = httpx.ASGITransport(app=app, client=("203.0.113.7", 40000))
@@ -115,7 +115,9 @@ async def test_without_keys_only_loopback_clients_with_the_dev_key_get_in() -> N
 
 
 async def test_rate_limit_per_key_is_429_with_retry_after() -> None:
-    app = create_app(server_agents(), ServerSettings(api_keys=f"{KEY_A}:alpha,other:beta", rate_limit=3))
+    app = create_app(
+        agents=server_agents(), settings=ServerSettings(api_keys=f"{KEY_A}:alpha,other:beta", rate_limit=3)
+    )
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
         codes = [(await client.get("/v1/agents", headers=AUTH_A)).status_code for _ in range(4)]

@@ -22,7 +22,7 @@ def budget_live(request: pytest.FixtureRequest) -> Iterator[LiveServer]:
     settings = settings_for(request.param, redis, tenant_max_requests=3)
     if redis is not None:
         settings = settings_for("redis", redis, tenant_max_requests=3, redis_url=redis)
-    server = LiveServer(create_app(server_agents(), settings)).start()
+    server = LiveServer(create_app(agents=server_agents(), settings=settings)).start()
     try:
         yield server
     finally:

@@ -21,15 +21,15 @@ MESSAGES = (
 
 def test_counters_cost_and_decisions_survive_the_round_trip() -> None:
     calls = (
-        ToolCallRecord("count", input_hash('{"n": 1}'), 1700000000.5, "c1", 1),
-        ToolCallRecord("count", input_hash('{"n": 2}'), 1700000001.25, "c2", 2),
-        ToolCallRecord("send", input_hash("{}"), 1700000001.25, "s1", 2),
+        ToolCallRecord("count", input_hash('{"n": 1}'), 1700000000.5, call_id="c1", step=1),
+        ToolCallRecord("count", input_hash('{"n": 2}'), 1700000001.25, call_id="c2", step=2),
+        ToolCallRecord("send", input_hash("{}"), 1700000001.25, call_id="s1", step=2),
     )
     point = Checkpoint(
         "counter",
         MESSAGES,
         next_seq=17,
-        usage=Usage(120, 30, 4, 8, 2),
+        usage=Usage(input_tokens=120, output_tokens=30, reasoning_tokens=4, cached_tokens=8, requests=2),
         steps=2,
         tool_calls=calls,
         cost_usd=0.00042,
@@ -43,7 +43,12 @@ def test_counters_cost_and_decisions_survive_the_round_trip() -> None:
     assert back.approvals is not None
     assert list(back.approvals.approved) == ["s1"]
     assert dict(back.approvals.rejected) == {"c2": "not now"}
-    assert (back.next_seq, back.usage, back.steps, back.fresh) == (17, Usage(120, 30, 4, 8, 2), 2, False)
+    assert (back.next_seq, back.usage, back.steps, back.fresh) == (
+        17,
+        Usage(input_tokens=120, output_tokens=30, reasoning_tokens=4, cached_tokens=8, requests=2),
+        2,
+        False,
+    )
     assert back.decode_retries == 1
     unknown = Checkpoint.loads(Checkpoint("counter", MESSAGES, 3, cost_usd=None).dumps())
     assert unknown.cost_usd is None, "an unknown cost stays unknown, never 0"
@@ -54,9 +59,9 @@ def test_restored_tool_calls_count_towards_the_runs_limits() -> None:
     state = AgentLoopState()
     state.restore_tool_calls(
         [
-            ToolCallRecord("count", input_hash('{"n": 1}'), 1.0, "c1", 1),
-            ToolCallRecord("count", input_hash('{"n": 1}'), 2.0, "c2", 2),
-            ToolCallRecord("send", input_hash("{}"), 2.0, "s1", 2),
+            ToolCallRecord("count", input_hash('{"n": 1}'), 1.0, call_id="c1", step=1),
+            ToolCallRecord("count", input_hash('{"n": 1}'), 2.0, call_id="c2", step=2),
+            ToolCallRecord("send", input_hash("{}"), 2.0, call_id="s1", step=2),
         ]
     )
     assert state.count_tool_calls("count") == 2
@@ -68,12 +73,24 @@ def test_restored_tool_calls_count_towards_the_runs_limits() -> None:
 
 
 def test_a_checkpoint_from_before_the_counters_still_loads() -> None:
-    old = json.loads(Checkpoint("counter", MESSAGES, 9, Usage(10, 2, 0, 0, 1), 1).dumps())
+    old = json.loads(
+        Checkpoint(
+            "counter",
+            MESSAGES,
+            9,
+            Usage(input_tokens=10, output_tokens=2, reasoning_tokens=0, cached_tokens=0, requests=1),
+            1,
+        ).dumps()
+    )
     for key in ("tool_calls", "cost_usd", "approvals", "decode_retries"):
         del old[key]
     point = Checkpoint.loads(json.dumps(old))
     assert point.messages == MESSAGES
-    assert (point.next_seq, point.usage, point.steps) == (9, Usage(10, 2, 0, 0, 1), 1)
+    assert (point.next_seq, point.usage, point.steps) == (
+        9,
+        Usage(input_tokens=10, output_tokens=2, reasoning_tokens=0, cached_tokens=0, requests=1),
+        1,
+    )
     assert point.tool_calls == ()
     assert point.cost_usd == 0.0
     assert point.approvals is None

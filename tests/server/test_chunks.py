@@ -89,7 +89,13 @@ def test_seed_5_1_tool_call_and_tool_response() -> None:
         {"step": 2, "id": "c1", "name": "add", "arguments": '{"a": 1}', "invalid_arguments": None},
     )
     result = ToolResult(
-        "c1", "add", (TextPart("boom"),), True, ToolErrorKind.EXECUTION_ERROR, 1.5, detail="secret detail"
+        "c1",
+        "add",
+        (TextPart("boom"),),
+        is_error=True,
+        error_kind=ToolErrorKind.EXECUTION_ERROR,
+        duration_ms=1.5,
+        detail="secret detail",
     )
     response = one(ToolResultStep(2, result))
     assert response.type == "tool_response"
@@ -111,7 +117,11 @@ def test_final_response_is_followed_by_usage() -> None:
 
     chunks = list(
         event_chunks(
-            FinalResponse(3, Answer(value=5), '{"value":5}', Usage(10, 2, requests=2)), agent="a", now=0
+            FinalResponse(
+                3, Answer(value=5), '{"value":5}', Usage(input_tokens=10, output_tokens=2, requests=2)
+            ),
+            agent="a",
+            now=0,
         )
     )
     assert [c.type for c in chunks] == ["final", "usage"]
@@ -120,7 +130,7 @@ def test_final_response_is_followed_by_usage() -> None:
 
 
 def test_thinking_and_unknown_kinds_map_generically() -> None:
-    assert one(Thinking(1, "policy", "draft")).type == "thinking"
+    assert one(Thinking(1, "policy", text="draft")).type == "thinking"
 
     @dataclass(frozen=True)
     class BudgetWarning:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import subprocess
@@ -15,8 +16,10 @@ from typer.testing import CliRunner
 
 from kanawa.cli.app import app
 from kanawa.cli.serve_cmd import page_url
+from kanawa.trace.events import Tracer
+from kanawa.trace.jsonl import JsonlTraceSink
 from tests.server.conftest import free_port
-from tests.server.test_page import page
+from tests.server.test_page import _page_agents, page
 
 __all__ = ["page"]  # the Chromium fixture of the timeline page's tests
 
@@ -167,3 +170,37 @@ def test_serve_with_configured_keys_prints_the_runs_page_url_without_a_key() -> 
 def test_page_url_brackets_an_ipv6_host() -> None:
     assert page_url("::1", 8000, "/runs", key="k") == "http://[::1]:8000/runs#key=k"
     assert page_url("localhost", 8000, "/smartao/") == "http://localhost:8000/smartao/"
+
+
+def test_trace_view_refuses_oversized_heads_and_sends_the_page_security_headers(tmp_path: Path) -> None:
+    """`kanawa trace view` serves with the request-head limits and page headers of `kanawa serve`."""
+
+    async def write_trace() -> None:
+        agent = _page_agents()["priced"]
+        sink = JsonlTraceSink(tmp_path / "run.jsonl")
+        agent.tracer = Tracer([sink])
+        await agent.run("go")
+        await sink.aclose()
+
+    asyncio.run(write_trace())
+    port = free_port()
+    kanawa = str(Path(sys.executable).parent / "kanawa")
+    proc = subprocess.Popen(
+        [kanawa, "trace", "view", str(tmp_path / "run.jsonl"), "--port", str(port)],
+        env={**_clean_env(), "KANAWA_MAX_HEAD_BYTES": "16384"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        _wait_until_up(f"http://127.0.0.1:{port}/trace")
+        page = httpx.get(f"http://127.0.0.1:{port}/trace")
+        assert page.status_code == 200
+        assert "frame-ancestors 'none'" in page.headers.get("content-security-policy", "")
+        assert page.headers.get("x-frame-options") == "DENY"
+        ok = httpx.get(f"http://127.0.0.1:{port}/trace.json", headers={"X-Pad": "p" * 8_000})
+        assert ok.status_code == 200
+        big = httpx.get(f"http://127.0.0.1:{port}/trace.json", headers={"X-Pad": "p" * 40_000})
+        assert big.status_code == 431
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)

@@ -410,6 +410,12 @@ SAMPLES = {
     "KANAWA_SERVE_AGENTS": ("app:agents", "serve_agents", "app:agents"),
     "KANAWA_GC_FREEZE": ("0", "gc_freeze", False),
     "KANAWA_GC_THRESHOLD": ("0", "gc_threshold", 0),
+    "KANAWA_SSE_WRITE_TIMEOUT": ("2.5", "sse_write_timeout", 2.5),
+    "KANAWA_MAX_STREAMS": ("7", "max_streams", 7),
+    "KANAWA_MAX_RUN_STREAMS": ("3", "max_run_streams", 3),
+    "KANAWA_AUTH_FAILURES": ("0", "auth_failures", 0),
+    "KANAWA_TENANT_RUN_BYTES": ("1048576", "tenant_run_bytes", 1_048_576),
+    "KANAWA_RUN_BYTES": ("0", "run_bytes", 0),
 }
 
 

@@ -155,9 +155,11 @@ BIG = "".join(f"{n:07d}-" for n in range(40_000))  # 320 kB: 40,000 text deltas 
 
 @pytest.fixture(params=["embedded", "redis"])
 def slow_reader_server(request: pytest.FixtureRequest) -> Any:
-    agent = Agent("big", "Say it all.", (), FunctionLLM(lambda _: BIG))
+    agent = Agent("big", "Say it all.", tools=(), model=FunctionLLM(lambda _: BIG))
     redis = request.getfixturevalue("redis_url") if request.param == "redis" else None
-    server = LiveServer(create_app({"big": agent}, settings_for(request.param, redis, run_buffer=100_000)))
+    server = LiveServer(
+        create_app(agents={"big": agent}, settings=settings_for(request.param, redis, run_buffer=100_000))
+    )
     server.start()
     try:
         yield server

@@ -43,7 +43,9 @@ def _until(condition: Any, timeout: float = 5.0) -> bool:
 @pytest.fixture(scope="module", params=["embedded", "redis"])
 def served(request: pytest.FixtureRequest) -> Any:
     redis = request.getfixturevalue("redis_url") if request.param == "redis" else None
-    server = LiveServer(create_app(server_agents(), settings_for(request.param, redis))).start()
+    server = LiveServer(
+        create_app(agents=server_agents(), settings=settings_for(request.param, redis))
+    ).start()
     try:
         yield server
     finally:

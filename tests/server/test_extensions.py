@@ -67,14 +67,16 @@ def extension(holder: Holder) -> Extension:
     async def hello() -> str:
         return "hello from the extension"
 
-    agent = Agent("holder", "Hold the resource.", [hold], FunctionLLM(answer))
+    agent = Agent("holder", "Hold the resource.", tools=[hold], model=FunctionLLM(answer))
     return Extension("holder", router=router, agents={"holder": agent}, lifespan=holder.lifespan)
 
 
 async def test_an_extension_serves_its_routes_and_agents_and_outlives_its_runs() -> None:
     holder = Holder()
     server = LiveServer(
-        create_app(demo_agents(), settings_for("embedded", None), extensions=[extension(holder)])
+        create_app(
+            agents=demo_agents(), settings=settings_for("embedded", None), extensions=[extension(holder)]
+        )
     )
     server.start()
     stopped = False
@@ -107,4 +109,4 @@ async def test_an_extension_serves_its_routes_and_agents_and_outlives_its_runs()
 def test_an_agent_name_is_taken_once() -> None:
     clash = Extension("clash", agents={"echo": demo_agents()["echo"]})
     with pytest.raises(ValueError, match="'echo'"):
-        create_app(demo_agents(), settings_for("embedded", None), extensions=[clash])
+        create_app(agents=demo_agents(), settings=settings_for("embedded", None), extensions=[clash])

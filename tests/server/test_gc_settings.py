@@ -22,7 +22,7 @@ T = TypeVar("T")
 def _while_serving(settings: ServerSettings, measure: Callable[[], T]) -> T:
     """``measure()`` taken while an app with ``settings`` serves (after one request), then the
     server is stopped."""
-    server = LiveServer(create_app(None, settings)).start()
+    server = LiveServer(create_app(agents=None, settings=settings)).start()
     try:
         value = measure()
         assert httpx.get(f"{server.url}/v1/agents", headers=AUTH_A).status_code == 200

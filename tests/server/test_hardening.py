@@ -41,7 +41,7 @@ CHROMIUM = "/usr/bin/chromium"
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[LiveServer]:
-    live = LiveServer(create_app(server_agents(), settings_for("embedded", None))).start()
+    live = LiveServer(create_app(agents=server_agents(), settings=settings_for("embedded", None))).start()
     try:
         yield live
     finally:
@@ -139,7 +139,7 @@ def test_a_key_no_client_can_send_is_refused_at_start_up(spec: str) -> None:
     with pytest.raises(KeyConfigError, match="printable ASCII"):
         KeyRing.parse(spec)
     with pytest.raises(KeyConfigError, match="printable ASCII"):
-        create_app(server_agents(), ServerSettings(api_keys=spec))
+        create_app(agents=server_agents(), settings=ServerSettings(api_keys=spec))
     runner = CliRunner(env={"KANAWA_API_KEYS": spec, "KANAWA_REDIS_URL": "", "COLUMNS": "200"})
     result = runner.invoke(cli_app, ["serve"])
     assert result.exit_code == 2
@@ -213,7 +213,7 @@ def test_a_key_in_a_query_string_is_masked_in_the_access_log() -> None:
         def emit(self, record: logging.LogRecord) -> None:
             records.append(self.format(record))
 
-    app = create_app(server_agents(), settings_for("embedded", None))
+    app = create_app(agents=server_agents(), settings=settings_for("embedded", None))
     port = free_port()
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="info", lifespan="on", ws="none")
     server = uvicorn.Server(config)

@@ -33,7 +33,7 @@ ENDLESS_CAP = 24 * 1024 * 1024
 @pytest.fixture(scope="module")
 def strict() -> Iterator[LiveServer]:
     settings = settings_for("embedded", None, max_head_bytes=8192, max_headers=20, head_timeout=0.5)
-    server = LiveServer(create_app(server_agents(), settings)).start()
+    server = LiveServer(create_app(agents=server_agents(), settings=settings)).start()
     try:
         yield server
     finally:

@@ -17,7 +17,7 @@ from tests.server.sse import AUTH_A
 
 @pytest.fixture(scope="module")
 def spec_server() -> Iterator[LiveServer]:
-    server = LiveServer(create_app(demo_agents(), settings_for("embedded", None))).start()
+    server = LiveServer(create_app(agents=demo_agents(), settings=settings_for("embedded", None))).start()
     try:
         yield server
     finally:

@@ -26,7 +26,7 @@ from kanawa.trace.jsonl import JsonlTraceSink
 from kanawa.types import AssistantMessage, ToolCall, Usage
 from tests.server.agents import STORY, _story, server_agents, tick
 from tests.server.conftest import LiveServer, settings_for
-from tests.server.sse import AUTH_A, KEY_A, start_run
+from tests.server.sse import AUTH_A, KEY_A, KEY_B, start_run
 
 CHROMIUM = "/usr/bin/chromium"
 
@@ -57,7 +57,9 @@ def _page_agents() -> dict[str, Agent[Any, Any]]:
     """The server test agents plus ``priced``: the story on a model with a known price."""
     agents = server_agents()
     story = agents["story"]
-    agents["priced"] = Agent("priced", "Tell a story.", story.tools, FunctionLLM(_story, model=PRICED_MODEL))
+    agents["priced"] = Agent(
+        "priced", "Tell a story.", tools=story.tools, model=FunctionLLM(_story, model=PRICED_MODEL)
+    )
     return agents
 
 
@@ -68,7 +70,7 @@ def usd(value: float) -> str:
 
 @pytest.fixture(scope="module")
 def page_server() -> Iterator[LiveServer]:
-    server = LiveServer(create_app(_page_agents(), settings_for("embedded", None))).start()
+    server = LiveServer(create_app(agents=_page_agents(), settings=settings_for("embedded", None))).start()
     try:
         yield server
     finally:
@@ -128,11 +130,11 @@ async def test_the_run_page_shows_each_model_calls_cost_and_the_runs_total(
     assert len(ends) == 4
     for end in ends:  # priced by the server from the record's own model and usage
         usage = Usage(
-            end["tok_prompt"],
-            end["tok_completion"],
-            end["data"]["reasoning_tokens"],
-            end["data"]["cached_tokens"],
-            1,
+            input_tokens=end["tok_prompt"],
+            output_tokens=end["tok_completion"],
+            reasoning_tokens=end["data"]["reasoning_tokens"],
+            cached_tokens=end["data"]["cached_tokens"],
+            requests=1,
         )
         assert end["cost_usd"] == cost_of(PRICED_MODEL, usage)
         assert end["cost_usd"] > 0
@@ -175,7 +177,7 @@ async def test_trace_view_draws_a_jsonl_trace_with_its_costs(
 ) -> None:
     agent = _page_agents()["priced"]
     sink = JsonlTraceSink(tmp_path / "run.jsonl")
-    agent.tracer = Tracer([sink])
+    agent.tracer = Tracer(sinks=[sink])
     await agent.run("go")
     await sink.aclose()
     lines = (tmp_path / "run.jsonl").read_text().splitlines()
@@ -187,7 +189,16 @@ async def test_trace_view_draws_a_jsonl_trace_with_its_costs(
         assert await page.locator(".bar[data-kind=tool]").count() == 3
         assert await page.locator("#rows tr").count() == len(lines)
         costs = [
-            cost_of(PRICED_MODEL, Usage(r["tok_prompt"], r["tok_completion"], 0, 0, 1))
+            cost_of(
+                PRICED_MODEL,
+                Usage(
+                    input_tokens=r["tok_prompt"],
+                    output_tokens=r["tok_completion"],
+                    reasoning_tokens=0,
+                    cached_tokens=0,
+                    requests=1,
+                ),
+            )
             for r in map(json.loads, lines)
             if r["event"] == "llm_end"
         ]
@@ -212,8 +223,8 @@ def _fan(request: ModelRequest) -> Script:
 def fan_server() -> Iterator[LiveServer]:
     agents = _page_agents()
     config = AgentConfiguration(max_tool_calls_per_tool=6)
-    agents["fan"] = Agent("fan", "Fan out.", [tick], FunctionLLM(_fan), config=config)
-    server = LiveServer(create_app(agents, settings_for("embedded", None))).start()
+    agents["fan"] = Agent("fan", "Fan out.", tools=[tick], model=FunctionLLM(_fan), config=config)
+    server = LiveServer(create_app(agents=agents, settings=settings_for("embedded", None))).start()
     try:
         yield server
     finally:
@@ -267,7 +278,7 @@ async def test_trace_view_badge_shows_a_recovered_run_as_completed(page: Page, t
     """The ``leak`` agent's tool fails and the model answers anyway: an error record in a completed run."""
     agent = server_agents()["leak"]
     sink = JsonlTraceSink(tmp_path / "run.jsonl")
-    agent.tracer = Tracer([sink])
+    agent.tracer = Tracer(sinks=[sink])
     result = await agent.run("go")
     await sink.aclose()
     assert result.termination_reason == "completed"
@@ -286,7 +297,7 @@ async def test_trace_view_badge_shows_a_recovered_run_as_completed(page: Page, t
 async def test_trace_view_badge_shows_a_failed_run_as_failed(page: Page, tmp_path: Path) -> None:
     agent = server_agents()["boom"]
     sink = JsonlTraceSink(tmp_path / "run.jsonl")
-    agent.tracer = Tracer([sink])
+    agent.tracer = Tracer(sinks=[sink])
     with pytest.raises(LLMCallFailed):
         await agent.run("go")
     await sink.aclose()
@@ -325,3 +336,36 @@ async def test_the_servers_address_redirects_to_the_runs_page_keeping_the_key(
     await page.goto(f"{page_server.url}/#key={KEY_A}")
     await page.wait_for_selector(f"a[href='/runs/{run_id}']")  # the list, read with the key
     assert page.url == f"{page_server.url}/runs"
+
+
+async def test_a_key_in_a_link_never_silently_replaces_the_key_the_page_holds(
+    page: Page, page_server: LiveServer
+) -> None:
+    """Key fixation (issue 20 #7): /runs#key=B in a tab holding key A asks, naming both tenants;
+    keeping lists A's runs, switching lists B's; the active tenant is always shown."""
+    mine = await _start(page_server, "echo", "alpha's run", wait=True)
+    held = "() => sessionStorage.getItem('kanawa-key')"
+    await page.goto(f"{page_server.url}/runs#key={KEY_A}")
+    await page.wait_for_selector(f"a[href='/runs/{mine}']")
+    assert await page.inner_text("#tenant-name") == "alpha"
+    for choice in ("#switch-keep", "#switch-yes"):
+        await page.goto("about:blank")
+        await page.goto(f"{page_server.url}/runs#key={KEY_B}")
+        await page.wait_for_selector("#switchbox:not([hidden])")
+        text = await page.inner_text("#switch-text")
+        assert "tenant \u201cbeta\u201d" in text, text
+        assert "tenant \u201calpha\u201d" in text, text
+        assert "#key" not in page.url
+        assert await page.evaluate(held) == KEY_A  # nothing replaced while the page asks
+        assert await page.locator("#run-rows tr").count() == 0  # nor anything loaded with either key
+        await page.click(choice)
+        await page.wait_for_selector("#switchbox", state="hidden")
+        if choice == "#switch-keep":
+            await page.wait_for_selector(f"a[href='/runs/{mine}']")
+            assert await page.evaluate(held) == KEY_A
+            await page.wait_for_function("document.getElementById('tenant-name').textContent === 'alpha'")
+        else:
+            await page.wait_for_selector("#tenant-name:text-is('beta')")
+            assert await page.evaluate(held) == KEY_B
+            await page.wait_for_selector("#notices :text('No runs yet.')")
+            assert await page.locator(f"a[href='/runs/{mine}']").count() == 0

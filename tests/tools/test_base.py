@@ -16,7 +16,7 @@ def test_calling_a_tool_calls_its_function() -> None:
 
 def test_spec_and_defaults() -> None:
     t = make_tool(lambda_free, name="free")
-    assert t.spec == ToolSpec("free", "Free function.", t.parameters, False)
+    assert t.spec == ToolSpec("free", "Free function.", t.parameters, strict=False)
     assert t.timeout is None
 
 

@@ -113,7 +113,7 @@ def test_builtin_schemas_describe_their_parameters() -> None:
 
 async def test_builtin_schemas_carry_an_example_for_each_parameter_and_it_works(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("hello", encoding="utf-8")
-    read_file = make_read_file_tool(FileSandbox(tmp_path))
+    read_file = make_read_file_tool(FileSandbox(root=tmp_path))
     properties: list[tuple[str, Any]] = [
         (t.name, t.parameters["properties"]) for t in (calculator, current_time, read_file)
     ]
@@ -135,7 +135,7 @@ async def test_read_file_tool_reads_text_inside_the_sandbox_only(tmp_path: Path)
     root.mkdir()
     (root / "notes.txt").write_text("こんにちは", encoding="utf-8")
     (tmp_path / "secret.txt").write_text("secret")
-    read_file = make_read_file_tool(FileSandbox(root, max_bytes=1024))
+    read_file = make_read_file_tool(FileSandbox(root=root, max_bytes=1024))
     assert read_file.name == "read_file"
     assert "1024 bytes" in read_file.description
     assert read_file("notes.txt") == "こんにちは"

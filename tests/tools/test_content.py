@@ -65,7 +65,7 @@ def test_unknown_objects_fall_back_to_str() -> None:
 
 def test_parts_pass_through() -> None:
     image = ImagePart(url="https://example.com/a.png")
-    blob = FilePart(b"data", "application/pdf", "a.pdf")
+    blob = FilePart(b"data", media_type="application/pdf", filename="a.pdf")
     assert to_content(image) == (image,)
     assert to_content(blob) == (blob,)
     assert to_content(TextPart("t")) == (TextPart("t"),)
@@ -80,7 +80,7 @@ def test_bytes_become_a_file_part() -> None:
 
 def test_image_from_file_reads_through_the_sandbox(tmp_path: Path) -> None:
     (tmp_path / "pic.png").write_bytes(b"\x89PNG")
-    part = image_from_file("pic.png", sandbox=FileSandbox(tmp_path))
+    part = image_from_file("pic.png", sandbox=FileSandbox(root=tmp_path))
     assert part == ImagePart(data=b"\x89PNG", media_type="image/png")
 
 
@@ -90,9 +90,9 @@ def test_image_from_file_refuses_non_images_and_escapes(tmp_path: Path) -> None:
     (root / "notes.txt").write_text("x")
     (tmp_path / "out.png").write_bytes(b"x")
     with pytest.raises(FileAccessError, match="not an image"):
-        image_from_file("notes.txt", sandbox=FileSandbox(root))
+        image_from_file("notes.txt", sandbox=FileSandbox(root=root))
     with pytest.raises(SandboxViolation):
-        image_from_file("../out.png", sandbox=FileSandbox(root))
+        image_from_file("../out.png", sandbox=FileSandbox(root=root))
 
 
 def test_image_link_becomes_url_image_part() -> None:
@@ -106,12 +106,14 @@ def test_image_link_becomes_url_image_part() -> None:
 def test_file_from_path_is_a_blob_with_media_type_and_name(tmp_path: Path) -> None:
     (tmp_path / "report.pdf").write_bytes(b"%PDF")
     (tmp_path / "data.unknownext").write_bytes(b"?")
-    sandbox = FileSandbox(tmp_path)
-    assert file_from_path("report.pdf", sandbox=sandbox) == FilePart(b"%PDF", "application/pdf", "report.pdf")
+    sandbox = FileSandbox(root=tmp_path)
+    assert file_from_path("report.pdf", sandbox=sandbox) == FilePart(
+        b"%PDF", media_type="application/pdf", filename="report.pdf"
+    )
     assert file_from_path("data.unknownext", sandbox=sandbox).media_type == "application/octet-stream"
 
 
 def test_file_from_path_refuses_oversized_files(tmp_path: Path) -> None:
     (tmp_path / "big.bin").write_bytes(b"x" * 11)
     with pytest.raises(SandboxViolation):
-        file_from_path("big.bin", sandbox=FileSandbox(tmp_path, max_bytes=10))
+        file_from_path("big.bin", sandbox=FileSandbox(root=tmp_path, max_bytes=10))

@@ -212,7 +212,7 @@ async def test_mcp_tool_failures_are_traced_like_any_tool(http_mcp_url: str) -> 
         [AssistantMessage(tool_calls=(ToolCall("c1", "stock", '{"item": "unobtainium"}'),)), "none left"]
     )
     async with MCPServerStreamableHTTP(http_mcp_url) as server:
-        agent = Agent("shop", tools=await server.list_tools(), model=llm, tracer=Tracer([sink]))
+        agent = Agent("shop", tools=await server.list_tools(), model=llm, tracer=Tracer(sinks=[sink]))
         await agent.run("any unobtainium?")
     (end,) = sink.named("tool_end")
     assert end.data == {"error_kind": "execution_error"}

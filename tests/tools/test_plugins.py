@@ -25,7 +25,7 @@ def test_installed_project_publishes_builtin_tools() -> None:
 
 
 def test_unknown_group_yields_no_tools() -> None:
-    assert load_entry_point_tools("kanawa.tools.no-such-group") == []
+    assert load_entry_point_tools(group="kanawa.tools.no-such-group") == []
 
 
 def test_entry_point_may_be_a_tool_or_a_plain_function() -> None:
@@ -67,7 +67,7 @@ def test_registry_load_plugins_registers_and_skips_clashes(caplog: pytest.LogCap
     def calculator(expression: str) -> str:  # a different tool under a taken name
         return expression
 
-    clash = ToolRegistry([calculator])
+    clash = ToolRegistry(tools=[calculator])
     with caplog.at_level(logging.WARNING, logger="kanawa.tools.registry"):
         clash.load_plugins()
     assert clash.get("calculator") is calculator

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from kanawa.tools import LoadedTool, Tool, ToolError, ToolNotFoundError, ToolRegistry, make_tool, tool
+from kanawa.loop import AgentError, ToolNotFound
+from kanawa.tools import LoadedTool, Tool, ToolError, ToolRegistry, make_tool, tool
 from kanawa.tools.registry import LOADED_TOOL_CACHE_SIZE
 
 
@@ -35,7 +36,7 @@ def make_numbered(i: int) -> Tool:
 
 
 def test_register_get_contains_iter_len_names() -> None:
-    registry = ToolRegistry([add])
+    registry = ToolRegistry(tools=[add])
     registry.register(echo)
     assert registry.get("add") is add
     assert "add" in registry
@@ -58,14 +59,22 @@ def test_register_wraps_plain_functions() -> None:
 
 
 def test_get_unknown_raises_tool_not_found() -> None:
-    with pytest.raises(ToolNotFoundError, match="there is not a tool named nope") as info:
+    with pytest.raises(ToolNotFound, match="there is not a tool named 'nope'") as info:
         ToolRegistry().get("nope")
     assert isinstance(info.value, ToolError)
-    assert info.value.tool_name == "nope"
+    assert isinstance(info.value, LookupError)
+    assert info.value.tool_name == info.value.name == "nope"
+
+
+def test_the_registry_and_the_loop_raise_one_tool_not_found_class() -> None:
+    # seed 003's AgentError.toolNotFound: the loop's strict-tools error and the registry's are one class
+    with pytest.raises(AgentError) as info:
+        ToolRegistry().unregister("gone")
+    assert type(info.value) is ToolNotFound
 
 
 def test_duplicate_name_needs_replace() -> None:
-    registry = ToolRegistry([add])
+    registry = ToolRegistry(tools=[add])
     registry.register(add)  # the same tool again is fine
     other = make_tool(lambda a: a, name="add")
     with pytest.raises(ValueError, match="already registered"):
@@ -75,7 +84,7 @@ def test_duplicate_name_needs_replace() -> None:
 
 
 def test_load_returns_loaded_tool_with_compact_schema_json() -> None:
-    loaded = ToolRegistry([add]).load("add")
+    loaded = ToolRegistry(tools=[add]).load("add")
     assert isinstance(loaded, LoadedTool)
     tool_, schema_json = loaded
     assert tool_ is add
@@ -85,7 +94,7 @@ def test_load_returns_loaded_tool_with_compact_schema_json() -> None:
 
 
 def test_load_is_cached_and_invalidated_on_replace() -> None:
-    registry = ToolRegistry([add])
+    registry = ToolRegistry(tools=[add])
     first = registry.load("add")
     assert registry.load("add") is first
     replacement = make_tool(echo.function, name="add")
@@ -94,13 +103,13 @@ def test_load_is_cached_and_invalidated_on_replace() -> None:
     assert again is not first
     assert again.tool is replacement
     registry.unregister("add")
-    with pytest.raises(ToolNotFoundError):
+    with pytest.raises(ToolNotFound):
         registry.load("add")
 
 
 def test_loaded_tool_cache_is_lru_of_256() -> None:
     assert LOADED_TOOL_CACHE_SIZE == 256
-    registry = ToolRegistry([make_numbered(i) for i in range(LOADED_TOOL_CACHE_SIZE + 1)])
+    registry = ToolRegistry(tools=[make_numbered(i) for i in range(LOADED_TOOL_CACHE_SIZE + 1)])
     first = registry.load("t0")
     for i in range(1, LOADED_TOOL_CACHE_SIZE):
         registry.load(f"t{i}")
@@ -112,7 +121,7 @@ def test_loaded_tool_cache_is_lru_of_256() -> None:
 
 
 def test_prompt_stub_has_one_name_schema_line_per_tool() -> None:
-    stub = ToolRegistry([add, echo]).get_prompt_stub()
+    stub = ToolRegistry(tools=[add, echo]).get_prompt_stub()
     lines = stub.splitlines()
     assert len(lines) == 2
     assert lines[0].startswith('"add": {"type":"object",')

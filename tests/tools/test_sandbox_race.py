@@ -52,7 +52,7 @@ def battlefield(tmp_path: Path) -> tuple[Path, Path, Path]:
 
 def _race(root: Path, swap: object) -> tuple[int, int, int]:
     """Read ``inner/secret.txt`` while ``swap()`` runs in a loop; (reads, escapes, refusals)."""
-    sandbox = FileSandbox(root)
+    sandbox = FileSandbox(root=root)
     stop = threading.Event()
 
     def swapper() -> None:
@@ -102,7 +102,7 @@ def test_a_directory_swapped_for_a_symlink_after_the_check_is_refused_at_open(
     """The deterministic form of the race: the path checks out, then the directory becomes a symlink
     to the outside before the file is opened."""
     root, inner, swap = battlefield
-    sandbox = FileSandbox(root)
+    sandbox = FileSandbox(root=root)
     checked = sandbox.resolve("inner/secret.txt")
     _exchange(inner, swap)
     with pytest.raises(SandboxViolation, match="changed"):
@@ -115,7 +115,7 @@ def test_the_opened_file_is_checked_again_not_only_the_path(tmp_path: Path) -> N
     root.mkdir()
     os.mkfifo(root / "pipe")
     (root / "dir").mkdir()
-    sandbox = FileSandbox(root)
+    sandbox = FileSandbox(root=root)
     for name in ("pipe", "dir"):
         with pytest.raises(SandboxViolation, match="not a regular file"):
             sandbox.read_bytes(name)

@@ -22,7 +22,7 @@ def test_default_directory_is_dot_kanawa_traces_and_file_names_the_session(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    tracer = tracer_from_env("abc123", environ={})
+    tracer = tracer_from_env(session="abc123", environ={})
     path = jsonl_path(tracer)
     assert path is not None
     assert path.parent == DEFAULT_TRACE_DIR == Path(".kanawa/traces")
@@ -31,7 +31,7 @@ def test_default_directory_is_dot_kanawa_traces_and_file_names_the_session(
 
 
 def test_trace_dir_is_always_a_directory_even_with_a_suffix(tmp_path: Path) -> None:
-    tracer = tracer_from_env("s", environ={"KANAWA_TRACE_DIR": str(tmp_path / "traces.d")})
+    tracer = tracer_from_env(session="s", environ={"KANAWA_TRACE_DIR": str(tmp_path / "traces.d")})
     path = jsonl_path(tracer)
     assert path is not None
     assert path.parent == tmp_path / "traces.d"
@@ -39,7 +39,7 @@ def test_trace_dir_is_always_a_directory_even_with_a_suffix(tmp_path: Path) -> N
 
 
 def test_kanawa_trace_dir_is_honoured(tmp_path: Path) -> None:
-    tracer = tracer_from_env("s", environ={"KANAWA_TRACE_DIR": str(tmp_path / "elsewhere")})
+    tracer = tracer_from_env(session="s", environ={"KANAWA_TRACE_DIR": str(tmp_path / "elsewhere")})
     path = jsonl_path(tracer)
     assert path is not None
     assert path.parent == tmp_path / "elsewhere"
@@ -88,7 +88,7 @@ async def test_settings_object_overrides_the_environment(tmp_path: Path) -> None
         "KANAWA_TRACE_REDACT": "payloads",
     }
     settings = TraceSettings(directory=tmp_path, redact="none")
-    tracer = tracer_from_env("s", settings=settings, environ=environ)
+    tracer = tracer_from_env(session="s", settings=settings, environ=environ)
     path = jsonl_path(tracer)
     assert path is not None
     assert path.parent == tmp_path

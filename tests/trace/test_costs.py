@@ -20,7 +20,10 @@ def _end(model: str, **data: JsonValue) -> dict[str, JsonValue]:
 
 def test_a_model_call_is_priced_with_its_cached_and_reasoning_tokens() -> None:
     record = with_cost(_end("gpt-5", reasoning_tokens=300, cached_tokens=800))
-    expected = cost_of("gpt-5", Usage(1000, 400, 300, 800, 1))
+    expected = cost_of(
+        "gpt-5",
+        Usage(input_tokens=1000, output_tokens=400, reasoning_tokens=300, cached_tokens=800, requests=1),
+    )
     assert record["cost_usd"] == pytest.approx(expected)
     # cached input is cheaper than fresh input, and both count
     assert expected == pytest.approx((200 * 1.25 + 800 * 0.125 + 400 * 10.0) / 1_000_000)
@@ -70,7 +73,13 @@ def _call(event: str, model: str) -> TraceRecord:
 
 def test_a_traces_cost_is_the_sum_of_its_calls() -> None:
     records = [TraceRecord("agent_start", 0.0), _call("llm_end", "gpt-5"), _call("llm_end", "gpt-5-mini")]
-    gpt5, mini = (cost_of(model, Usage(1000, 400, 0, 0, 1)) for model in ("gpt-5", "gpt-5-mini"))
+    gpt5, mini = (
+        cost_of(
+            model,
+            Usage(input_tokens=1000, output_tokens=400, reasoning_tokens=0, cached_tokens=0, requests=1),
+        )
+        for model in ("gpt-5", "gpt-5-mini")
+    )
     assert gpt5 is not None
     assert mini is not None
     expected = gpt5 + mini

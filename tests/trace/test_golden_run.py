@@ -63,10 +63,10 @@ def _normalise(value: Any) -> Any:
 
 
 async def test_a_scripted_run_writes_the_golden_trace(tmp_path: Path) -> None:
-    tracer = tracer_from_env("golden", settings=TraceSettings(directory=tmp_path))
+    tracer = tracer_from_env(session="golden", settings=TraceSettings(directory=tmp_path))
     calls = (ToolCall("c1", "add", '{"a": 2, "b": 3}'), ToolCall("c2", "fail", '{"reason": "boom"}'))
     model = ScriptedLLM([AssistantMessage(tool_calls=calls), "2 + 3 = 5"], model="gpt-5")
-    agent = Agent("DraftAgent", "Add.", [add, fail], model, tracer=tracer)
+    agent = Agent("DraftAgent", "Add.", tools=[add, fail], model=model, tracer=tracer)
     result = await agent.run("What is 2 + 3?")
     await tracer.aclose()
     assert result.output == "2 + 3 = 5"

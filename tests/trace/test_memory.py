@@ -8,7 +8,7 @@ from kanawa.trace.memory import InMemoryTraceSink
 
 async def test_keeps_events_in_order_and_filters_by_name() -> None:
     sink = InMemoryTraceSink()
-    tracer = Tracer([sink], session="s")
+    tracer = Tracer(sinks=[sink], session="s")
     for name in ("agent_start", "tool_start", "tool_end", "agent_end"):
         tracer.emit(TraceEvent(name, "s", "a", time=0))
     assert [e.event for e in sink.named("tool_start", "tool_end")] == ["tool_start", "tool_end"]
@@ -32,7 +32,7 @@ def test_a_failing_sink_does_not_stop_the_others() -> None:
             return None
 
     good = InMemoryTraceSink()
-    tracer = Tracer([Broken(), good])
+    tracer = Tracer(sinks=[Broken(), good])
     tracer.emit(TraceEvent("agent_start", "s", "a"))
     assert len(good) == 1
 

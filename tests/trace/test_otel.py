@@ -28,13 +28,20 @@ SECRET = "sk-proj-abcdefghijklmnopqrstuvwx"
 
 def _calls(*calls: ToolCall) -> LLMResponse:
     return LLMResponse(
-        AssistantMessage(tool_calls=calls), StopReason.TOOL_USE, Usage(11, 7, requests=1), "m-2025-01", "r1"
+        AssistantMessage(tool_calls=calls),
+        StopReason.TOOL_USE,
+        usage=Usage(input_tokens=11, output_tokens=7, requests=1),
+        model="m-2025-01",
+        response_id="r1",
     )
 
 
 def _answer(text: str) -> LLMResponse:
     return LLMResponse(
-        AssistantMessage(text=text), StopReason.END_TURN, Usage(20, 3, requests=1), "m-2025-01"
+        AssistantMessage(text=text),
+        StopReason.END_TURN,
+        usage=Usage(input_tokens=20, output_tokens=3, requests=1),
+        model="m-2025-01",
     )
 
 
@@ -49,7 +56,7 @@ def sink(receiver: OtlpReceiver) -> Iterator[OtelTraceSink]:
     provider = TracerProvider()
     exporter = OTLPSpanExporter(endpoint=traces_url(receiver.endpoint), timeout=30)
     provider.add_span_processor(BatchSpanProcessor(exporter, schedule_delay_millis=20))
-    yield OtelTraceSink(provider)
+    yield OtelTraceSink(tracer_provider=provider)
     provider.shutdown()
 
 
@@ -70,7 +77,7 @@ async def test_spans_are_named_and_attributed_per_the_genai_conventions(
         return a + b
 
     llm = ScriptedLLM([_calls(ToolCall("c1", "add", '{"a": 2, "b": 3}')), _answer("5")], model="m")
-    agent = Agent("calc", tools=[add], model=llm, tracer=Tracer([sink], session="s-1"))
+    agent = Agent("calc", tools=[add], model=llm, tracer=Tracer(sinks=[sink], session="s-1"))
     await agent.run("2 + 3?")
     await _flush(sink)
 
@@ -115,7 +122,7 @@ async def test_spans_are_named_and_attributed_per_the_genai_conventions(
 async def test_parallel_tools_are_siblings_and_a_nested_agent_run_is_a_child_of_its_tool(
     receiver: OtlpReceiver, sink: OtelTraceSink
 ) -> None:
-    tracer = Tracer([sink])
+    tracer = Tracer(sinks=[sink])
     expert = Agent("expert", model=ScriptedLLM([_answer("42")], model="small"), tracer=tracer)
 
     async def ask_expert(question: str) -> str:
@@ -160,7 +167,7 @@ async def test_a_handoff_target_is_traced_under_its_transfer_tool_span_and_inher
     ``invoke_agent`` span is a child of the ``execute_tool transfer_to_…`` span (seed 002 §3-6)."""
     evaluator = Agent("evaluator", model=ScriptedLLM([_answer("8/10")], model="small"))
     llm = ScriptedLLM([_calls(ToolCall("h1", "transfer_to_evaluator", "{}")), _answer("done")], model="big")
-    coordinator = Agent("coordinator", model=llm, handoffs=[evaluator], tracer=Tracer([sink]))
+    coordinator = Agent("coordinator", model=llm, handoffs=[evaluator], tracer=Tracer(sinks=[sink]))
     await coordinator.run("grade it")
     await _flush(sink)
 
@@ -175,7 +182,7 @@ async def test_a_handoff_target_is_traced_under_its_transfer_tool_span_and_inher
 
 async def test_a_collector_that_hangs_does_not_hold_up_runs(receiver: OtlpReceiver) -> None:
     sink = OtelTraceSink(endpoint=receiver.endpoint)  # the sink's own provider and background exporter
-    agent = Agent("a", model=ScriptedLLM([_answer("one"), _answer("two")]), tracer=Tracer([sink]))
+    agent = Agent("a", model=ScriptedLLM([_answer("one"), _answer("two")]), tracer=Tracer(sinks=[sink]))
     receiver.gate.clear()  # the collector accepts requests and then hangs
     await agent.run("first")
     exporting = asyncio.create_task(asyncio.to_thread(sink.force_flush))
@@ -198,7 +205,7 @@ async def test_secrets_are_redacted_even_on_an_unredacted_tracer(
         raise RuntimeError(f"bad key {SECRET}")
 
     llm = ScriptedLLM([_calls(ToolCall("c1", "leak", "{}")), _answer("sorry")])
-    await Agent("a", tools=[leak], model=llm, tracer=Tracer([sink])).run("go")
+    await Agent("a", tools=[leak], model=llm, tracer=Tracer(sinks=[sink])).run("go")
     await _flush(sink)
     span = _one(receiver, "execute_tool leak")
     assert span.status_code == STATUS_ERROR
@@ -216,9 +223,9 @@ async def test_tool_results_are_exported_only_when_content_capture_is_on(receive
     provider = TracerProvider()
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=traces_url(receiver.endpoint))))
     for capture in (False, True):
-        sink = OtelTraceSink(provider, capture_content=capture)
+        sink = OtelTraceSink(tracer_provider=provider, capture_content=capture)
         llm = ScriptedLLM([_calls(ToolCall("c1", "reveal", "{}")), _answer("ok")])
-        await Agent(f"capture-{capture}", tools=[reveal], model=llm, tracer=Tracer([sink])).run("go")
+        await Agent(f"capture-{capture}", tools=[reveal], model=llm, tracer=Tracer(sinks=[sink])).run("go")
         await sink.aclose()
     provider.shutdown()
     without, with_content = receiver.named("execute_tool reveal")
@@ -253,7 +260,7 @@ async def test_a_failed_model_call_marks_the_chat_and_agent_spans_as_errors(
 
     llm = ScriptedLLM([LLMConnectionError(f"connection reset (key {SECRET})")], model="m")
     with pytest.raises(AgentError) as caught:
-        await Agent("fragile", model=llm, tracer=Tracer([sink])).run("hi")
+        await Agent("fragile", model=llm, tracer=Tracer(sinks=[sink])).run("hi")
     await _flush(sink)
     chat = _one(receiver, "chat m")
     run = _one(receiver, "invoke_agent fragile")

@@ -22,7 +22,17 @@ def test_reads_back_what_the_sink_wrote(tmp_path: Path) -> None:
     log = read_trace(path)
     assert log.skipped == 0
     assert log.records == (
-        TraceRecord("tool_end", 1.5, "s", "a", "r", 2, "t", duration_ms=3.0, data={"k": 1}),
+        TraceRecord(
+            "tool_end",
+            1.5,
+            session="s",
+            agent="a",
+            run_id="r",
+            step=2,
+            tool="t",
+            duration_ms=3.0,
+            data={"k": 1},
+        ),
     )
 
 

@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from kanawa.secrets import MASK
 from kanawa.trace.config import jsonl_path, tracer_from_env
 from kanawa.trace.events import TraceEvent, Tracer
 from kanawa.trace.memory import InMemoryTraceSink
-from kanawa.trace.redaction import MASK, chain, drop_payloads, redact_secrets
+from kanawa.trace.redaction import chain, drop_payloads, redact_secrets
 
 OPENAI_KEY = "sk-proj-AbCdEfGhIjKlMnOpQrStUvWx0123456789"
 ANTHROPIC_KEY = "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWx-0123456789"
@@ -94,7 +95,7 @@ def test_chain_applies_in_order_and_stops_at_a_drop() -> None:
 
 
 async def test_an_api_key_never_reaches_the_trace_file(tmp_path: Path) -> None:
-    tracer = tracer_from_env("sess", environ={"KANAWA_TRACE_DIR": str(tmp_path)})
+    tracer = tracer_from_env(session="sess", environ={"KANAWA_TRACE_DIR": str(tmp_path)})
     tracer.emit(
         TraceEvent(
             "tool_start",
@@ -122,7 +123,7 @@ async def test_a_raising_redactor_drops_the_event_and_never_breaks_the_run(
         raise RuntimeError("bug in redactor")
 
     sink = InMemoryTraceSink()
-    tracer = Tracer([sink], redact=broken)
+    tracer = Tracer(sinks=[sink], redact=broken)
     with caplog.at_level(logging.WARNING, logger="kanawa.trace"):
         tracer.emit(TraceEvent("agent_start", "s", "a"))
         tracer.emit(TraceEvent("agent_end", "s", "a"))

@@ -53,20 +53,28 @@ def _calls() -> LLMResponse:
         text=f"Let me look at {MARKER}.",
         tool_calls=(ToolCall("call_quote", "quote", arguments), ToolCall("call_grade", "grade", arguments)),
     )
-    return LLMResponse(message, StopReason.TOOL_USE, Usage(10, 5, requests=1), "m")
+    return LLMResponse(
+        message, StopReason.TOOL_USE, usage=Usage(input_tokens=10, output_tokens=5, requests=1), model="m"
+    )
 
 
 def _tracer(tmp_path: Path, mode: RedactMode | None) -> Tracer:
     settings = (
         TraceSettings(directory=tmp_path) if mode is None else TraceSettings(directory=tmp_path, redact=mode)
     )
-    return tracer_from_env("levels", settings=settings)
+    return tracer_from_env(session="levels", settings=settings)
 
 
 async def _run_and_read(tmp_path: Path, mode: RedactMode | None) -> list[dict[str, object]]:
     """One run that succeeds (tool result, tool error, final answer) and one whose provider refuses."""
     tracer = _tracer(tmp_path, mode)
-    ok = Agent("essay", "Help.", [quote, grade], ScriptedLLM([_calls(), f"Final: {MARKER}"]), tracer=tracer)
+    ok = Agent(
+        "essay",
+        "Help.",
+        tools=[quote, grade],
+        model=ScriptedLLM([_calls(), f"Final: {MARKER}"]),
+        tracer=tracer,
+    )
     result = await ok.run(ESSAY)
     assert MARKER in result.output
     refusing = ScriptedLLM([LLMBadRequestError(f"prompt rejected: {ESSAY}", status_code=400)])

@@ -11,32 +11,69 @@ T0 = 1_750_000_000.0
 def _run() -> list[TraceRecord]:
     """One run, two steps: an LLM call asking for two tools (one fails), then the final answer."""
     return [
-        TraceRecord("agent_start", T0, "s", "calc", "r1"),
-        TraceRecord("llm_start", T0 + 0.010, "s", "calc", "r1", 1, model="gpt-5"),
+        TraceRecord("agent_start", T0, session="s", agent="calc", run_id="r1"),
+        TraceRecord("llm_start", T0 + 0.010, session="s", agent="calc", run_id="r1", step=1, model="gpt-5"),
         TraceRecord(
-            "llm_end", T0 + 0.210, "s", "calc", "r1", 1, model="gpt-5", tok_prompt=100, tok_completion=20
+            "llm_end",
+            T0 + 0.210,
+            session="s",
+            agent="calc",
+            run_id="r1",
+            step=1,
+            model="gpt-5",
+            tok_prompt=100,
+            tok_completion=20,
         ),
-        TraceRecord("tool_start", T0 + 0.220, "s", "calc", "r1", 1, tool="add", call_id="c1"),
-        TraceRecord("tool_start", T0 + 0.221, "s", "calc", "r1", 1, tool="div", call_id="c2"),
-        TraceRecord("tool_end", T0 + 0.250, "s", "calc", "r1", 1, tool="add", call_id="c1", duration_ms=29.0),
         TraceRecord(
-            "tool_end", T0 + 0.260, "s", "calc", "r1", 1, tool="div", call_id="c2", error="ZeroDivisionError"
+            "tool_start", T0 + 0.220, session="s", agent="calc", run_id="r1", step=1, tool="add", call_id="c1"
         ),
-        TraceRecord("llm_start", T0 + 0.300, "s", "calc", "r1", 2, model="gpt-5"),
+        TraceRecord(
+            "tool_start", T0 + 0.221, session="s", agent="calc", run_id="r1", step=1, tool="div", call_id="c2"
+        ),
+        TraceRecord(
+            "tool_end",
+            T0 + 0.250,
+            session="s",
+            agent="calc",
+            run_id="r1",
+            step=1,
+            tool="add",
+            call_id="c1",
+            duration_ms=29.0,
+        ),
+        TraceRecord(
+            "tool_end",
+            T0 + 0.260,
+            session="s",
+            agent="calc",
+            run_id="r1",
+            step=1,
+            tool="div",
+            call_id="c2",
+            error="ZeroDivisionError",
+        ),
+        TraceRecord("llm_start", T0 + 0.300, session="s", agent="calc", run_id="r1", step=2, model="gpt-5"),
         TraceRecord(
             "llm_end",
             T0 + 0.500,
-            "s",
-            "calc",
-            "r1",
-            2,
+            session="s",
+            agent="calc",
+            run_id="r1",
+            step=2,
             model="gpt-5",
             tok_prompt=150,
             tok_completion=30,
             duration_ms=200.0,
         ),
         TraceRecord(
-            "agent_end", T0 + 0.510, "s", "calc", "r1", tok_prompt=250, tok_completion=50, duration_ms=510.0
+            "agent_end",
+            T0 + 0.510,
+            session="s",
+            agent="calc",
+            run_id="r1",
+            tok_prompt=250,
+            tok_completion=50,
+            duration_ms=510.0,
         ),
     ]
 
@@ -83,7 +120,13 @@ def test_token_totals_fall_back_to_agent_end_then_to_any_record() -> None:
     assert build_timeline(only_run).tokens.total == 300
     app_c_style = [
         TraceRecord(
-            "tool_end", T0, "s", "DraftAgent", tool="generate_draft", tok_prompt=812, tok_completion=74
+            "tool_end",
+            T0,
+            session="s",
+            agent="DraftAgent",
+            tool="generate_draft",
+            tok_prompt=812,
+            tok_completion=74,
         )
     ]
     assert build_timeline(app_c_style).tokens.total == 886
@@ -111,10 +154,10 @@ def test_unfinished_work_is_marked_unfinished() -> None:
 
 def test_failed_run_and_llm_error_are_errors() -> None:
     records = [
-        TraceRecord("agent_start", T0, "s", "a", "r"),
-        TraceRecord("llm_start", T0 + 0.1, "s", "a", "r", 1, model="m"),
-        TraceRecord("llm_error", T0 + 0.2, "s", "a", "r", 1, model="m"),
-        TraceRecord("agent_end", T0 + 0.3, "s", "a", "r", error="LLMCallFailed"),
+        TraceRecord("agent_start", T0, session="s", agent="a", run_id="r"),
+        TraceRecord("llm_start", T0 + 0.1, session="s", agent="a", run_id="r", step=1, model="m"),
+        TraceRecord("llm_error", T0 + 0.2, session="s", agent="a", run_id="r", step=1, model="m"),
+        TraceRecord("agent_end", T0 + 0.3, session="s", agent="a", run_id="r", error="LLMCallFailed"),
     ]
     timeline = build_timeline(records)
     assert timeline.errors == 2
@@ -123,7 +166,7 @@ def test_failed_run_and_llm_error_are_errors() -> None:
 
 
 def test_end_without_start_reaches_back_by_its_duration() -> None:
-    records = [TraceRecord("tool_end", T0 + 1.0, "s", "a", tool="t", duration_ms=500.0)]
+    records = [TraceRecord("tool_end", T0 + 1.0, session="s", agent="a", tool="t", duration_ms=500.0)]
     timeline = build_timeline(records)
     assert timeline.tools[0].start_ms == 0.0
     assert timeline.wall_ms == 500.0
@@ -131,9 +174,9 @@ def test_end_without_start_reaches_back_by_its_duration() -> None:
 
 def test_several_runs_and_sessions_are_kept_apart() -> None:
     records = [
-        TraceRecord("agent_start", T0, "s1", "a", "r1"),
-        TraceRecord("agent_start", T0 + 1, "s2", "b", "r2"),
-        TraceRecord("agent_end", T0 + 2, "s1", "a", "r1"),
+        TraceRecord("agent_start", T0, session="s1", agent="a", run_id="r1"),
+        TraceRecord("agent_start", T0 + 1, session="s2", agent="b", run_id="r2"),
+        TraceRecord("agent_end", T0 + 2, session="s1", agent="a", run_id="r1"),
     ]
     timeline = build_timeline(records)
     assert [(r.run_id, r.status) for r in timeline.runs] == [("r1", "ok"), ("r2", "unfinished")]

@@ -83,7 +83,7 @@ def summarize_tool_messages(
     messages: Iterable[ToolInvokeMessage], sandbox: FileSandbox | None = None
 ) -> ToolOutput:
     """Fold a tool's messages into text for the model and file messages for the user (§4.8)."""
-    box = sandbox or FileSandbox(None, max_bytes=MAX_BLOB_FILE_BYTES)  # /files, or KANAWA_FILES_ROOT
+    box = sandbox or FileSandbox(max_bytes=MAX_BLOB_FILE_BYTES)  # /files, or KANAWA_FILES_ROOT
     output = ToolOutput()
     kinds = ToolInvokeMessage.MessageType
     for item in messages:

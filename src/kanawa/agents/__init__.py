@@ -1,5 +1,5 @@
 """Agents (seed 002 §3): :class:`Agent` (alias ``BaseAgent``) and what builds on it — handoffs,
-guardrails, routers and the :class:`Coordinator`, human approval, memory.
+guardrails, routers and the :class:`AgentTeam`, human approval, memory.
 
 Nothing is imported until used: ``from kanawa.agents import Guardrail`` loads only the guardrails.
 """
@@ -13,39 +13,32 @@ from kanawa._lazy import lazy_exports
 _EXPORTS: dict[str, str] = {
     "Agent": "kanawa.agents.agent",
     "BaseAgent": "kanawa.agents.agent",
-    "RunResult": "kanawa.agents.agent",
     "UserInput": "kanawa.agents.agent",
     "InstructionsFunc": "kanawa.agents.instructions",
     "Handoff": "kanawa.agents.handoffs",
     "Guardrail": "kanawa.agents.guardrails",
-    "TokenGuard": "kanawa.agents.budget",
     "RuleRouter": "kanawa.agents.routing",
     "LLMRouter": "kanawa.agents.routing",
     "RouteDecision": "kanawa.agents.routing",
     "NoRoute": "kanawa.agents.routing",
-    "Coordinator": "kanawa.agents.coordinator",
-    "CoordinatorResult": "kanawa.agents.coordinator",
-    "Approvals": "kanawa.loop.approval",
+    "AgentTeam": "kanawa.agents.team",
+    "TeamResult": "kanawa.agents.team",
 }
 
 if TYPE_CHECKING:
-    from kanawa.agents.agent import Agent, BaseAgent, RunResult, UserInput
-    from kanawa.agents.budget import TokenGuard
-    from kanawa.agents.coordinator import Coordinator, CoordinatorResult
+    from kanawa.agents.agent import Agent, BaseAgent, UserInput
     from kanawa.agents.guardrails import Guardrail
     from kanawa.agents.handoffs import Handoff
     from kanawa.agents.instructions import InstructionsFunc
     from kanawa.agents.routing import LLMRouter, NoRoute, RouteDecision, RuleRouter
-    from kanawa.loop.approval import Approvals
+    from kanawa.agents.team import AgentTeam, TeamResult
 
 __getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)
 
 __all__ = [
     "Agent",
-    "Approvals",
+    "AgentTeam",
     "BaseAgent",
-    "Coordinator",
-    "CoordinatorResult",
     "Guardrail",
     "Handoff",
     "InstructionsFunc",
@@ -53,7 +46,6 @@ __all__ = [
     "NoRoute",
     "RouteDecision",
     "RuleRouter",
-    "RunResult",
-    "TokenGuard",
+    "TeamResult",
     "UserInput",
 ]

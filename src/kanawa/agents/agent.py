@@ -36,7 +36,7 @@ from kanawa.llm.models import resolve_model
 from kanawa.llm.settings import ModelSettings
 from kanawa.loop.approval import ApprovalPolicy, Approvals
 from kanawa.loop.config import AgentConfiguration
-from kanawa.loop.hooks import RunHooks, combine_hooks
+from kanawa.loop.hooks import RunHooks
 from kanawa.loop.policies import TerminationPolicy, default_policy
 from kanawa.loop.result import RunResult
 from kanawa.loop.runner import AgentLoopRunner
@@ -114,11 +114,11 @@ class Agent(Generic[OutputT, DepsT]):
         self,
         name: str,
         instructions: str | InstructionsFunc[DepsT] = "",
+        *,
         tools: Iterable[Tool | Callable[..., Any]] = (),
         model: str | LLMAdapter | None = None,
         output_type: type[OutputT] = str,  # type: ignore[assignment]  # default applies when OutputT=str
         config: AgentConfiguration | None = None,
-        *,
         settings: ModelSettings | None = None,
         tracer: Tracer | None = None,
         policy: TerminationPolicy | None = None,
@@ -216,7 +216,6 @@ class Agent(Generic[OutputT, DepsT]):
     @guardrails.setter
     def guardrails(self, value: Sequence[RunHooks]) -> None:
         self._guardrails = tuple(value)
-        self._hooks = combine_hooks(self._guardrails)
 
     @property
     def model(self) -> LLMAdapter:
@@ -354,7 +353,7 @@ class Agent(Generic[OutputT, DepsT]):
                 else None
             ),
             deps=deps,
-            hooks=self._hooks,
+            guardrails=self._guardrails,
             approval_policy=self.approval_policy,
             approvals=approvals,
             handoff_path=handoff_path,
@@ -520,4 +519,4 @@ def _normalise_tools(tools: Iterable[Tool | Callable[..., Any]]) -> tuple[Tool, 
     return tuple(out)
 
 
-__all__ = ["Agent", "BaseAgent", "RunResult", "UserInput"]
+__all__ = ["Agent", "BaseAgent", "UserInput"]

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field
@@ -60,6 +60,7 @@ class Handoff:
     for the target's whole run)."""
 
     target: Agent[Any, Any]
+    _: KW_ONLY
     name: str | None = None
     description: str | None = None
     on_return: OnReturn | None = None

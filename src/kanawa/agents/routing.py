@@ -8,14 +8,14 @@
   exist — falls back to a :class:`RuleRouter` ("JSON parse 失敗時は RuleRouter fallback"), and the
   decision says so (``source="fallback"`` with the reason) in the result and in a ``route`` trace event.
 
-Both return a :class:`RouteDecision`; :class:`~kanawa.agents.coordinator.Coordinator` runs it.
+Both return a :class:`RouteDecision`; :class:`~kanawa.agents.team.AgentTeam` runs it.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from typing import Any, Literal, TypeAlias
 
 from pydantic import BaseModel, Field
@@ -46,6 +46,7 @@ class RouteDecision:
     question: str
     source: Literal["rules", "llm", "fallback"]
     reason: str
+    _: KW_ONLY
     rule: int | None = None
     kind: Literal["route"] = "route"
 
@@ -161,7 +162,11 @@ class LLMRouter:
             why = _failure(exc)
             ruled = self.fallback.route(text, context)
             decision = RouteDecision(
-                ruled.agents, text, "fallback", f"{why}; fell back to the rules ({ruled.reason})", ruled.rule
+                ruled.agents,
+                text,
+                "fallback",
+                f"{why}; fell back to the rules ({ruled.reason})",
+                rule=ruled.rule,
             )
         _trace(self.tracer, decision)
         return decision

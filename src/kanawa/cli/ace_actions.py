@@ -56,7 +56,7 @@ async def _store(location: str | None, err: Console) -> AsyncIterator[PlaybookSt
     from kanawa.apps.ace.store.opening import open_playbook_store
 
     try:
-        store = await open_playbook_store(location)
+        store = await open_playbook_store(location=location)
     except Exception as exc:  # an unreachable database, a bad URL
         err.print(f"kanawa: cannot open the playbook store: {escape(mask(str(exc)))}")
         yield None
@@ -365,7 +365,7 @@ async def run_demo(console: Console, err: Console, *, epochs: int, store: Path |
     from kanawa.apps.ace.store.json_store import JsonPlaybookStore
 
     with _demo_dir(store) as directory:
-        opened = JsonPlaybookStore(directory)
+        opened = JsonPlaybookStore(root=directory)
         await opened.save(DEMO_DATASET, seed_playbook())
         console.print("[bold]Starting playbook[/]")
         console.print(escape(seed_playbook().to_text()))

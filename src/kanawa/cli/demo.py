@@ -51,7 +51,7 @@ def prepare_files(root: Path = DEMO_FILES) -> FileSandbox:
     """Create the demo's sandbox folder with its notes file (rewritten each time, so it is known)."""
     root.mkdir(parents=True, exist_ok=True)
     (root / NOTES_FILE).write_text(NOTES_TEXT, encoding="utf-8")
-    return FileSandbox(root)
+    return FileSandbox(root=root)
 
 
 def demo_tools(sandbox: FileSandbox) -> list[Tool]:
@@ -76,7 +76,7 @@ async def run_demo(console: Console, err: Console, *, model: str = DEMO_MODEL, t
         return EXIT_SETUP
     sandbox = prepare_files()
     tools = demo_tools(sandbox)
-    agent = Agent("demo", INSTRUCTIONS, tools, adapter, DemoReport, tracer=tracer)
+    agent = Agent("demo", INSTRUCTIONS, tools=tools, model=adapter, output_type=DemoReport, tracer=tracer)
     offline = model in _ABOUT
     console.print(Rule("[bold]kanawa demo[/bold]" + (" · no API key, no services" if offline else "")))
     model_line = Text.assemble(("model   ", "bold"), f"{adapter.provider}:{adapter.model}")

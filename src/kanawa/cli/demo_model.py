@@ -77,7 +77,7 @@ def _first_round(request: ModelRequest) -> AssistantMessage:
     return AssistantMessage(
         text="I'll compute the expression, check the clock in Tokyo and read your notes — all at once.",
         tool_calls=tuple(c for c in calls if c is not None),
-        reasoning=(ReasoningPart("Three independent lookups: run them in parallel."),),
+        reasoning=(ReasoningPart(text="Three independent lookups: run them in parallel."),),
     )
 
 

@@ -61,10 +61,10 @@ async def run_question(
     agent: Agent[str] = Agent(
         "kanawa-run",
         instructions,
-        offered,
-        adapter,
-        str,
-        AgentConfiguration(max_steps=max_steps),
+        tools=offered,
+        model=adapter,
+        output_type=str,
+        config=AgentConfiguration(max_steps=max_steps),
         tracer=tracer,
         guardrails=guards,
     )

@@ -129,6 +129,7 @@ def trace_view(console: Console, err: Console, file: Path, *, host: str, port: i
     """Serve ``file`` in the timeline page until interrupted."""
     import uvicorn
 
+    from kanawa.server.http_limits import uvicorn_options
     from kanawa.server.trace_view import create_trace_app
     from kanawa.trace.records import TraceFileError
 
@@ -138,7 +139,7 @@ def trace_view(console: Console, err: Console, file: Path, *, host: str, port: i
         err.print(Text(f"kanawa trace view: {exc}"), soft_wrap=True)
         return 1
     console.print(Text.assemble(("timeline ", "bold"), f"http://{host}:{port}/trace"))
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    uvicorn.run(app, host=host, port=port, log_level="warning", **uvicorn_options())
     return EXIT_OK
 
 

@@ -16,10 +16,8 @@ from kanawa.llm.errors import (
 )
 from kanawa.llm.models import parse_model_string, resolve_model
 from kanawa.llm.settings import ModelSettings
-from kanawa.llm.testing import FunctionLLM, ModelRequest, ScriptedLLM, TestLLM
 
 __all__ = [
-    "FunctionLLM",
     "LLMAdapter",
     "LLMAuthError",
     "LLMBadRequestError",
@@ -28,11 +26,8 @@ __all__ = [
     "LLMRateLimitError",
     "LLMStreamInterruptedError",
     "LLMTimeoutError",
-    "ModelRequest",
     "ModelSettings",
-    "ScriptedLLM",
     "SupportsToolSpec",
-    "TestLLM",
     "ToolLike",
     "parse_model_string",
     "resolve_model",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Literal, TypeAlias
 
 from kanawa.types import JsonObject, JsonValue
@@ -32,6 +32,7 @@ class ModelSettings:
     ``extra`` is provider pass-through merged into the request body as given.
     """
 
+    _: KW_ONLY
     max_output_tokens: int | None = None
     temperature: float | None = None
     top_p: float | None = None

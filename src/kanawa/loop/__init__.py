@@ -13,6 +13,7 @@ from kanawa._lazy import lazy_exports
 _EXPORTS: dict[str, str] = {
     "AgentConfiguration": "kanawa.loop.config",
     "AgentLoopRunner": "kanawa.loop.runner",
+    "Approvals": "kanawa.loop.approval",
     "RunResult": "kanawa.loop.result",
     "AgentLoopState": "kanawa.loop.state",
     "ToolCallRecord": "kanawa.loop.state",
@@ -40,6 +41,9 @@ _EXPORTS: dict[str, str] = {
     "default_policy": "kanawa.loop.policies",
     "AgentError": "kanawa.loop.errors",
     "MaxStepsExceeded": "kanawa.loop.errors",
+    "GuardrailViolation": "kanawa.loop.errors",
+    "BudgetExceeded": "kanawa.loop.errors",
+    "HandoffDepthExceeded": "kanawa.loop.errors",
     "LLMCallFailed": "kanawa.loop.errors",
     "OutputDecodingFailed": "kanawa.loop.errors",
     "ToolNotFound": "kanawa.loop.errors",
@@ -49,9 +53,13 @@ _EXPORTS: dict[str, str] = {
 }
 
 if TYPE_CHECKING:
+    from kanawa.loop.approval import Approvals
     from kanawa.loop.config import AgentConfiguration
     from kanawa.loop.errors import (
         AgentError,
+        BudgetExceeded,
+        GuardrailViolation,
+        HandoffDepthExceeded,
         InvalidLoopState,
         LLMCallFailed,
         MaxStepsExceeded,
@@ -96,12 +104,16 @@ __all__ = [
     "AgentLoopRunner",
     "AgentLoopState",
     "AgentStep",
+    "Approvals",
+    "BudgetExceeded",
     "CompletedPhase",
     "ContinueWithThinking",
     "ContinueWithTools",
     "DuplicateDetectionPolicy",
     "FinalOutputPhase",
     "FinalResponse",
+    "GuardrailViolation",
+    "HandoffDepthExceeded",
     "InvalidLoopState",
     "LLMCallFailed",
     "LoopPhase",

@@ -20,7 +20,7 @@ A call that needs approval and has no decision, or a decision for a call that is
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
 from kanawa.context import RunContext
@@ -41,6 +41,7 @@ class Approvals:
     ``approved``: ids of calls to run; ``rejected``: id → the reason the model is told.
     """
 
+    _: KW_ONLY
     approved: Collection[str] = ()
     rejected: Mapping[str, str] = field(default_factory=dict)
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from kanawa.llm.errors import LLMError
 from kanawa.tools.base import ToolErrorKind, ToolResult
-from kanawa.tools.errors import StopRun
+from kanawa.tools.errors import StopRun, ToolError
 
 if TYPE_CHECKING:
     from kanawa.loop.result import RunResult
@@ -74,11 +74,17 @@ class OutputDecodingFailed(AgentError):  # noqa: N818 (seed 003 names)
         self.attempts = attempts
 
 
-class ToolNotFound(AgentError):  # noqa: N818 (seed 003 names)
-    """The model called a tool the agent does not have."""
+class ToolNotFound(AgentError, ToolError, LookupError):  # noqa: N818 (seed 003 names)
+    """No tool is called ``name``: the model called a tool the agent does not have (``call_id`` is that
+    call's), or :meth:`~kanawa.tools.registry.ToolRegistry.get` was asked for one it does not hold.
+
+    One class for both, named as seed 003 names it (``AgentError.toolNotFound``), so ``except
+    ToolNotFound`` catches either; it is also a :class:`~kanawa.tools.errors.ToolError` and a
+    ``LookupError`` for callers that catch those around the registry.
+    """
 
     def __init__(self, name: str, *, call_id: str = "") -> None:
-        super().__init__(f"there is not a tool named {name!r}")
+        super().__init__(f"there is not a tool named {name!r}", tool_name=name)
         self.name = name
         self.call_id = call_id
 

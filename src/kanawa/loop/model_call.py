@@ -45,7 +45,13 @@ class ModelCaller:
     def usage(self) -> Usage:
         """Usage summed over every request so far; ``requests`` counts them (failed ones included)."""
         u = self._usage
-        return Usage(u.input_tokens, u.output_tokens, u.reasoning_tokens, u.cached_tokens, self._requests)
+        return Usage(
+            input_tokens=u.input_tokens,
+            output_tokens=u.output_tokens,
+            reasoning_tokens=u.reasoning_tokens,
+            cached_tokens=u.cached_tokens,
+            requests=self._requests,
+        )
 
     async def chat(
         self, step: int, messages: Sequence[Message], tools: Sequence[ToolSpec], schema: OutputSchema | None

@@ -12,7 +12,7 @@ records the calls a policy let through.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from typing import Literal, Protocol, TypeAlias, assert_never, runtime_checkable
 
 from kanawa.loop.config import AgentConfiguration
@@ -49,6 +49,7 @@ class ContinueWithTools:
     """Run these tool calls, then ask the model again."""
 
     calls: tuple[ToolCall, ...]
+    _: KW_ONLY
     kind: Literal["continue_with_tools"] = "continue_with_tools"
 
 
@@ -56,6 +57,7 @@ class ContinueWithTools:
 class ContinueWithThinking:
     """Ask the model again without a tool round (the runner yields a ``Thinking`` step)."""
 
+    _: KW_ONLY
     kind: Literal["continue_with_thinking"] = "continue_with_thinking"
 
 
@@ -64,6 +66,7 @@ class TerminateWithOutput:
     """The model answered with ``text``; decode it as the final output (phase rules apply)."""
 
     text: str
+    _: KW_ONLY
     kind: Literal["terminate_with_output"] = "terminate_with_output"
 
 
@@ -72,6 +75,7 @@ class TerminateImmediately:
     """End the run now, without a final output. ``tool`` names the tool a guard tripped on."""
 
     reason: TerminationReason | str
+    _: KW_ONLY
     tool: str | None = None
     kind: Literal["terminate_immediately"] = "terminate_immediately"
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from typing import Generic
 
 from kanawa.loop.policies import TerminationReason
@@ -43,6 +43,7 @@ class RunResult(Generic[OutputT]):
     messages: Sequence[Message]
     termination_reason: TerminationReason | str
     run_id: str
+    _: KW_ONLY
     pending_tool_calls: tuple[ToolCall, ...] = ()
     pending_approvals: tuple[ToolCall, ...] = ()
     cost: float | None = None

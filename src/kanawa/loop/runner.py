@@ -48,7 +48,7 @@ from kanawa.loop.errors import (
     raise_for_tool_result,
 )
 from kanawa.loop.execution import ToolRound
-from kanawa.loop.hooks import RunHooks, Warnings
+from kanawa.loop.hooks import RunHooks, Warnings, combine_hooks
 from kanawa.loop.model_call import ModelCaller
 from kanawa.loop.policies import (
     ContinueWithThinking,
@@ -107,7 +107,9 @@ class AgentLoopRunner(Generic[OutputT]):
     ``messages`` is the conversation to start from (system message first, if any); the runner copies it
     once and appends to that copy. ``output_type=str`` means a plain-text answer; any other type is
     decoded with pydantic (:mod:`kanawa.loop.decoding`). Errors are :class:`~kanawa.loop.errors.AgentError`
-    subclasses with ``partial_result`` set. ``deps`` goes on the run's :attr:`context`.
+    subclasses with ``partial_result`` set. ``deps`` goes on the run's :attr:`context`. ``guardrails``
+    are checked in order at every boundary of the run (:class:`~kanawa.loop.hooks.RunHooks`; the
+    agent's ``guardrails=``).
 
     A runner runs once. Breaking out of ``async for`` early leaves it unfinished; call :meth:`aclose`
     (or let it be collected) to close the model stream it may hold.
@@ -174,7 +176,7 @@ class AgentLoopRunner(Generic[OutputT]):
         preprocess: Preprocess | None = None,
         postprocess: Postprocess[OutputT] | None = None,
         deps: Any = None,
-        hooks: RunHooks | None = None,
+        guardrails: Sequence[RunHooks] = (),
         approval_policy: ApprovalPolicy | None = None,
         approvals: Approvals | None = None,
         handoff_path: tuple[str, ...] = (),
@@ -205,7 +207,7 @@ class AgentLoopRunner(Generic[OutputT]):
         self._prompts = prompts if prompts is not None else DEFAULT_PROMPTS
         self._preprocess = preprocess
         self._postprocess = postprocess
-        self._hooks = hooks
+        hooks = self._hooks = combine_hooks(guardrails)
         self._approval_policy = approval_policy
         self._approval_names = frozenset(t.name for t in tools if t.requires_approval)
         self._asks_approval = approval_policy is not None or bool(self._approval_names)
@@ -374,7 +376,7 @@ class AgentLoopRunner(Generic[OutputT]):
                         async for event in turn:
                             yield event
             elif isinstance(decision, ContinueWithThinking):
-                yield self._record(Thinking(step, "policy", response.message.text))
+                yield self._record(Thinking(step, "policy", text=response.message.text))
             elif isinstance(decision, TerminateWithOutput):
                 outcome = self._on_output(step, decision.text)
                 if isinstance(outcome, Thinking):
@@ -564,7 +566,7 @@ class AgentLoopRunner(Generic[OutputT]):
             if decoder.is_text:
                 return self._complete(step, text)
             if self._offered_tools:
-                self.state.phase = FinalOutputPhase(0)
+                self.state.phase = FinalOutputPhase(retry_count=0)
                 self._messages.append(
                     UserMessage(
                         self._prompts.get(
@@ -574,7 +576,7 @@ class AgentLoopRunner(Generic[OutputT]):
                         )
                     )
                 )
-                return Thinking(step, "final_output_request", text)
+                return Thinking(step, "final_output_request", text=text)
             try:
                 return self._complete(step, text)
             except DecodeError as exc:
@@ -585,7 +587,7 @@ class AgentLoopRunner(Generic[OutputT]):
             except DecodeError as exc:
                 budget_left = step < self.config.max_steps or self.config.on_max_steps == "error"
                 if phase.retry_count < self.config.max_decode_retries and budget_left:
-                    self.state.phase = FinalOutputPhase(phase.retry_count + 1)
+                    self.state.phase = FinalOutputPhase(retry_count=phase.retry_count + 1)
                     self._messages.append(
                         UserMessage(
                             self._prompts.get(
@@ -596,7 +598,7 @@ class AgentLoopRunner(Generic[OutputT]):
                             )
                         )
                     )
-                    return Thinking(step, "decode_retry", text)
+                    return Thinking(step, "decode_retry", text=text)
                 raise OutputDecodingFailed(
                     decoder.type_name, exc.errors, text=text, attempts=phase.retry_count + 1
                 ) from None

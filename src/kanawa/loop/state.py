@@ -12,7 +12,7 @@ import hashlib
 import json
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Final, Literal, TypeAlias
 
 from kanawa.types import ToolCall
@@ -24,6 +24,7 @@ from kanawa.types import ToolCall
 class ToolUsePhase:
     """The model may call tools; no response schema is sent while tools are offered."""
 
+    _: KW_ONLY
     kind: Literal["tool_use"] = "tool_use"
 
 
@@ -31,6 +32,7 @@ class ToolUsePhase:
 class FinalOutputPhase:
     """Tools are off and the response schema is sent; ``retry_count`` decode retries have been asked for."""
 
+    _: KW_ONLY
     retry_count: int = 0
     kind: Literal["final_output"] = "final_output"
 
@@ -39,6 +41,7 @@ class FinalOutputPhase:
 class CompletedPhase:
     """The loop has finished; no further request may be sent."""
 
+    _: KW_ONLY
     kind: Literal["completed"] = "completed"
 
 
@@ -76,6 +79,7 @@ class ToolCallRecord:
     name: str
     input_hash: str
     timestamp: float
+    _: KW_ONLY
     call_id: str = ""
     step: int = 0
 
@@ -87,6 +91,7 @@ class AgentLoopState:
     ``current_step`` counts model requests started so far (1-based once the first request starts).
     """
 
+    _: KW_ONLY
     current_step: int = 0
     phase: LoopPhase = TOOL_USE
     tool_call_history: list[ToolCallRecord] = field(default_factory=list)
@@ -108,7 +113,7 @@ class AgentLoopState:
     def record_tool_call(self, call: ToolCall) -> ToolCallRecord:
         """Add ``call`` to the history and to the duplicate and per-tool counts."""
         digest = self.hash_input(call.arguments)
-        record = ToolCallRecord(call.name, digest, time.time(), call.id, self.current_step)
+        record = ToolCallRecord(call.name, digest, time.time(), call_id=call.id, step=self.current_step)
         self.tool_call_history.append(record)
         key = (call.name, digest)
         self._by_call[key] = self._by_call.get(key, 0) + 1

@@ -7,7 +7,7 @@ validation on the hot path.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from typing import Generic, Literal, TypeAlias
 
 from typing_extensions import TypeVar
@@ -37,6 +37,7 @@ class Thinking:
 
     step: int
     reason: ThinkingReason
+    _: KW_ONLY
     text: str = ""
     kind: Literal["thinking"] = "thinking"
 
@@ -47,6 +48,7 @@ class ToolCallStep:
 
     step: int
     call: ToolCall
+    _: KW_ONLY
     kind: Literal["tool_call"] = "tool_call"
 
 
@@ -57,6 +59,7 @@ class ToolResultStep:
 
     step: int
     result: ToolResult
+    _: KW_ONLY
     kind: Literal["tool_result"] = "tool_result"
 
 
@@ -69,6 +72,7 @@ class FinalResponse(Generic[OutputT]):
     output: OutputT
     text: str
     usage: Usage
+    _: KW_ONLY
     kind: Literal["final_response"] = "final_response"
 
 

@@ -76,7 +76,7 @@ class PromptLibrary:
     __slots__ = ("_read_only", "_templates")
 
     def __init__(
-        self, templates: Mapping[str, Mapping[str, str]] | None = None, *, read_only: bool = False
+        self, *, templates: Mapping[str, Mapping[str, str]] | None = None, read_only: bool = False
     ) -> None:
         self._templates: dict[str, dict[str, Template]] = {}
         self._read_only = False
@@ -179,5 +179,5 @@ class PromptLibrary:
         return len(self._templates)
 
 
-DEFAULT_PROMPTS: Final = PromptLibrary(DEFAULT_TEMPLATES, read_only=True)
+DEFAULT_PROMPTS: Final = PromptLibrary(templates=DEFAULT_TEMPLATES, read_only=True)
 """The templates the agent loop uses, in ``en`` and ``ja``; read-only (use ``DEFAULT_PROMPTS.copy()``)."""

@@ -15,7 +15,7 @@ lets an organisation swap blocks without touching the task instruction (seed 000
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, fields, replace
+from dataclasses import KW_ONLY, dataclass, fields, replace
 from typing import Final
 
 __all__ = [
@@ -88,6 +88,7 @@ class PolicySet:
     An empty string disables a block. The defaults are the four GPT-5 policies and no extra block.
     """
 
+    _: KW_ONLY
     persistence_policy: str = PERSISTENCE_POLICY
     context_gathering_policy: str = CONTEXT_GATHERING_POLICY
     uncertainty_policy: str = UNCERTAINTY_POLICY
@@ -128,6 +129,7 @@ class PolicyOverrides:
     :func:`parse_prompt_policy_overrides`).
     """
 
+    _: KW_ONLY
     persistence_policy: str | None = None
     context_gathering_policy: str | None = None
     uncertainty_policy: str | None = None

@@ -22,7 +22,7 @@ back between chunks, so buffering never grows with the stream.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from typing import Final
 
 from kanawa.prompts.library import DEFAULT_PROMPTS, list_separator
@@ -38,6 +38,7 @@ _LONGEST: Final = len(_CLOSE)
 class ThinkOutput:
     """What one :meth:`ThinkTagFilter.feed` (or :meth:`~ThinkTagFilter.flush`) released."""
 
+    _: KW_ONLY
     visible: str = ""
     thought: str = ""
 
@@ -101,7 +102,7 @@ class ThinkTagFilter:
                 out.append("<")
                 start = lt + 1
         self._in_thought = out is thought
-        return ThinkOutput("".join(visible), "".join(thought))
+        return ThinkOutput(visible="".join(visible), thought="".join(thought))
 
     def flush(self) -> ThinkOutput:
         """Release a held-back partial tag as plain text of the current side, then reset."""

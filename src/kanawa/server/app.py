@@ -13,7 +13,7 @@ import gc
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import Depends, FastAPI, Header, HTTPException, Path, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
@@ -22,9 +22,9 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, Field
 
 from kanawa import __version__
-from kanawa.server.auth import KeyRing, RateLimiter, is_loopback, key_hash
+from kanawa.server.auth import FailureThrottle, KeyRing, RateLimiter, is_loopback, key_hash
 from kanawa.server.budgets import apply_tenant_budget
-from kanawa.server.event_stream import OpenStreams, RunEventStream
+from kanawa.server.event_stream import ConnectionHandle, OpenStreams, RunEventStream, TooManyStreams
 from kanawa.server.extensions import Extension, merged_agents
 from kanawa.server.http_headers import PageSecurityHeaders, mask_access_log
 from kanawa.server.limits import BodySizeLimit
@@ -35,6 +35,9 @@ from kanawa.server.servable import ServableAgent
 from kanawa.server.settings import ServerSettings
 from kanawa.server.store import MemoryRunStore, RunRecord, RunStore
 from kanawa.server.validation import Text, validation_failed
+
+if TYPE_CHECKING:
+    from kanawa.server.shared_limits import SharedRateLimiter
 
 RUN_ID = r"^[0-9a-f]{32}$"
 SSE_MEDIA = "text/event-stream"
@@ -87,6 +90,12 @@ class AgentList(BaseModel):
     agents: list[AgentInfo]
 
 
+class WhoAmI(BaseModel):
+    """The tenant an API key belongs to: the pages show it, so a user sees whose runs they start."""
+
+    tenant: str
+
+
 class RunInfo(BaseModel):
     id: str
     agent: str
@@ -133,15 +142,25 @@ async def caller(
     A coroutine although it never awaits: FastAPI runs a plain function dependency in its thread
     pool, a thread hop for every request for a hash and two dict lookups."""
     ring: KeyRing = request.app.state.ring
-    limiter: RateLimiter = request.app.state.limiter
-    if ring.dev and not is_loopback(request.client.host if request.client else None):
+    limiter: RateLimiter | SharedRateLimiter = request.app.state.limiter  # shared: with Redis
+    address = request.client.host if request.client else ""
+    if ring.dev and not is_loopback(address or None):
         raise HTTPException(403, "no API keys are configured: this server answers loopback clients only")
+    failures: FailureThrottle = request.app.state.auth_failures
+    blocked = failures.wait(address)
+    if blocked:
+        raise HTTPException(
+            429,
+            "too many failed authentications from this address",
+            headers={"Retry-After": str(int(blocked) + 1)},
+        )
     key = credentials.credentials if credentials is not None else ""
     tenant = ring.tenant_for(key)
     if tenant is None:
+        failures.failed(address)
         raise HTTPException(401, "a valid API key is required", headers={"WWW-Authenticate": "Bearer"})
     key_id = key_hash(key)
-    wait = limiter.check(key_id)
+    wait = await limiter.wait(key_id)
     if wait:
         raise HTTPException(
             429, "rate limit exceeded for this API key", headers={"Retry-After": str(int(wait) + 1)}
@@ -154,9 +173,9 @@ RunIdArg = Annotated[str, Path(pattern=RUN_ID, description="A run id (32 hex dig
 
 
 def create_app(
+    *,
     agents: Mapping[str, ServableAgent] | None = None,
     settings: ServerSettings | None = None,
-    *,
     store: RunStore | None = None,
     extensions: Sequence[Extension] = (),
 ) -> FastAPI:
@@ -199,15 +218,33 @@ def create_app(
                 config.redis_url, ttl=config.run_ttl, cap=config.run_buffer, prefix=config.redis_prefix
             )
         else:
-            run_store = MemoryRunStore(ttl=config.run_ttl, cap=config.run_buffer)
+            run_store = MemoryRunStore(
+                ttl=config.run_ttl,
+                cap=config.run_buffer,
+                tenant_bytes=config.tenant_run_bytes,
+                total_bytes=config.run_bytes,
+            )
         dispatcher = None
         if config.celery_broker:
             from kanawa.server.workers import Dispatcher
 
             dispatcher = Dispatcher(config.celery_broker, queue=config.celery_queue)
-        manager = RunManager(registry, run_store, max_runs=config.max_runs, dispatch=dispatcher)
+        slots = None
+        if config.redis_url and store is None:  # the limits hold across processes (shared_limits)
+            from kanawa.server.redis_store import RedisRunStore
+            from kanawa.server.shared_limits import SharedRateLimiter, SharedRunSlots
+
+            assert isinstance(run_store, RedisRunStore)
+            slots = SharedRunSlots(run_store.redis, prefix=config.redis_prefix, command=run_store.command)
+            if config.rate_limit:
+                app.state.limiter = SharedRateLimiter(
+                    run_store.redis, prefix=config.redis_prefix, per_minute=config.rate_limit
+                )
+        manager = RunManager(registry, run_store, max_runs=config.max_runs, dispatch=dispatcher, slots=slots)
         app.state.manager = manager
-        streams = app.state.streams = OpenStreams()
+        streams = app.state.streams = OpenStreams(
+            per_tenant=config.max_streams, per_run=config.max_run_streams
+        )
         ends_streams = asyncio.create_task(streams.end_at_shutdown(), name="kanawa-streams-at-shutdown")
         thresholds = gc.get_threshold()
         if config.gc_threshold:  # settings.ServerSettings.gc_threshold says why
@@ -241,24 +278,51 @@ def create_app(
     app.add_middleware(PageSecurityHeaders)
     app.add_exception_handler(RequestValidationError, validation_failed)
     mask_access_log()
+    app.add_middleware(ConnectionHandle)  # added last: the outermost of ours, it sees the server's receive
     app.state.dev_key = dev_key
     app.state.settings = config
     app.state.ring = ring
     app.state.limiter = limiter
+    app.state.auth_failures = FailureThrottle(config.auth_failures)
 
     def manager_of(request: Request) -> RunManager:
         manager: RunManager = request.app.state.manager
         return manager
 
-    def event_stream(request: Request, run_id: str, after: int) -> RunEventStream:
+    def admit_stream(request: Request, tenant: str, run_id: str | None) -> tuple[str, str | None]:
+        """Count a stream about to open against the stream caps (429 beyond them)."""
         streams: OpenStreams = request.app.state.streams
-        return RunEventStream(manager_of(request).store, run_id, after, ping=config.sse_ping, streams=streams)
+        try:
+            streams.admit(tenant, run_id)
+        except TooManyStreams as exc:
+            raise HTTPException(429, str(exc), headers={"Retry-After": "1"}) from None
+        return tenant, run_id
+
+    def event_stream(
+        request: Request, run_id: str, after: int, admitted: tuple[str, str | None]
+    ) -> RunEventStream:
+        streams: OpenStreams = request.app.state.streams
+        return RunEventStream(
+            manager_of(request).store,
+            run_id,
+            after,
+            ping=config.sse_ping,
+            streams=streams,
+            write_timeout=config.sse_write_timeout,
+            admitted=admitted,
+        )
 
     async def owned(request: Request, who: Caller, run_id: str) -> RunRecord:
         record = await manager_of(request).store.get(who.tenant, run_id)
         if record is None:
             raise HTTPException(404, "no such run")
         return record
+
+    @app.get("/v1/whoami", response_model=WhoAmI, responses=API_ERRORS, tags=["service"])
+    async def whoami(who: CallerArg) -> WhoAmI:
+        """The tenant of the API key sent: what a page shows as the active tenant, so a key slipped
+        into its address (``#key=``) cannot run the user's work in another tenant unseen."""
+        return WhoAmI(tenant=who.tenant)
 
     @app.get("/v1/agents", response_model=AgentList, responses=API_ERRORS, tags=["agents"])
     async def list_agents(who: CallerArg) -> AgentList:
@@ -288,11 +352,15 @@ def create_app(
         if body.agent not in registry:
             raise HTTPException(404, f"no agent named {body.agent!r}")
         manager = manager_of(request)
+        admitted = admit_stream(request, who.tenant, None)
         try:
             record = await manager.start(who.tenant, body.agent, body.input, session_id=body.session_id)
-        except RunLimitReached as exc:
-            raise HTTPException(429, str(exc), headers={"Retry-After": "1"}) from None
-        return event_stream(request, record.run_id, 0)
+        except BaseException as exc:
+            request.app.state.streams.release(*admitted)
+            if isinstance(exc, RunLimitReached):
+                raise HTTPException(429, str(exc), headers={"Retry-After": "1"}) from None
+            raise
+        return event_stream(request, record.run_id, 0, admitted)
 
     @app.get("/v1/runs", response_model=RunList, responses=API_ERRORS, tags=["runs"])
     async def list_runs(request: Request, who: CallerArg) -> RunList:
@@ -342,7 +410,9 @@ def create_app(
                 raise HTTPException(400, "Last-Event-ID must not be negative")
         match await resume_point(manager_of(request).store, record, start):
             case "stream":
-                return event_stream(request, record.run_id, start)
+                return event_stream(
+                    request, record.run_id, start, admit_stream(request, who.tenant, record.run_id)
+                )
             case "ended":
                 return Response(status_code=204, headers={"X-Run-Id": record.run_id})
             case "past_end":

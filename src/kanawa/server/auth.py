@@ -157,6 +157,11 @@ class RateLimiter:
             self._sweep(now)
         return 0.0
 
+    async def wait(self, who: str) -> float:
+        """:meth:`check` with the interface of the shared limiter
+        (:class:`~kanawa.server.shared_limits.SharedRateLimiter`)."""
+        return self.check(who)
+
     def _sweep(self, now: float) -> None:
         self._last_sweep = now
         full = self._burst / self._rate if self._rate else math.inf
@@ -165,4 +170,59 @@ class RateLimiter:
                 del self._buckets[who]
 
 
-__all__ = ["KeyConfigError", "KeyRing", "RateLimiter", "bearer", "is_loopback", "key_hash"]
+class FailureThrottle:
+    """Failed authentications per client address: ``per_minute`` of them a minute, in bursts up to
+    the same number. An address that used them up is refused (``wait`` > 0) for every request until
+    one refills — with a valid key too, or the throttle would still let it guess at full speed — and
+    only that address: a client cannot lock a tenant's other clients out. ``0`` turns it off.
+
+    Addresses are kept while they have failures to refill (at most ``max_addresses``; the fullest
+    buckets, the least suspect, go first when a flood of addresses exceeds it)."""
+
+    def __init__(self, per_minute: int, *, max_addresses: int = 100_000) -> None:
+        self._rate = per_minute / 60.0
+        self._burst = float(per_minute)
+        self._max = max_addresses
+        self._buckets: dict[str, tuple[float, float]] = {}
+        self._last_sweep = time.monotonic()
+
+    def _tokens(self, address: str, now: float) -> float:
+        tokens, stamp = self._buckets.get(address, (self._burst, now))
+        return min(self._burst, tokens + (now - stamp) * self._rate)
+
+    def wait(self, address: str) -> float:
+        """0 when ``address`` may try; else the seconds until it may again (``Retry-After``)."""
+        if self._rate <= 0 or address not in self._buckets:
+            return 0.0
+        tokens = self._tokens(address, time.monotonic())
+        return 0.0 if tokens >= 1.0 else max(0.001, (1.0 - tokens) / self._rate)
+
+    def failed(self, address: str) -> None:
+        """``address`` sent a missing or wrong key."""
+        if self._rate <= 0:
+            return
+        now = time.monotonic()
+        self._buckets[address] = (max(0.0, self._tokens(address, now) - 1.0), now)
+        if len(self._buckets) > self._max or now - self._last_sweep > 60.0:
+            self._sweep(now)
+
+    def _sweep(self, now: float) -> None:
+        self._last_sweep = now
+        levels = {address: self._tokens(address, now) for address in self._buckets}
+        for address, tokens in levels.items():
+            if tokens >= self._burst:  # refilled: nothing to remember
+                del self._buckets[address]
+        if len(self._buckets) > self._max:
+            for address in sorted(self._buckets, key=levels.__getitem__)[self._max :]:
+                del self._buckets[address]
+
+
+__all__ = [
+    "FailureThrottle",
+    "KeyConfigError",
+    "KeyRing",
+    "RateLimiter",
+    "bearer",
+    "is_loopback",
+    "key_hash",
+]

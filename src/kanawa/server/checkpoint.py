@@ -42,6 +42,9 @@ from kanawa.types import (
     UserMessage,
 )
 
+_USAGE_FIELDS = ("input_tokens", "output_tokens", "reasoning_tokens", "cached_tokens", "requests")
+"""A checkpoint's usage is these counts, in this order."""
+
 
 def _part(part: ContentPart) -> dict[str, Any]:
     if isinstance(part, TextPart):
@@ -133,13 +136,15 @@ def decode_message(obj: dict[str, Any]) -> Message:
                     str(c["id"]),
                     str(c["name"]),
                     str(c["arguments"]),
-                    c.get("provider_details"),
-                    c.get("invalid_arguments"),
+                    provider_details=c.get("provider_details"),
+                    invalid_arguments=c.get("invalid_arguments"),
                 )
                 for c in obj.get("tool_calls", ())
             ),
             reasoning=tuple(
-                ReasoningPart(str(r.get("text", "")), str(r.get("provider", "")), r.get("payload"))
+                ReasoningPart(
+                    text=str(r.get("text", "")), provider=str(r.get("provider", "")), payload=r.get("payload")
+                )
                 for r in obj.get("reasoning", ())
             ),
             provider_details=obj.get("provider_details"),
@@ -173,13 +178,7 @@ class Checkpoint:
                 "agent": self.agent,
                 "messages": [encode_message(m) for m in self.messages],
                 "next_seq": self.next_seq,
-                "usage": [
-                    self.usage.input_tokens,
-                    self.usage.output_tokens,
-                    self.usage.reasoning_tokens,
-                    self.usage.cached_tokens,
-                    self.usage.requests,
-                ],
+                "usage": [getattr(self.usage, name) for name in _USAGE_FIELDS],
                 "steps": self.steps,
                 "fresh": self.fresh,
                 "tool_calls": [
@@ -200,11 +199,13 @@ class Checkpoint:
             agent=str(obj["agent"]),
             messages=tuple(decode_message(m) for m in obj["messages"]),
             next_seq=int(obj["next_seq"]),
-            usage=Usage(*(int(v) for v in obj.get("usage", ()))),
+            usage=Usage(
+                **{name: int(v) for name, v in zip(_USAGE_FIELDS, obj.get("usage", ()), strict=False)}
+            ),
             steps=int(obj.get("steps", 0)),
             fresh=bool(obj.get("fresh", False)),
             tool_calls=tuple(
-                ToolCallRecord(str(name), str(digest), float(at), str(call_id), int(step))
+                ToolCallRecord(str(name), str(digest), float(at), call_id=str(call_id), step=int(step))
                 for name, digest, at, call_id, step in obj.get("tool_calls", ())
             ),
             cost_usd=None if obj.get("cost_usd", 0.0) is None else float(obj.get("cost_usd", 0.0)),

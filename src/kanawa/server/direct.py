@@ -32,10 +32,29 @@ from kanawa._eager import start_eagerly
 class DirectSender:
     """One SSE client's direct line (see the module docstring). ``cursor`` is the last seq sent."""
 
-    __slots__ = ("_loop", "_ping", "_send", "_waiter", "attached", "cursor", "ended", "failed")
+    __slots__ = (
+        "_loop",
+        "_ping",
+        "_send",
+        "_stall",
+        "_waiter",
+        "attached",
+        "cursor",
+        "ended",
+        "failed",
+        "stalled",
+        "write_timeout",
+    )
 
-    def __init__(self, send: Send) -> None:
+    def __init__(self, send: Send, *, write_timeout: float | None = None) -> None:
         self._send = send
+        self.write_timeout = write_timeout
+        """Seconds a send may wait for the client's socket before the stream is given up
+        (``stalled``): the writer never waits for a client, and a client that stops reading keeps at
+        most the one send it stopped in (``None``: no limit)."""
+        self.stalled = False
+        """A send waited longer than ``write_timeout``: the stream ends and its connection is cut."""
+        self._stall: asyncio.TimerHandle | None = None
         self._loop = asyncio.get_running_loop()
         self._waiter: asyncio.Future[None] | None = None
         self.attached = False
@@ -94,6 +113,8 @@ class DirectSender:
         if not sending.done():  # the socket is full: the response task goes on once this is out
             self.attached = False
             sending.add_done_callback(self._sent)
+            if self.write_timeout is not None:
+                self._stall = self._loop.call_later(self.write_timeout, self._stalled, sending)
             return
         self._sent(sending)
 
@@ -120,7 +141,18 @@ class DirectSender:
             self._ping = None
         self.detach()
 
+    def _stalled(self, sending: asyncio.Future[None]) -> None:
+        """The client took nothing for ``write_timeout`` seconds: give the send and the stream up."""
+        self._stall = None
+        if not sending.done():
+            self.stalled = True
+            sending.cancel()
+            self.close()
+
     def _sent(self, sending: asyncio.Future[None]) -> None:
+        if self._stall is not None:
+            self._stall.cancel()
+            self._stall = None
         if sending.cancelled() or sending.exception() is not None:
             self.failed = True
             self.detach()

@@ -31,7 +31,7 @@ from typing import Final
 
 from sse_starlette import EventSourceResponse
 from sse_starlette.sse import AppStatus
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from kanawa.server.chunks import Chunk
 from kanawa.server.direct import DirectSender
@@ -43,18 +43,52 @@ SHUTDOWN_POLL_S: Final = 0.5
 """How often the shutdown watcher looks at the exit flag (sse-starlette's own watcher's pace)."""
 
 
+class TooManyStreams(Exception):  # noqa: N818 - reads as the condition
+    """A tenant, or a run, already has its allowed number of streams open in this process."""
+
+
 class OpenStreams:
     """The run streams a server has open, so that shutting down can end them, and the tasks that
-    wait for their clients to disconnect (held here: the event loop keeps only weak references)."""
+    wait for their clients to disconnect (held here: the event loop keeps only weak references).
 
-    def __init__(self) -> None:
+    It also counts them per tenant and per run: :meth:`admit` refuses a stream beyond
+    ``per_tenant`` or ``per_run`` (``0``: no limit) — every open stream holds a connection, a task
+    and up to one send's bytes of this process, so the caps are per process, as that memory is."""
+
+    def __init__(self, *, per_tenant: int = 0, per_run: int = 0) -> None:
         self._senders: set[DirectSender] = set()
         self._watchers: set[asyncio.Task[None]] = set()
         self.closing = False
         """The server is shutting down: a stream opened from now on ends after what is stored."""
+        self.per_tenant = per_tenant
+        self.per_run = per_run
+        self._tenants: dict[str, int] = {}
+        self._runs: dict[str, int] = {}
 
     def __len__(self) -> int:
         return len(self._senders)
+
+    def admit(self, tenant: str, run_id: str | None) -> None:
+        """Count a stream about to open (``run_id`` ``None``: a run about to start, whose stream is
+        its first); :class:`TooManyStreams` when a cap is reached. Each admitted stream is
+        released (:meth:`release`) once, when it ends."""
+        if self.per_tenant and self._tenants.get(tenant, 0) >= self.per_tenant:
+            raise TooManyStreams(f"this tenant has {self.per_tenant} streams open (the limit)")
+        if run_id is not None and self.per_run and self._runs.get(run_id, 0) >= self.per_run:
+            raise TooManyStreams(f"this run has {self.per_run} streams open (the limit)")
+        self._tenants[tenant] = self._tenants.get(tenant, 0) + 1
+        if run_id is not None:
+            self._runs[run_id] = self._runs.get(run_id, 0) + 1
+
+    def release(self, tenant: str, run_id: str | None) -> None:
+        for counts, key in ((self._tenants, tenant), (self._runs, run_id)):
+            if key is None:
+                continue
+            left = counts.get(key, 0) - 1
+            if left > 0:
+                counts[key] = left
+            else:
+                counts.pop(key, None)
 
     def opened(self, sender: DirectSender, receive: Receive) -> None:
         if self.closing:
@@ -100,10 +134,22 @@ class RunEventStream(EventSourceResponse):
     message: one send, one socket write."""
 
     def __init__(
-        self, store: RunStore, run_id: str, after: int, *, ping: float, streams: OpenStreams
+        self,
+        store: RunStore,
+        run_id: str,
+        after: int,
+        *,
+        ping: float,
+        streams: OpenStreams,
+        write_timeout: float | None = None,
+        admitted: tuple[str, str | None] | None = None,
     ) -> None:
         self._sender: DirectSender | None = None
         self._streams = streams
+        self._write_timeout = write_timeout
+        self._admitted = admitted
+        """``(tenant, run id)`` this stream was admitted as (:meth:`OpenStreams.admit`): released at
+        its end."""
         super().__init__(
             self._frames(store, run_id, after),
             ping=ping,
@@ -111,10 +157,19 @@ class RunEventStream(EventSourceResponse):
         )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await self._respond(scope, receive, send)
+        finally:
+            if self._admitted is not None:
+                self._streams.release(*self._admitted)
+                self._admitted = None
+
+    async def _respond(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"].upper() == "HEAD":
             await super().__call__(scope, receive, send)  # headers only, or sse-starlette's refusal
             return
-        sender = self._sender = DirectSender(send)
+        timeout = self._write_timeout
+        sender = self._sender = DirectSender(send, write_timeout=timeout)
         await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
         self._streams.opened(sender, receive)
         if self._ping_interval > 0:
@@ -122,9 +177,12 @@ class RunEventStream(EventSourceResponse):
         body = self.body_iterator
         try:
             async for frames in body:
-                await send({"type": "http.response.body", "body": frames, "more_body": True})
+                async with asyncio.timeout(timeout):
+                    await send({"type": "http.response.body", "body": frames, "more_body": True})
                 if sender.failed:
                     break
+        except TimeoutError:  # the client took nothing for write_timeout seconds
+            sender.stalled = True
         except OSError:  # a server that raises on a gone client (ASGI spec 2.4) instead of ignoring
             return
         finally:
@@ -132,6 +190,9 @@ class RunEventStream(EventSourceResponse):
             self._streams.closed(sender)
             with contextlib.suppress(Exception):
                 await body.aclose()  # type: ignore[attr-defined]
+        if sender.stalled:
+            _cut(scope)  # ending the response would wait for that client again
+            return
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     async def _frames(self, store: RunStore, run_id: str, after: int) -> AsyncIterator[bytes]:
@@ -143,4 +204,33 @@ class RunEventStream(EventSourceResponse):
             yield f"data: {chunk.encode(0)}\r\n\r\n".encode()
 
 
-__all__ = ["PING", "OpenStreams", "RunEventStream"]
+def _cut(scope: Scope) -> None:
+    """Drop a stalled client's connection at once, with what the server still holds for it (the
+    client resumes with ``Last-Event-ID``). The transport is the one :class:`ConnectionHandle` found;
+    under a server that has none the response is left incomplete, which such a server closes."""
+    transport = scope.get(TRANSPORT_KEY)
+    abort = getattr(transport, "abort", None)
+    if callable(abort):
+        abort()
+
+
+TRANSPORT_KEY: Final = "kanawa.transport"
+
+
+class ConnectionHandle:
+    """Outermost ASGI layer: puts the connection's transport (what uvicorn's ``receive`` is bound to)
+    in the scope, so a stream whose client stopped reading can be cut (:func:`_cut`) instead of
+    waiting for that client to take the end of the response."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            transport = getattr(getattr(receive, "__self__", None), "transport", None)
+            if transport is not None:
+                scope[TRANSPORT_KEY] = transport
+        await self.app(scope, receive, send)
+
+
+__all__ = ["PING", "TRANSPORT_KEY", "ConnectionHandle", "OpenStreams", "RunEventStream", "TooManyStreams"]

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 
 from fastapi import APIRouter
 
@@ -34,6 +34,7 @@ class Extension:
     """One mounted application: its ``router``, its ``agents`` and the ``lifespan`` of its resources."""
 
     name: str
+    _: KW_ONLY
     router: APIRouter | None = None
     agents: Mapping[str, ServableAgent] = field(default_factory=dict)
     lifespan: ExtensionLifespan | None = None

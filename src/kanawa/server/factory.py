@@ -18,7 +18,7 @@ from kanawa.server.settings import ServerSettings
 
 def app_from_env() -> FastAPI:
     settings = ServerSettings.from_env(dev_key=os.environ.get("KANAWA_DEV_KEY") or None)
-    return create_app(load_agents(settings.serve_agents), settings)
+    return create_app(agents=load_agents(settings.serve_agents), settings=settings)
 
 
 __all__ = ["app_from_env"]

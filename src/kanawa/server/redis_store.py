@@ -49,7 +49,7 @@ from redis.exceptions import ResponseError
 from kanawa._logging import get_logger
 from kanawa.server.direct import DirectSender
 from kanawa.server.ring import sse_frames
-from kanawa.server.store import ChunksExpired, Entry, RunRecord, RunStatus
+from kanawa.server.store import SEND_BYTES, ChunksExpired, Entry, RunRecord, RunStatus
 
 _log = get_logger("kanawa.server")
 REFRESH_S: Final = 1.0
@@ -63,6 +63,23 @@ REPLY_TIMEOUT_S: Final = 10.0
 BACKLOG_MAX: Final = 20_000
 """Chunks handed to the group commit and not answered yet beyond which a writer waits (a Redis that
 falls behind slows the runs down rather than letting their chunks pile up in memory)."""
+RANGE_COUNT: Final = 256
+"""Most chunks read from a stream at once for a client resuming from its stored part."""
+_RANGE_SCRIPT: Final = """
+local found = redis.call('XRANGE', KEYS[1], ARGV[1], '+', 'COUNT', ARGV[2])
+local budget = tonumber(ARGV[3])
+local out = {}
+for index, entry in ipairs(found) do
+  local fields = entry[2]
+  for at = 1, #fields, 2 do budget = budget - #fields[at + 1] end
+  out[index] = entry
+  if budget <= 0 then break end
+end
+return out
+"""
+"""A resume's batch: up to ``RANGE_COUNT`` chunks but only about ``SEND_BYTES`` of them (at least
+one), so a client that never reads pins one batch of the run in this process, never the whole run
+however large its chunks are."""
 
 
 def _text(value: Any) -> str:
@@ -566,6 +583,12 @@ class RedisRunStore:
         _first_error(replies)
         return replies
 
+    async def command(self, *parts: bytes) -> Any:
+        """One command sent with the group commit — a single round trip for every command queued
+        with it, rather than a pool connection each (what the shared limits send per request)."""
+        (reply,) = await self._write(_pack(*parts))
+        return reply
+
     async def create(self, record: RunRecord, *, writes_here: bool = False) -> None:
         """Store the record. ``writes_here``: this process will write the run's chunks, so its local
         readers are fed by the writer from the start (never by ``XREAD``)."""
@@ -701,8 +724,19 @@ class RedisRunStore:
         return bool(await self._redis.hget(self._run(run_id), "cancel"))
 
     async def _range(self, stream: str, after: int) -> Sequence[Entry]:
-        stored = await self._redis.xrange(stream, min=f"({after}-0" if after else "-", max="+")
+        low = f"({after}-0" if after else "-"
+        stored = await self._redis.xrange(stream, min=low, max="+")
         return [_entry(entry_id, fields or {}) for entry_id, fields in stored or []]
+
+    async def _batch(self, stream: str, after: int) -> Sequence[Entry]:
+        """The stored entries after ``after``, the first :data:`RANGE_COUNT` of them at most and only
+        about :data:`SEND_BYTES` of them (``_RANGE_SCRIPT``); ``[]`` past the last one."""
+        low = f"({after}-0" if after else "-"
+        stored = await self._redis.eval(_RANGE_SCRIPT, 1, stream, low, RANGE_COUNT, SEND_BYTES)
+        return [
+            _entry(entry_id, dict(zip(fields[::2], fields[1::2], strict=True)))
+            for entry_id, fields in stored or []
+        ]
 
     async def read(self, run_id: str, *, after: int) -> AsyncIterator[Entry]:
         async for batch in self.read_batches(run_id, after=after):
@@ -724,7 +758,7 @@ class RedisRunStore:
         if self.hub.local.get(stream, after + 1) <= after:
             box = self.hub.follow_local(stream)
         if box is None:
-            stored = await self._range(stream, after)
+            stored = await self._batch(stream, after)
             if stored and stored[0].seq > after + 1:
                 raise ChunksExpired(stored[0].seq)
             if not stored and after > 0:
@@ -733,23 +767,23 @@ class RedisRunStore:
                 # writer may have added them between the first range and the record)
                 record = await self._record(run_id)
                 if record is not None and record.last_seq > after:
-                    stored = await self._range(stream, after)
+                    stored = await self._batch(stream, after)
                     if not stored or stored[0].seq > after + 1:
                         raise ChunksExpired(stored[0].seq if stored else record.last_seq)
-            if stored:
+            while stored:
                 batch, ended = _upto_terminal(stored)
                 yield batch
                 if ended:
                     return
                 cursor = batch[-1].seq
+                stored = await self._batch(stream, cursor)
             box = await self.hub.follow(stream, cursor)
             caught_up = False
         else:
             caught_up = True
         try:
             if not caught_up and self.hub.local.get(stream, cursor + 1) > cursor:
-                stored = [entry for entry in await self._range(stream, cursor) if entry.seq > cursor]
-                if stored:
+                while stored := await self._batch(stream, cursor):
                     batch, ended = _upto_terminal(stored)
                     yield batch
                     if ended:

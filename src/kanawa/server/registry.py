@@ -55,9 +55,12 @@ def demo_agents() -> dict[str, Agent[Any, Any]]:
     """The built-in agents (no key, no services)."""
     return {
         "calc": Agent(
-            "calc", "Answer arithmetic with the calculator tool.", [calculator], _DemoLLM(_calc_answer)
+            "calc",
+            "Answer arithmetic with the calculator tool.",
+            tools=[calculator],
+            model=_DemoLLM(_calc_answer),
         ),
-        "echo": Agent("echo", "Repeat the user's words.", (), _DemoLLM(_echo_answer)),
+        "echo": Agent("echo", "Repeat the user's words.", tools=(), model=_DemoLLM(_echo_answer)),
     }
 
 

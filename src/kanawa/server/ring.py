@@ -61,7 +61,19 @@ class ChunkRing:
     Byte offsets are virtual: positions in the concatenation of every frame ever added, so they stay
     valid as blocks are sealed and dropped."""
 
-    __slots__ = ("_base", "_blocks", "_ends", "_head", "_open", "_open_index", "_seqs", "_terminals", "cap")
+    __slots__ = (
+        "_base",
+        "_blocks",
+        "_ends",
+        "_head",
+        "_open",
+        "_open_bytes",
+        "_open_index",
+        "_packed_bytes",
+        "_seqs",
+        "_terminals",
+        "cap",
+    )
 
     def __init__(self, cap: int) -> None:
         self.cap = cap
@@ -80,6 +92,14 @@ class ChunkRing:
         self._open_index = 0
         self._terminals: list[int] = []
         """The seqs of kept terminal chunks (a run that waited for approval has one before its last)."""
+        self._packed_bytes = 0
+        self._open_bytes = 0
+
+    @property
+    def size(self) -> int:
+        """About the bytes this ring holds: its compressed blocks, its open frames and its arrays
+        (what a memory budget counts; object headers aside)."""
+        return self._packed_bytes + self._open_bytes + 16 * len(self._seqs)
 
     def __len__(self) -> int:
         return len(self._seqs) - self._head
@@ -97,14 +117,18 @@ class ChunkRing:
         """Keep a chunk whose ``seq`` is above every kept one (the store checks)."""
         end = self._ends[-1] + len(frame) if self._ends else self._base + len(frame)
         self._open.append(frame)
+        self._open_bytes += len(frame)
         self._seqs.append(seq)
         self._ends.append(end)
         if terminal:
             self._terminals.append(seq)
         start = self._start(self._open_index)
         if terminal or end - start >= BLOCK_BYTES:  # a finished run keeps nothing uncompressed
-            self._blocks.append((start, end, _pack(b"".join(self._open))))
+            packed = _pack(b"".join(self._open))
+            self._blocks.append((start, end, packed))
+            self._packed_bytes += len(packed)
             self._open = []
+            self._open_bytes = 0
             self._open_index = len(self._seqs)
         if len(self) > self.cap:
             self._drop_oldest()
@@ -122,9 +146,11 @@ class ChunkRing:
         while gone < len(self._blocks) and self._blocks[gone][1] <= kept_from:
             gone += 1
         if gone:
+            self._packed_bytes -= sum(len(packed) for _, _, packed in self._blocks[:gone])
             del self._blocks[:gone]
         if self._head * 2 >= len(self._seqs):
             if self._open_index < self._head:  # the open block's first chunks are dropped too
+                self._open_bytes -= sum(len(frame) for frame in self._open[: self._head - self._open_index])
                 del self._open[: self._head - self._open_index]
                 self._open_index = self._head
             self._base = kept_from
@@ -158,13 +184,18 @@ class ChunkRing:
                 return start, bisect_right(self._seqs, seq, lo=start), True
         return start, len(self._seqs), False
 
-    def frames_after(self, after: int) -> tuple[bytes, int, bool]:
+    def frames_after(self, after: int, limit: int | None = None) -> tuple[bytes, int, bool]:
         """The frames of the chunks after ``after`` (up to and including the first terminal one) as
         one ``bytes``, the last seq among them (``after`` when there is none), and whether the last
-        one is terminal."""
+        one is terminal. ``limit``: at most about that many bytes (whole frames, at least one), so a
+        client that fell far behind is sent its backlog a piece at a time, never all of it at once."""
         start, stop, ended = self._span(after)
         if start >= stop:
             return b"", after, False
+        if limit is not None:
+            cut = bisect_right(self._ends, self._start(start) + limit, lo=start + 1, hi=stop)
+            if cut < stop:
+                stop, ended = max(cut, start + 1), False
         return self._frames(start, stop), self._seqs[stop - 1], ended
 
     def entries_after(self, after: int) -> list[tuple[int, str, bool]]:

@@ -24,7 +24,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kanawa._logging import get_logger
 from kanawa.loop.approval import Approvals, unanswered_calls
@@ -42,6 +42,9 @@ from kanawa.trace.events import TraceEvent, Tracer
 from kanawa.trace.redaction import drop_payloads
 from kanawa.trace.serialize import event_to_record
 from kanawa.types import Message, Usage, UserMessage
+
+if TYPE_CHECKING:
+    from kanawa.server.shared_limits import SharedRunSlots
 
 _log = get_logger("kanawa.server")
 CHECKPOINT_KINDS = frozenset(
@@ -172,11 +175,16 @@ class RunManager:
         *,
         max_runs: int = 64,
         dispatch: Callable[[str], Awaitable[None]] | None = None,
+        slots: SharedRunSlots | None = None,
     ) -> None:
         self.agents = dict(agents)
         self.store = store
         self.max_runs = max_runs
         self.dispatch = dispatch
+        self.slots = slots
+        """With Redis: the tenants' running runs counted across processes
+        (:mod:`kanawa.server.shared_limits`); ``None``: counted in this process."""
+        self._releases: set[asyncio.Task[None]] = set()
         """Set in Celery mode: sends a run to the workers instead of running it here."""
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._by_tenant: dict[str, set[str]] = {}
@@ -185,7 +193,7 @@ class RunManager:
             sinks: list[Any] = [self._router]
             if agent.tracer is not None and agent.tracer.enabled:
                 sinks.append(_Forward(agent.tracer))
-            agent.tracer = Tracer(sinks, session=agent.tracer.session if agent.tracer else None)
+            agent.tracer = Tracer(sinks=sinks, session=agent.tracer.session if agent.tracer else None)
 
     async def start(
         self, tenant: str, agent_name: str, user_input: str, *, session_id: str | None = None
@@ -193,17 +201,26 @@ class RunManager:
         """Create the run and start its task; ``KeyError`` for an unknown agent."""
         agent = self.agents[agent_name]
         running = self._by_tenant.setdefault(tenant, set())
-        if len(running) >= self.max_runs:
-            raise RunLimitReached(f"tenant has {len(running)} runs going (limit {self.max_runs})")
         run_id = uuid.uuid4().hex
+        if self.slots is not None:
+            going = await self.slots.acquire(tenant, run_id, self.max_runs)
+            if going:
+                raise RunLimitReached(f"tenant has {going} runs going (limit {self.max_runs})")
+        elif len(running) >= self.max_runs:
+            raise RunLimitReached(f"tenant has {len(running)} runs going (limit {self.max_runs})")
         now = time.time()
         record = RunRecord(run_id, tenant, agent_name, "running", now, now, session_id=session_id)
-        await self.store.create(record, writes_here=self.dispatch is None)
-        if self.dispatch is not None:
-            fresh = Checkpoint(agent_name, (UserMessage(user_input),), next_seq=1, fresh=True)
-            await self.store.save_checkpoint(run_id, fresh.dumps())
-            await self.dispatch(run_id)
-            return record
+        try:
+            await self.store.create(record, writes_here=self.dispatch is None)
+            if self.dispatch is not None:
+                fresh = Checkpoint(agent_name, (UserMessage(user_input),), next_seq=1, fresh=True)
+                await self.store.save_checkpoint(run_id, fresh.dumps())
+                await self.dispatch(run_id)
+                return record
+        except BaseException:
+            if self.slots is not None:
+                await self.slots.release(tenant, run_id)
+            raise
         runner = agent.stream(user_input, run_id=run_id)
         self._spawn(tenant, run_id, self._execute(agent, runner, run_id, seq=0))
         return record
@@ -220,6 +237,8 @@ class RunManager:
             return
         agent = self.agents[point.agent]
         CURRENT_TENANT.set(record.tenant)  # this task serves only this run
+        if self.slots is not None:  # this worker renews the run's place while it runs it
+            self.slots.hold(record.tenant, run_id)
         work = asyncio.create_task(self._resume(agent, run_id, point, replayed_to=record.last_seq))
         watcher = asyncio.create_task(self._watch_cancel(run_id, work))
         try:
@@ -228,6 +247,10 @@ class RunManager:
             watcher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await watcher
+            if self.slots is not None:
+                ended = await self.store.get_any(run_id)
+                if ended is None or ended.status != "running":
+                    await self.slots.release(record.tenant, run_id)
 
     def _resume(
         self, agent: ServableAgent, run_id: str, point: Checkpoint, *, replayed_to: int
@@ -241,7 +264,7 @@ class RunManager:
         if isinstance(runner, AgentLoopRunner):  # a composite run (SmartAO) keeps no loop counters
             runner.state.restore_tool_calls(point.tool_calls)
             if point.decode_retries is not None:
-                runner.state.phase = FinalOutputPhase(point.decode_retries)
+                runner.state.phase = FinalOutputPhase(retry_count=point.decode_retries)
         return self._execute(
             agent,
             runner,
@@ -269,10 +292,17 @@ class RunManager:
             CURRENT_TENANT.reset(token)
         self._tasks[run_id] = task
         self._by_tenant.setdefault(tenant, set()).add(run_id)
+        slots = self.slots
+        if slots is not None:
+            slots.hold(tenant, run_id)
 
         def forget(_: asyncio.Task[None]) -> None:
             self._tasks.pop(run_id, None)
             self._by_tenant.get(tenant, set()).discard(run_id)
+            if slots is not None:  # the run's place in Redis is given back
+                release = asyncio.get_running_loop().create_task(slots.release(tenant, run_id))
+                self._releases.add(release)
+                release.add_done_callback(self._releases.discard)
 
         task.add_done_callback(forget)
 
@@ -434,6 +464,8 @@ class RunManager:
             # the decisions are not saved: the run waits for them again rather than hang "running"
             await self.store.set_status(record.run_id, "awaiting_approval", reason="approval_required")
             raise
+        if self.slots is not None:  # the run goes on: it takes its place again (beyond the limit too)
+            await self.slots.acquire(record.tenant, record.run_id, self.max_runs, force=True)
         if self.dispatch is not None:
             await self.dispatch(record.run_id)
             return
@@ -455,6 +487,11 @@ class RunManager:
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+        for release in list(self._releases):
+            with contextlib.suppress(Exception):
+                await release
+        if self.slots is not None:
+            await self.slots.aclose()
 
 
 __all__ = ["InvalidDecisions", "NotAwaitingApproval", "RunLimitReached", "RunManager"]

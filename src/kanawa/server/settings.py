@@ -30,6 +30,18 @@ variable                        meaning                                         
                                 garbage collector's full passes (see below)
 ``KANAWA_GC_THRESHOLD``         new container objects between two young-generation          10000
                                 collections while serving (``0``: Python's own, 700)
+``KANAWA_SSE_WRITE_TIMEOUT``    seconds a stream's send may wait for a client that does     30
+                                not read before the stream's connection is cut
+``KANAWA_MAX_STREAMS``          event streams one tenant may have open in one server        256
+                                process (429 beyond; 0 = off)
+``KANAWA_MAX_RUN_STREAMS``      event streams open on one run in one server process         32
+                                (429 beyond; 0 = off)
+``KANAWA_AUTH_FAILURES``        failed authentications per minute from one client address   30
+                                (429 with ``Retry-After`` beyond, for that address; 0 = off)
+``KANAWA_TENANT_RUN_BYTES``     memory a tenant's kept runs may use before its oldest       268435456
+                                finished runs are evicted (0 = off)
+``KANAWA_RUN_BYTES``            memory all kept runs may use before the oldest finished     1073741824
+                                runs are evicted (0 = off)
 ==============================  ==========================================================  ===========
 
 :data:`ENVIRONMENT` maps each field to its variable; :meth:`ServerSettings.from_env` reads exactly
@@ -40,7 +52,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import KW_ONLY, dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Final, Self
@@ -68,6 +80,12 @@ ENVIRONMENT: Final[Mapping[str, str]] = MappingProxyType(
         "serve_agents": "KANAWA_SERVE_AGENTS",
         "gc_freeze": "KANAWA_GC_FREEZE",
         "gc_threshold": "KANAWA_GC_THRESHOLD",
+        "sse_write_timeout": "KANAWA_SSE_WRITE_TIMEOUT",
+        "max_streams": "KANAWA_MAX_STREAMS",
+        "max_run_streams": "KANAWA_MAX_RUN_STREAMS",
+        "auth_failures": "KANAWA_AUTH_FAILURES",
+        "tenant_run_bytes": "KANAWA_TENANT_RUN_BYTES",
+        "run_bytes": "KANAWA_RUN_BYTES",
     }
 )
 """The environment variable of each :class:`ServerSettings` field that has one."""
@@ -104,6 +122,7 @@ class ServerSettings:
     """What the app needs to know. Build with :meth:`from_env` (keyword overrides win over the
     environment); the dataclass itself never reads the environment."""
 
+    _: KW_ONLY
     api_keys: str = ""
     api_keys_file: Path | None = None
     redis_url: str | None = None
@@ -141,6 +160,24 @@ class ServerSettings:
     of times a second, and every tenth of those every hundredth time walks everything alive: at
     1,000 streams that was ~20 % of the server's CPU. At 10,000 the garbage that cycles hold
     waits a little longer (a few MiB at most) for far fewer passes."""
+    sse_write_timeout: float = 30.0
+    """Seconds one send of a stream may wait for its client's socket; past it the stream's connection
+    is cut (the client resumes with ``Last-Event-ID``). With the sends themselves capped
+    (:data:`~kanawa.server.store.SEND_BYTES`) a client that stops reading holds a bounded amount of
+    memory, and only this long."""
+    max_streams: int = 256
+    """Event streams (``POST /v1/runs`` and ``GET …/events``) one tenant may have open in one server
+    process (``0``: no limit); 429 beyond."""
+    max_run_streams: int = 32
+    """Event streams open on one run in one server process (``0``: no limit); 429 beyond."""
+    auth_failures: int = 30
+    """Failed authentications a minute from one client address (``0``: no limit); beyond, that
+    address gets 429 with ``Retry-After`` for every request until its allowance refills."""
+    tenant_run_bytes: int = 256 * 1024 * 1024
+    """Memory a tenant's kept runs may take (their chunks, as stored) before its oldest finished runs
+    are evicted (``0``: no limit)."""
+    run_bytes: int = 1024 * 1024 * 1024
+    """Memory all kept runs may take before the oldest finished runs are evicted (``0``: no limit)."""
     extra: dict[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -176,6 +213,12 @@ class ServerSettings:
             serve_agents=text("serve_agents") or None,
             gc_freeze=_env_bool(env["gc_freeze"], True),
             gc_threshold=_env_int(env["gc_threshold"], 10_000),
+            sse_write_timeout=_env_float(env["sse_write_timeout"], 30.0, minimum=0.05),
+            max_streams=_env_int(env["max_streams"], 256),
+            max_run_streams=_env_int(env["max_run_streams"], 32),
+            auth_failures=_env_int(env["auth_failures"], 30),
+            tenant_run_bytes=_env_int(env["tenant_run_bytes"], 256 * 1024 * 1024),
+            run_bytes=_env_int(env["run_bytes"], 1024 * 1024 * 1024),
         )
         given = {key: value for key, value in overrides.items() if value is not None}
         return replace(base, **given)  # type: ignore[arg-type]

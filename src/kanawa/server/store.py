@@ -20,13 +20,17 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, replace
-from typing import Literal, Protocol, TypeAlias
+from typing import Final, Literal, Protocol, TypeAlias
 
 from kanawa.server.direct import DirectSender
 from kanawa.server.ring import ChunkRing, sse_frame
 
 RunStatus: TypeAlias = Literal["running", "completed", "failed", "cancelled", "awaiting_approval"]
 FINISHED: frozenset[str] = frozenset({"completed", "failed", "cancelled", "awaiting_approval"})
+SEND_BYTES: Final = 64 * 1024
+"""About the most frame bytes :meth:`MemoryRunStore.read_frames` yields at once: a client far behind
+its run (a resume from the start of a long one) gets its backlog a piece at a time, so one that stops
+reading pins a piece, not the run (the server buffers one send for a client whose socket is full)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +143,10 @@ class _Run:
     """Readers at the head that the writer sends to directly."""
     cancel: bool = False
     checkpoint: str | None = None
+    size: int = 0
+    """The bytes this run is counted for in the store's memory budget."""
+    evicted: bool = False
+    """Its chunks were dropped for the memory budget (the record stays until its TTL)."""
 
     def snapshot(self) -> RunRecord:
         record = self.record
@@ -189,16 +197,93 @@ async def _next_chunk(run: _Run) -> None:
             waiter.cancel()
 
 
+RECORD_BYTES: Final = 512
+"""What a run's record and bookkeeping count for in the memory budget besides its chunks."""
+EVICTABLE: frozenset[str] = frozenset({"completed", "failed", "cancelled"})
+"""Runs whose chunks the memory budget may drop (a run waiting for approval keeps its state)."""
+
+
 class MemoryRunStore:
     """One process: a compact :class:`~kanawa.server.ring.ChunkRing` of ``cap`` chunks per run, each
     kept as its SSE frame; readers that have caught up wait on a future the next append resolves.
-    Expired runs are swept lazily (at most once a second, on create and lookups)."""
+    Expired runs are swept lazily (at most once a second, on create and lookups).
 
-    def __init__(self, *, ttl: float = 3600.0, cap: int = 10_000) -> None:
+    Memory budget: ``tenant_bytes`` per tenant and ``total_bytes`` for all runs (``0``: none). When a
+    run ends or starts beyond one, the oldest finished runs (of that tenant, or of anyone) lose their
+    chunks and checkpoint until it holds — their records stay, so a resume gets the ``chunks_expired``
+    error chunk like one from before a run's oldest kept chunk — and if records alone still exceed it,
+    the oldest finished runs go entirely (404, like a run past its TTL). Running runs and runs waiting
+    for approval are never evicted: ``KANAWA_MAX_RUNS`` and ``cap`` bound them."""
+
+    def __init__(
+        self, *, ttl: float = 3600.0, cap: int = 10_000, tenant_bytes: int = 0, total_bytes: int = 0
+    ) -> None:
         self._ttl = ttl
         self._cap = cap
         self._runs: dict[str, _Run] = {}
         self._swept = 0.0
+        self._tenant_budget = tenant_bytes
+        self._total_budget = total_bytes
+        self._tenant_bytes: dict[str, int] = {}
+        self.total_bytes = 0
+        """What the kept runs are counted for (their chunks as stored, checkpoints, records)."""
+
+    def tenant_bytes(self, tenant: str) -> int:
+        return self._tenant_bytes.get(tenant, 0)
+
+    def _account(self, run: _Run) -> None:
+        """Count ``run`` at its current size."""
+        size = 0 if run.evicted else run.ring.size + len(run.checkpoint or "")
+        size += RECORD_BYTES
+        delta = size - run.size
+        if delta:
+            run.size = size
+            tenant = run.record.tenant
+            self._tenant_bytes[tenant] = self._tenant_bytes.get(tenant, 0) + delta
+            self.total_bytes += delta
+
+    def _forget(self, run_id: str) -> _Run:
+        run = self._runs.pop(run_id)
+        tenant = run.record.tenant
+        left = self._tenant_bytes.get(tenant, 0) - run.size
+        if left > 0:
+            self._tenant_bytes[tenant] = left
+        else:
+            self._tenant_bytes.pop(tenant, None)
+        self.total_bytes -= run.size
+        run.size = 0
+        return run
+
+    def _over(self, tenant: str) -> bool:
+        return bool(
+            (self._tenant_budget and self._tenant_bytes.get(tenant, 0) > self._tenant_budget)
+            or (self._total_budget and self.total_bytes > self._total_budget)
+        )
+
+    def _enforce(self, tenant: str) -> None:
+        """Evict the oldest finished runs while ``tenant`` or the store is over its budget."""
+        if not self._over(tenant):
+            return
+        finished = sorted(
+            (run for run in self._runs.values() if run.record.status in EVICTABLE),
+            key=lambda run: run.updated,
+        )
+        for whole in (False, True):  # chunks first; records too only if chunks were not enough
+            for run in finished:
+                if not self._over(tenant):
+                    return
+                total_over = bool(self._total_budget and self.total_bytes > self._total_budget)
+                if run.record.tenant != tenant and not total_over:
+                    continue  # only the tenant's own runs pay for its budget
+                if whole:
+                    if run.record.run_id in self._runs:
+                        self._forget(run.record.run_id).release()
+                elif not run.evicted:
+                    run.evicted = True
+                    run.ring = ChunkRing(1)
+                    run.checkpoint = None
+                    self._account(run)
+                    run.release()
 
     def _sweep(self) -> None:
         now = time.monotonic()
@@ -207,8 +292,7 @@ class MemoryRunStore:
         self._swept = now
         for run_id, run in list(self._runs.items()):
             if run.expires < now:
-                del self._runs[run_id]
-                run.release()
+                self._forget(run_id).release()
 
     def _live(self, run_id: str) -> _Run | None:
         self._sweep()
@@ -216,9 +300,12 @@ class MemoryRunStore:
 
     async def create(self, record: RunRecord, *, writes_here: bool = False) -> None:
         self._sweep()
-        self._runs[record.run_id] = _Run(
+        run = _Run(
             record, ChunkRing(self._cap), time.monotonic() + self._ttl, record.last_seq, record.updated
         )
+        self._runs[record.run_id] = run
+        self._account(run)
+        self._enforce(record.tenant)
 
     async def get(self, tenant: str, run_id: str) -> RunRecord | None:
         run = self._live(run_id)
@@ -270,6 +357,9 @@ class MemoryRunStore:
             frames.append(frame)
         if not frames:
             return run.cancel
+        self._account(run)
+        if entries[-1].terminal:
+            self._enforce(run.record.tenant)
         run.updated = time.time()
         run.expires = time.monotonic() + self._ttl
         if run.senders is not None:
@@ -308,11 +398,13 @@ class MemoryRunStore:
             run = self._runs.get(run_id)
             if run is None:
                 return
+            if run.evicted and cursor < run.last_seq:
+                raise ChunksExpired(run.last_seq + 1)
             first = run.ring.first
             if first is not None and cursor < first - 1:
                 raise ChunksExpired(first)
             if run.last_seq > cursor:
-                frames, cursor, ended = run.ring.frames_after(cursor)
+                frames, cursor, ended = run.ring.frames_after(cursor, SEND_BYTES)
                 yield frames
                 if ended:
                     return
@@ -344,6 +436,8 @@ class MemoryRunStore:
             run = self._runs.get(run_id)
             if run is None:
                 return
+            if run.evicted and cursor < run.last_seq:
+                raise ChunksExpired(run.last_seq + 1)
             first = run.ring.first
             if first is not None and cursor < first - 1:
                 raise ChunksExpired(first)
@@ -358,6 +452,7 @@ class MemoryRunStore:
         run = self._runs.get(run_id)
         if run is not None:
             run.checkpoint = data
+            self._account(run)
 
     async def load_checkpoint(self, run_id: str) -> str | None:
         run = self._runs.get(run_id)
@@ -366,6 +461,8 @@ class MemoryRunStore:
     async def aclose(self) -> None:
         runs = list(self._runs.values())
         self._runs.clear()
+        self._tenant_bytes.clear()
+        self.total_bytes = 0
         for run in runs:
             run.release()
 

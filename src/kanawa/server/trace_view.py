@@ -16,6 +16,7 @@ from pathlib import Path
 from fastapi import FastAPI
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 
+from kanawa.server.http_headers import PageSecurityHeaders
 from kanawa.server.page import PAGE_HTML
 from kanawa.trace.costs import trace_cost, with_cost
 from kanawa.trace.outcome import trace_outcome
@@ -42,6 +43,7 @@ def create_trace_app(path: Path) -> FastAPI:
     read_trace(path)  # fail early, with the file's own error
     page = PAGE_HTML.replace("<body>", "<body data-trace>", 1)
     app = FastAPI(title="kanawa trace view", openapi_url=None, docs_url=None, redoc_url=None)
+    app.add_middleware(PageSecurityHeaders)  # the page's headers, as the live server sends them
 
     @app.get("/")
     async def root() -> RedirectResponse:

@@ -31,6 +31,7 @@ from kanawa.server.redis_store import RedisRunStore
 from kanawa.server.registry import load_agents
 from kanawa.server.runs import RunManager
 from kanawa.server.settings import ServerSettings
+from kanawa.server.shared_limits import SharedRunSlots
 
 TASK_NAME: Final = "kanawa.execute_run"
 DEFAULT_QUEUE: Final = "kanawa-runs"
@@ -91,6 +92,8 @@ async def _execute(run_id: str) -> None:
     )
     manager = _manager()
     manager.store = store
+    manager.max_runs = settings.max_runs
+    manager.slots = SharedRunSlots(store.redis, prefix=settings.redis_prefix, command=store.command)
     try:
         # who is running the run (operators and the kill tests read it)
         await store.redis.set(
@@ -98,6 +101,7 @@ async def _execute(run_id: str) -> None:
         )
         await manager.continue_run(run_id)
     finally:
+        await manager.slots.aclose()
         await store.aclose()
 
 

@@ -20,7 +20,6 @@ from kanawa.tools.errors import (
     SandboxViolation,
     ToolArgumentsError,
     ToolError,
-    ToolNotFoundError,
     ToolValidationError,
 )
 from kanawa.tools.invoker import ToolInvoker
@@ -42,7 +41,6 @@ __all__ = [
     "ToolError",
     "ToolErrorKind",
     "ToolInvoker",
-    "ToolNotFoundError",
     "ToolRegistry",
     "ToolResult",
     "ToolValidationError",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from typing import Any
 
 from pydantic import BaseModel
@@ -37,6 +37,7 @@ class Tool:
     function: Callable[..., Any]
     args_model: type[BaseModel]
     is_async: bool
+    _: KW_ONLY
     strict: bool = False
     timeout: float | None = None
     takes_context: bool = False
@@ -44,7 +45,7 @@ class Tool:
 
     @property
     def spec(self) -> ToolSpec:
-        return ToolSpec(self.name, self.description, self.parameters, self.strict)
+        return ToolSpec(self.name, self.description, self.parameters, strict=self.strict)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.function(*args, **kwargs)
@@ -73,6 +74,7 @@ class ToolResult:
     call_id: str
     name: str
     content: tuple[ContentPart, ...]
+    _: KW_ONLY
     is_error: bool = False
     error_kind: ToolErrorKind | None = None
     duration_ms: float = 0.0

@@ -2,9 +2,10 @@
 
 The :class:`~kanawa.tools.invoker.ToolInvoker` never lets these reach the loop for bad model output —
 it turns them into error :class:`~kanawa.tools.base.ToolResult` objects (seed 000 §6, 001 §4.7). They
-are raised to *programmers*: at decoration time, by ``ToolRegistry.get``, by ``parse_tool_arguments``
-and by the file sandbox. Messages never contain tool arguments, file contents or host paths outside
-the sandbox root.
+are raised to *programmers*: at decoration time, by ``parse_tool_arguments`` and by the file sandbox
+(``ToolRegistry.get`` raises :class:`~kanawa.loop.errors.ToolNotFound`, which is also a
+``ToolError``). Messages never contain tool arguments, file contents or host paths outside the sandbox
+root.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ __all__ = [
     "StopRun",
     "ToolArgumentsError",
     "ToolError",
-    "ToolNotFoundError",
     "ToolValidationError",
     "reraise_stop_run",
 ]
@@ -32,10 +32,6 @@ class ToolError(Exception):
 
 class ToolArgumentsError(ToolError):
     """The raw arguments are not a JSON object string (seed 000 §6.1: non-string, bad JSON, non-object)."""
-
-
-class ToolNotFoundError(ToolError, LookupError):
-    """No tool is registered under the requested name."""
 
 
 class ToolValidationError(ToolError):

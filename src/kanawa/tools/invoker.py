@@ -124,7 +124,7 @@ class ToolInvoker:
     ) -> None:
         if timeout is not None and not timeout > 0:
             raise ValueError("timeout must be a positive number of seconds")
-        registry = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools)
+        registry = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools=tools)
         self._tools: Mapping[str, Tool] = registry.as_mapping()
         self._timeout = timeout
         self._context: RunContext[Any] = context if context is not None else _NO_RUN

@@ -27,7 +27,7 @@ ENTRY_POINT_GROUP = "kanawa.tools"
 logger = get_logger(__name__)
 
 
-def load_entry_point_tools(group: str = ENTRY_POINT_GROUP) -> list[Tool]:
+def load_entry_point_tools(*, group: str = ENTRY_POINT_GROUP) -> list[Tool]:
     """The tools of every installed entry point in ``group``, in discovery order."""
     return _tools_from_entry_points(entry_points(group=group))
 

@@ -21,7 +21,6 @@ from typing import Any, NamedTuple
 from kanawa._logging import get_logger
 from kanawa.tools.base import Tool
 from kanawa.tools.decorator import make_tool
-from kanawa.tools.errors import ToolNotFoundError
 from kanawa.types import ToolSpec
 
 __all__ = ["LOADED_TOOL_CACHE_SIZE", "LoadedTool", "ToolRegistry"]
@@ -44,7 +43,7 @@ class ToolRegistry:
 
     __slots__ = ("_cache", "_tools", "_view")
 
-    def __init__(self, tools: Iterable[Tool | Callable[..., Any]] = ()) -> None:
+    def __init__(self, *, tools: Iterable[Tool | Callable[..., Any]] = ()) -> None:
         self._tools: dict[str, Tool] = {}
         self._view: Mapping[str, Tool] = MappingProxyType(self._tools)
         self._cache: OrderedDict[str, LoadedTool] = OrderedDict()
@@ -69,19 +68,20 @@ class ToolRegistry:
         return item
 
     def unregister(self, name: str) -> Tool:
-        """Remove and return the tool called ``name`` (:class:`ToolNotFoundError` if there is none)."""
+        """Remove and return the tool called ``name`` (:class:`~kanawa.loop.errors.ToolNotFound` if
+        there is none)."""
         self._cache.pop(name, None)
         try:
             return self._tools.pop(name)
         except KeyError:
-            raise ToolNotFoundError(f"there is not a tool named {name}", tool_name=name) from None
+            raise _not_found(name) from None
 
     def get(self, name: str) -> Tool:
-        """The tool called ``name``; :class:`ToolNotFoundError` when there is none."""
+        """The tool called ``name``; :class:`~kanawa.loop.errors.ToolNotFound` when there is none."""
         try:
             return self._tools[name]
         except KeyError:
-            raise ToolNotFoundError(f"there is not a tool named {name}", tool_name=name) from None
+            raise _not_found(name) from None
 
     def load(self, name: str) -> LoadedTool:
         """The tool called ``name`` with its compact schema JSON, through the LRU cache (seed 002 §3-2)."""
@@ -111,7 +111,7 @@ class ToolRegistry:
         from kanawa.tools.plugins import ENTRY_POINT_GROUP, load_entry_point_tools
 
         registered: list[Tool] = []
-        for item in load_entry_point_tools(group or ENTRY_POINT_GROUP):
+        for item in load_entry_point_tools(group=group or ENTRY_POINT_GROUP):
             try:
                 registered.append(self.register(item, replace=replace))
             except ValueError:
@@ -145,3 +145,12 @@ class ToolRegistry:
 
     def __repr__(self) -> str:
         return f"ToolRegistry({self.names()!r})"
+
+
+def _not_found(name: str) -> Exception:
+    """The one "no such tool" error, :class:`~kanawa.loop.errors.ToolNotFound` (seed 003's name). It is
+    imported here, when raised: the loop's error module imports the tools package, so a module-level
+    import would be circular."""
+    from kanawa.loop.errors import ToolNotFound
+
+    return ToolNotFound(name)

@@ -95,7 +95,7 @@ class FileSandbox:
     __slots__ = ("_max_bytes", "_root")
 
     def __init__(
-        self, root: str | os.PathLike[str] | None = None, *, max_bytes: int = DEFAULT_MAX_BYTES
+        self, *, root: str | os.PathLike[str] | None = None, max_bytes: int = DEFAULT_MAX_BYTES
     ) -> None:
         if max_bytes < 0:
             raise ValueError("max_bytes must not be negative")

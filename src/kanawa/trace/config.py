@@ -27,7 +27,7 @@ import math
 import os
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from pathlib import Path
 from typing import Final, Literal, TypeAlias, assert_never
 
@@ -49,6 +49,7 @@ RedactMode: TypeAlias = Literal["secrets", "payloads", "none"]
 class TraceSettings:
     """Where and whether to write JSONL traces, and how to redact them."""
 
+    _: KW_ONLY
     enabled: bool = True
     directory: Path = DEFAULT_TRACE_DIR
     redact: RedactMode = "secrets"
@@ -121,8 +122,8 @@ def redactor_for(mode: RedactMode) -> Redactor | None:
 
 
 def tracer_from_env(
-    session: str | None = None,
     *,
+    session: str | None = None,
     settings: TraceSettings | None = None,
     sinks: Sequence[TraceSink] = (),
     environ: Mapping[str, str] | None = None,
@@ -155,7 +156,7 @@ def tracer_from_env(
                 close_timeout=config.otlp_close_timeout,
             )
         )
-    return Tracer(all_sinks, session=session_id, redact=redactor_for(config.redact))
+    return Tracer(sinks=all_sinks, session=session_id, redact=redactor_for(config.redact))
 
 
 def jsonl_path(tracer: Tracer) -> Path | None:

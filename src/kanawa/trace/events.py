@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Literal, Protocol, TypeAlias, runtime_checkable
 
 from kanawa._logging import get_logger
@@ -39,6 +39,7 @@ class TraceEvent:
     event: EventName
     session: str
     agent: str
+    _: KW_ONLY
     time: float = field(default_factory=time.time)
     run_id: str = ""
     step: int | None = None
@@ -81,8 +82,8 @@ class Tracer:
 
     def __init__(
         self,
-        sinks: Sequence[TraceSink] = (),
         *,
+        sinks: Sequence[TraceSink] = (),
         session: str | None = None,
         redact: Redactor | None = None,
     ) -> None:

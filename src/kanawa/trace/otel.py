@@ -127,8 +127,8 @@ class OtelTraceSink:
 
     def __init__(
         self,
-        tracer_provider: trace.TracerProvider | None = None,
         *,
+        tracer_provider: trace.TracerProvider | None = None,
         endpoint: str | None = None,
         capture_content: bool = False,
         environ: Mapping[str, str] | None = None,

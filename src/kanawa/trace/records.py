@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 
 from kanawa.trace.serialize import parse_iso_time
@@ -29,6 +29,7 @@ class TraceRecord:
 
     event: str
     time: float
+    _: KW_ONLY
     session: str = ""
     agent: str = ""
     run_id: str = ""
@@ -103,6 +104,7 @@ class TraceLog:
 
     path: Path | None
     records: tuple[TraceRecord, ...]
+    _: KW_ONLY
     skipped: int = 0
 
 
@@ -118,7 +120,7 @@ def parse_trace_lines(lines: Iterable[str], *, path: Path | None = None) -> Trac
             records.append(TraceRecord.from_json(json.loads(text)))
         except (ValueError, RecursionError):
             skipped += 1
-    return TraceLog(path, tuple(records), skipped)
+    return TraceLog(path, tuple(records), skipped=skipped)
 
 
 def read_trace(path: str | os.PathLike[str]) -> TraceLog:

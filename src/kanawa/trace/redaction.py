@@ -108,4 +108,4 @@ def chain(*redactors: Redactor) -> Redactor:
     return chained
 
 
-__all__ = ["MASK", "SAFE_DATA_KEYS", "chain", "drop_payloads", "redact_secrets"]
+__all__ = ["SAFE_DATA_KEYS", "chain", "drop_payloads", "redact_secrets"]

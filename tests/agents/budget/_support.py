@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 
 from kanawa import Agent, AgentConfiguration, FunctionLLM, tool
-from kanawa.agents.budget import BudgetExceeded, TokenGuard
+from kanawa.agents.budget import TokenGuard
 from kanawa.llm.testing import ModelRequest
+from kanawa.loop.errors import BudgetExceeded
 from kanawa.loop.steps import GuardrailTripped
 from kanawa.tools.base import Tool
 from kanawa.types import AssistantMessage, LLMResponse, StopReason, ToolCall, Usage
@@ -23,12 +24,20 @@ def tool_call_response(
     message = AssistantMessage(
         tool_calls=tuple(ToolCall(f"call_{n}_{i}", "add", f'{{"a": {n}, "b": {i}}}') for i in range(calls))
     )
-    return LLMResponse(message, StopReason.TOOL_USE, usage or Usage(100, 10, requests=1), model)
+    return LLMResponse(
+        message,
+        StopReason.TOOL_USE,
+        usage=usage or Usage(input_tokens=100, output_tokens=10, requests=1),
+        model=model,
+    )
 
 
 def text_response(text: str = "done", *, usage: Usage | None = None, model: str = "gpt-5") -> LLMResponse:
     return LLMResponse(
-        AssistantMessage(text=text), StopReason.END_TURN, usage or Usage(100, 10, requests=1), model
+        AssistantMessage(text=text),
+        StopReason.END_TURN,
+        usage=usage or Usage(input_tokens=100, output_tokens=10, requests=1),
+        model=model,
     )
 
 
@@ -38,7 +47,7 @@ class Counted:
 
     requests: int = 0
     tool_runs: int = 0
-    usage: Usage = field(default_factory=lambda: Usage(100, 10, requests=1))
+    usage: Usage = field(default_factory=lambda: Usage(input_tokens=100, output_tokens=10, requests=1))
     tool_turns: int = 3
     model: str = "gpt-5"
     pause: Callable[[], Awaitable[None]] | None = None
@@ -72,8 +81,8 @@ class Counted:
         return Agent(
             name,
             "Add.",
-            [self.tool()],
-            FunctionLLM(self.answer, model=self.model),
+            tools=[self.tool()],
+            model=FunctionLLM(self.answer, model=self.model),
             config=AgentConfiguration(max_steps=100, max_tool_calls_per_tool=100),
             guardrails=guards,
         )

@@ -20,7 +20,9 @@ async def one_run(guard: TokenGuard, tool_turns: int) -> dict[str, Any]:
     async def pause() -> None:
         await asyncio.sleep(0.001)
 
-    counted = Counted(tool_turns=tool_turns, usage=Usage(100, 10, requests=1), pause=pause)
+    counted = Counted(
+        tool_turns=tool_turns, usage=Usage(input_tokens=100, output_tokens=10, requests=1), pause=pause
+    )
     usage, blocked = await run_to_end(counted.agent(guard))
     return {"requests": counted.requests, "tokens": usage.total_tokens, "blocked": blocked}
 

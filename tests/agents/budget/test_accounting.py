@@ -110,7 +110,12 @@ async def test_a_response_from_an_unpriced_model_makes_the_cost_unknown_and_bloc
 
     def answer(request: ModelRequest) -> LLMResponse:
         message = AssistantMessage(text="hi")
-        return LLMResponse(message, StopReason.END_TURN, Usage(10, 1, requests=1), "mystery-model")
+        return LLMResponse(
+            message,
+            StopReason.END_TURN,
+            usage=Usage(input_tokens=10, output_tokens=1, requests=1),
+            model="mystery-model",
+        )
 
     result = await Agent("a", "", model=FunctionLLM(answer, model="gpt-5"), guardrails=[guard]).run("hi")
     assert warnings_of(result.steps)[0].reasons == (

@@ -92,7 +92,7 @@ def scripted(steps: list[Step]) -> FunctionLLM:
         input_tokens, output_tokens, yields = steps[turn]
         for _ in range(yields):
             await asyncio.sleep(0)
-        usage = Usage(input_tokens, output_tokens, requests=1)
+        usage = Usage(input_tokens=input_tokens, output_tokens=output_tokens, requests=1)
         if turn + 1 < len(steps):
             return tool_call_response(turn, usage=usage)
         return text_response(usage=usage)
@@ -120,7 +120,7 @@ async def test_for_any_interleaving_the_recorded_total_equals_the_sum_of_the_run
     models = [scripted(steps) for steps in runs]
     config = AgentConfiguration(max_steps=10)
     agents = [
-        Agent(f"run{i}", "Add.", [add], model, config=config, guardrails=[guard])
+        Agent(f"run{i}", "Add.", tools=[add], model=model, config=config, guardrails=[guard])
         for i, model in enumerate(models)
     ]
     outcomes = await asyncio.gather(*(run_to_end(agent) for agent in agents))
@@ -131,7 +131,9 @@ async def test_for_any_interleaving_the_recorded_total_equals_the_sum_of_the_run
     assert totals.requests == sum(usage.requests for usage, _ in outcomes)
     sent = [step for steps, model in zip(runs, models, strict=True) for step in steps[: len(model.requests)]]
     assert totals.requests == len(sent)
-    assert totals.cost_nano_usd == sum(usd_to_nano(cost_of("gpt-5", Usage(i, o)) or 0.0) for i, o, _ in sent)
+    assert totals.cost_nano_usd == sum(
+        usd_to_nano(cost_of("gpt-5", Usage(input_tokens=i, output_tokens=o)) or 0.0) for i, o, _ in sent
+    )
     if action == "warn":
         assert not any(blocked for _, blocked in outcomes)
         assert len(sent) == sum(len(steps) for steps in runs)

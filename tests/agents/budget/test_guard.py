@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from kanawa import Agent, FunctionLLM
-from kanawa.agents.budget import BudgetExceeded, TokenGuard
+from kanawa.agents.budget import TokenGuard
 from kanawa.llm.testing import ModelRequest
-from kanawa.loop.errors import GuardrailViolation
+from kanawa.loop.errors import BudgetExceeded, GuardrailViolation
 from kanawa.types import AssistantMessage, LLMResponse, StopReason, ToolMessage, Usage
 from tests.agents.budget._support import COST_NANO, Counted, run_blocked, text_response, warnings_of
 from tests.agents.budget.conftest import GuardFactory
@@ -283,7 +283,10 @@ async def test_one_guard_on_an_agent_and_its_handoff_target_counts_both(make_gua
         if not request.tool_results:
             call = ToolCall("h1", "transfer_to_child", '{"message": "please answer"}')
             return LLMResponse(
-                AssistantMessage(tool_calls=(call,)), StopReason.TOOL_USE, Usage(100, 10), "gpt-5"
+                AssistantMessage(tool_calls=(call,)),
+                StopReason.TOOL_USE,
+                usage=Usage(input_tokens=100, output_tokens=10),
+                model="gpt-5",
             )
         return text_response("the parent's answer")
 

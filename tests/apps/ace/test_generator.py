@@ -29,7 +29,7 @@ def _json(final: str, ids: list[str], reasoning: list[str] | None = None) -> str
 
 @pytest.fixture
 async def store(tmp_path: Path, playbook: Playbook) -> JsonPlaybookStore:
-    store = JsonPlaybookStore(tmp_path / "playbooks")
+    store = JsonPlaybookStore(root=tmp_path / "playbooks")
     await store.save("appworld", playbook)
     return store
 
@@ -86,7 +86,7 @@ async def test_search_failure_gives_failure_trajectory(store: JsonPlaybookStore)
 
 async def test_empty_playbook_still_runs_with_empty_context(tmp_path: Path) -> None:
     llm = ScriptedLLM([_json("fine", [])])
-    trajectory = await _generator(JsonPlaybookStore(tmp_path), llm).run("anything", "new-dataset")
+    trajectory = await _generator(JsonPlaybookStore(root=tmp_path), llm).run("anything", "new-dataset")
     assert trajectory.status == "success"
     assert "Retrieved no bullets" in trajectory.reasoning_steps[1]
 
@@ -143,7 +143,7 @@ _responses = st.text(max_size=200).filter(lambda s: '"final_answer"' not in s)
 async def test_property_4_any_llm_response_becomes_a_success_trajectory(
     tmp_path: Path, response: str
 ) -> None:
-    store = JsonPlaybookStore(tmp_path / "p4")
+    store = JsonPlaybookStore(root=tmp_path / "p4")
     trajectory = await _generator(store, FunctionLLM(lambda request: response)).run("task", "appworld")
     assert trajectory.status == "success"
     assert response in trajectory.generated_answer
@@ -153,7 +153,7 @@ async def test_property_4_any_llm_response_becomes_a_success_trajectory(
 @settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(final=st.text(max_size=200))
 async def test_property_4_structured_response_answer_is_the_final_answer(tmp_path: Path, final: str) -> None:
-    store = JsonPlaybookStore(tmp_path / "p4s")
+    store = JsonPlaybookStore(root=tmp_path / "p4s")
     trajectory = await _generator(store, FunctionLLM(lambda request: _json(final, []))).run(
         "task", "appworld"
     )

@@ -20,7 +20,8 @@ def test_importing_the_ace_package_loads_nothing_heavy() -> None:
 
 
 def test_the_playbook_model_needs_only_pydantic() -> None:
-    assert _loaded("from kanawa.apps.ace import Playbook, Bullet, Trajectory, SearchQuery") == []
+    assert _loaded("from kanawa.apps.ace import Playbook, Bullet, Trajectory") == []
+    assert _loaded("from kanawa.apps.ace.search import SearchQuery") == []
 
 
 def test_the_cli_does_not_load_ace_dependencies_until_an_ace_command_runs() -> None:

@@ -6,9 +6,10 @@ from __future__ import annotations
 import numpy as np
 
 from kanawa.apps.ace.playbook import Playbook
-from kanawa.apps.ace.search.hybrid import HybridSearch, SearchSettings
+from kanawa.apps.ace.search.hybrid import HybridSearch
 from kanawa.apps.ace.search.ivf import IvfIndex
 from kanawa.apps.ace.search.models import SearchQuery
+from kanawa.apps.ace.search.ranking import SearchSettings
 from tests.apps.ace.search_fixture import PLAYBOOK_PATH
 
 

@@ -95,7 +95,7 @@ async def test_embeddings_live_in_a_pgvector_column(store: PgPlaybookStore) -> N
 
 
 async def test_open_playbook_store_accepts_a_postgresql_url(ace_postgres_url: str) -> None:
-    store = await open_playbook_store(ace_postgres_url)
+    store = await open_playbook_store(location=ace_postgres_url)
     try:
         assert isinstance(store, PgPlaybookStore)
     finally:

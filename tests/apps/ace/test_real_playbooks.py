@@ -79,7 +79,7 @@ async def test_default_beats_dense_only_on_recall_at_5_and_mrr_in_both_languages
     from kanawa.apps.ace.search.models import SearchQuery
     from kanawa.apps.ace.store.json_store import JsonPlaybookStore
 
-    store = JsonPlaybookStore(pytestconfig.cache.mkdir("ace-real-vectors"))  # embeds once per machine
+    store = JsonPlaybookStore(root=pytestconfig.cache.mkdir("ace-real-vectors"))  # embeds once per machine
     search = HybridSearch(store=store)
     await search.index(real_set.playbook)
     await search.embed_queries([q.text for q in real_set.queries])

@@ -12,10 +12,11 @@ import pytest
 from kanawa.agents.memory.embeddings.base import Embedder, TextKind, Vectors
 from kanawa.apps.ace.operations import AddOp, Operation, RemoveOp, UpdateOp, apply_operations
 from kanawa.apps.ace.playbook import Bullet, Playbook
-from kanawa.apps.ace.search.hybrid import HybridSearch, SearchSettings
+from kanawa.apps.ace.search.hybrid import HybridSearch
 from kanawa.apps.ace.search.ivf import IvfIndex
 from kanawa.apps.ace.search.lexical import Bm25Index
 from kanawa.apps.ace.search.models import SearchQuery
+from kanawa.apps.ace.search.ranking import SearchSettings
 from kanawa.apps.ace.search.tokenizer import BigramTokenizer, SudachiTokenizer, default_tokenizer
 from kanawa.apps.ace.store.json_store import JsonPlaybookStore
 from tests.apps.ace.search_fixture import PLAYBOOK_PATH, QUERIES, metrics
@@ -154,7 +155,7 @@ def test_index_updates_incrementally_embedding_only_changed_bullets(
 async def test_embeddings_persist_in_the_store_so_a_warm_search_embeds_nothing(
     dense_search: HybridSearch, playbook: Playbook, tmp_path: Path
 ) -> None:
-    store = JsonPlaybookStore(tmp_path)
+    store = JsonPlaybookStore(root=tmp_path)
     cold = HybridSearch(embedder=dense_search.embedder, store=store)
     assert await cold.prepare(playbook) == 5
     warm = HybridSearch(embedder=dense_search.embedder, store=store)
@@ -219,7 +220,7 @@ async def test_index_with_a_warm_store_embeds_nothing(
     dense_search: HybridSearch, playbook: Playbook, tmp_path: Path
 ) -> None:
     assert dense_search.embedder is not None
-    store = JsonPlaybookStore(tmp_path)
+    store = JsonPlaybookStore(root=tmp_path)
     await HybridSearch(embedder=dense_search.embedder, store=store).index(playbook)
     counting = CountingEmbedder(dense_search.embedder)
     assert await HybridSearch(embedder=counting, store=store).index(playbook) == 0

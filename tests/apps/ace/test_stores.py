@@ -20,8 +20,8 @@ from kanawa.apps.ace.store.sqlite_store import SQLitePlaybookStore
 @pytest.fixture(params=["json", "sqlite"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> PlaybookStore:
     if request.param == "json":
-        return JsonPlaybookStore(tmp_path / "playbooks")
-    return SQLitePlaybookStore(tmp_path / "playbooks.sqlite3")
+        return JsonPlaybookStore(root=tmp_path / "playbooks")
+    return SQLitePlaybookStore(path=tmp_path / "playbooks.sqlite3")
 
 
 async def test_missing_dataset_loads_as_empty_playbook(store: PlaybookStore) -> None:
@@ -84,13 +84,13 @@ async def test_dataset_names_are_checked(store: PlaybookStore) -> None:
 
 
 async def test_open_playbook_store_picks_the_backend_from_the_location(tmp_path: Path) -> None:
-    assert isinstance(await open_playbook_store(tmp_path / "dir"), JsonPlaybookStore)
-    assert isinstance(await open_playbook_store(tmp_path / "p.sqlite3"), SQLitePlaybookStore)
-    assert isinstance(await open_playbook_store(f"sqlite:///{tmp_path}/q.db"), SQLitePlaybookStore)
+    assert isinstance(await open_playbook_store(location=tmp_path / "dir"), JsonPlaybookStore)
+    assert isinstance(await open_playbook_store(location=tmp_path / "p.sqlite3"), SQLitePlaybookStore)
+    assert isinstance(await open_playbook_store(location=f"sqlite:///{tmp_path}/q.db"), SQLitePlaybookStore)
 
 
 async def test_json_store_writes_playbooks_as_readable_json_files(tmp_path: Path, playbook: Playbook) -> None:
-    store = JsonPlaybookStore(tmp_path)
+    store = JsonPlaybookStore(root=tmp_path)
     await store.save("appworld", playbook)
     text = await asyncio.to_thread((tmp_path / "appworld.json").read_text)
     assert Playbook.model_validate_json(text) == playbook
@@ -103,7 +103,7 @@ from kanawa.apps.ace.operations import AddOp, TagOp
 from kanawa.apps.ace.store.opening import open_playbook_store
 
 async def main():
-    store = await open_playbook_store(sys.argv[1])
+    store = await open_playbook_store(location=sys.argv[1])
     for i in range(10):
         await store.apply("shared", [AddOp(section="OTHERS", content=f"{sys.argv[2]} {i}"),
                                      TagOp(bullet_id="shr-00001", tag="helpful")])
@@ -119,7 +119,7 @@ async def test_curators_in_separate_processes_lose_nothing(
     import sys
 
     target = str(tmp_path / location)
-    store = await open_playbook_store(target)
+    store = await open_playbook_store(location=target)
     await store.save("shared", playbook)
     procs = [
         await asyncio.create_subprocess_exec(sys.executable, "-c", _CURATOR_PROCESS, target, name)

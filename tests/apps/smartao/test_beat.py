@@ -64,7 +64,7 @@ def test_the_task_learns_from_yesterday_by_default(tmp_path: Path) -> None:
     store = EvalStore(tmp_path / "evaluations.sqlite3")
     store.put("a", rubric("具体性"), day=yesterday())
     store.put("b", rubric("独自性"))  # today's: not yet
-    assert list(reflect_on_yesterday(str(tmp_path))) == ["具体性"]
+    assert list(reflect_on_yesterday(str(tmp_path))[""]) == ["具体性"]  # "": runs outside the server
 
 
 def test_a_worker_with_embedded_beat_runs_the_job_on_its_schedule(tmp_path: Path, redis_url: str) -> None:  # noqa: F811

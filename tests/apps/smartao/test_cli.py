@@ -7,6 +7,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -108,3 +109,51 @@ def test_serve_refuses_a_public_host_without_keys() -> None:
     result = CliRunner().invoke(app, ["smartao", "serve", "--host", "0.0.0.0"], env={"KANAWA_API_KEYS": ""})
     assert result.exit_code == 2
     assert "loopback" in result.output
+
+
+def _head_status(port: int, path: str, header_bytes: int) -> int:
+    """The status a finished request head with one header line of ``header_bytes`` gets."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        head = f"GET {path} HTTP/1.1\r\nHost: x\r\nX-Big: ".encode() + b"b" * header_bytes
+        sock.sendall(head + b"\r\n\r\n")
+        answer = b""
+        while b"\r\n" not in answer and (piece := sock.recv(65536)):
+            answer += piece
+    found = re.match(rb"HTTP/1\.1 (\d{3}) ", answer)
+    assert found, answer[:200]
+    return int(found.group(1))
+
+
+def test_serve_refuses_oversized_heads_and_sends_the_page_security_headers(
+    tmp_path: Path, reference_db: Path
+) -> None:
+    """`kanawa smartao serve` has the request-head limits and page headers `kanawa serve` has."""
+    shutil.copyfile(reference_db, tmp_path / "references.sqlite3")
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KANAWA_")}
+    command = [str(Path(sys.executable).parent / "kanawa"), "smartao", "serve", "--port", str(port)]
+    proc = subprocess.Popen(
+        [*command, "--data", str(tmp_path), "--no-textlint", "--log-level", "warning"],
+        env={**env, "PYTHONPATH": str(ROOT), "KANAWA_API_KEYS": "kA:acme", "KANAWA_MAX_HEAD_BYTES": "16384"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        for _ in range(400):
+            try:
+                page = httpx.get(f"http://127.0.0.1:{port}/smartao/")
+                break
+            except httpx.ConnectError:
+                time.sleep(0.05)
+        else:
+            raise AssertionError("kanawa smartao serve never answered")
+        assert page.status_code == 200
+        assert "frame-ancestors 'none'" in page.headers.get("content-security-policy", "")
+        assert page.headers.get("x-frame-options") == "DENY"
+        assert page.headers.get("x-content-type-options") == "nosniff"
+        assert page.headers.get("referrer-policy") == "no-referrer"
+        assert _head_status(port, "/smartao/", 8_000) == 200
+        assert _head_status(port, "/smartao/", 40_000) == 431
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)

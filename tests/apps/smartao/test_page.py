@@ -21,7 +21,7 @@ from kanawa.apps.smartao.web import smartao_extension
 from kanawa.server.app import create_app
 from kanawa.server.registry import demo_agents
 from tests.server.conftest import LiveServer, artifacts, settings_for
-from tests.server.sse import KEY_A
+from tests.server.sse import KEY_A, KEY_B
 from tests.server.test_page import page
 
 __all__ = ["artifacts", "page"]  # fixtures shared with the timeline page's tests
@@ -45,7 +45,9 @@ def page_server(tmp_path_factory: pytest.TempPathFactory, reference_db: Path) ->
     directory = tmp_path_factory.mktemp("smartao-page")
     shutil.copyfile(reference_db, directory / "references.sqlite3")
     extension = smartao_extension(directory, textlint=False)
-    server = LiveServer(create_app(demo_agents(), settings_for("embedded", None), extensions=[extension]))
+    server = LiveServer(
+        create_app(agents=demo_agents(), settings=settings_for("embedded", None), extensions=[extension])
+    )
     server.start()
     try:
         yield server
@@ -186,7 +188,9 @@ def textlint_server(tmp_path_factory: pytest.TempPathFactory, reference_db: Path
     directory = tmp_path_factory.mktemp("smartao-textlint-page")
     shutil.copyfile(reference_db, directory / "references.sqlite3")
     extension = smartao_extension(directory, textlint=True)
-    server = LiveServer(create_app(demo_agents(), settings_for("embedded", None), extensions=[extension]))
+    server = LiveServer(
+        create_app(agents=demo_agents(), settings=settings_for("embedded", None), extensions=[extension])
+    )
     server.start()
     try:
         yield server
@@ -278,6 +282,40 @@ async def test_the_english_toggle_translates_every_string_the_page_shows(
         == "完了しました。修正を採用・却下して PatchJSON をダウンロードできます。"
     )
     assert "表記・形式" in await page.inner_text("#scores")
+
+
+async def test_a_key_in_a_link_asks_before_it_replaces_the_key_and_the_tenant_is_shown(
+    page: Page, page_server: LiveServer
+) -> None:
+    """Key fixation (issue 20 #7): /smartao/#key=B in a tab holding key A asks, in the page's
+    language, naming both tenants; declining keeps A, accepting switches to B; the active tenant is
+    shown throughout."""
+    held = "() => sessionStorage.getItem('kanawa-key')"
+    await page.goto(f"{page_server.url}/smartao/#key={KEY_A}")
+    await page.wait_for_selector("#tenant-name:text-is('alpha')")
+    assert await page.inner_text("#tenant") == "テナント: alpha"
+    for choice in ("#switch-keep", "#switch-yes"):
+        await page.goto("about:blank")
+        await page.goto(f"{page_server.url}/smartao/#key={KEY_B}")
+        await page.wait_for_selector("#switchbox:not([hidden])")
+        assert "#key" not in page.url
+        assert await page.evaluate(held) == KEY_A  # nothing replaced while the page asks
+        assert await page.inner_text("#tenant-name") == "alpha"
+        text = await page.inner_text("#switch-text")
+        assert "テナント「beta」" in text, text
+        assert "テナント「alpha」" in text, text
+        await page.click("#lang")  # the question in English, and nothing left in Japanese
+        text = await page.inner_text("#switch-text")
+        assert "tenant “beta”" in text, text
+        assert "tenant “alpha”" in text, text
+        assert await page.inner_text("#tenant") == "Tenant: alpha"
+        assert (await _shown_japanese(page))["shown"] == []
+        await page.click("#lang")
+        await page.click(choice)
+        await page.wait_for_selector("#switchbox", state="hidden")
+        expected = ("alpha", KEY_A) if choice == "#switch-keep" else ("beta", KEY_B)
+        await page.wait_for_selector(f"#tenant-name:text-is('{expected[0]}')")
+        assert await page.evaluate(held) == expected[1]
 
 
 TEXTLINT_ESSAY = (

@@ -4,6 +4,8 @@ plain function and as ``kanawa smartao reflexion``."""
 from __future__ import annotations
 
 import dataclasses
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -28,6 +30,7 @@ def test_rubric_json_is_loaded_once_and_lists_the_seven_axes() -> None:
 def test_evaluation_key_depends_on_everything_that_changes_the_rubric() -> None:
     base = EvaluationInputs(
         essay="a",
+        tenant="acme",
         policy="p",
         kind="志望理由書",
         style_backend="textlint",
@@ -42,7 +45,7 @@ def test_evaluation_key_depends_on_everything_that_changes_the_rubric() -> None:
         dataclasses.replace(base, **{field.name: value})
         for field, value in zip(
             dataclasses.fields(EvaluationInputs),
-            ("b", "q", "小論文", "某大学", "某学部", "sudachi", (), 0.3, 3, (), ("openai:gpt-5", "demo")),
+            ("b", "globex", "q", "小論文", "某大学", "某学部", "sudachi", (), 0.3, 3, (), ("o:x", "demo")),
             strict=True,
         )
     ]
@@ -65,15 +68,50 @@ def test_apply_reflexion_learns_a_lesson_for_each_axis_the_day_scored_low(tmp_pa
     for n in range(3):
         store.put(f"day1-{n}", rubric(4, low="具体性"), day="2026-11-22")
     store.put("day2", rubric(1), day="2026-11-23")
-    lessons = apply_reflexion(db, day="2026-11-22")
+    learned = apply_reflexion(db, day="2026-11-22")
+    assert list(learned) == [""]  # the tenant of runs outside the server
+    lessons = learned[""]
     assert list(lessons) == ["具体性"]
     assert "平均が1.0点（3件）" in lessons["具体性"]
     assert store.latest_lessons() == (lessons["具体性"],)
-    assert apply_reflexion(db, day="2026-11-22") == lessons  # re-running replaces, never duplicates
+    assert apply_reflexion(db, day="2026-11-22") == learned  # re-running replaces, never duplicates
     assert len(store.latest_lessons()) == 1
     assert apply_reflexion(db, day="2026-01-01") == {}
     with pytest.raises(ValueError, match="isoformat"):
         apply_reflexion(db, day="yesterday")
+
+
+def test_each_tenant_learns_its_own_lessons_from_its_own_evaluations(tmp_path: Path) -> None:
+    db = tmp_path / "e.sqlite3"
+    store = EvalStore(db)
+    for n in range(2):
+        store.put(f"acme-{n}", rubric(4, low="具体性"), day="2026-11-22", tenant="acme")
+        store.put(f"globex-{n}", rubric(4, low="独自性"), day="2026-11-22", tenant="globex")
+    learned = apply_reflexion(db, day="2026-11-22")
+    assert {tenant: list(lessons) for tenant, lessons in learned.items()} == {
+        "acme": ["具体性"],
+        "globex": ["独自性"],
+    }
+    assert store.latest_lessons(tenant="acme") == (learned["acme"]["具体性"],)
+    assert store.latest_lessons(tenant="globex") == (learned["globex"]["独自性"],)
+    assert store.latest_lessons() == ()  # nothing learned outside a tenant
+    assert len(store.evaluations("2026-11-22", tenant="acme")) == 2
+
+
+def test_a_store_written_before_tenants_opens_and_keeps_its_evaluations(tmp_path: Path) -> None:
+    db = tmp_path / "old.sqlite3"
+    with closing(sqlite3.connect(db)) as old, old:
+        old.executescript(
+            "CREATE TABLE evaluations (key TEXT PRIMARY KEY, day TEXT NOT NULL, rubric TEXT NOT NULL);"
+            "CREATE TABLE lessons (day TEXT NOT NULL, axis TEXT NOT NULL, lesson TEXT NOT NULL,"
+            " PRIMARY KEY (day, axis));"
+        )
+        old.execute("INSERT INTO evaluations VALUES ('k', '2026-11-20', ?)", (rubric(2).model_dump_json(),))
+    store = EvalStore(db)
+    assert store.get("k") == rubric(2)
+    assert store.evaluations("2026-11-20") == [rubric(2)]
+    store.put("k2", rubric(3), day="2026-11-20", tenant="acme")
+    assert store.evaluations("2026-11-20", tenant="acme") == [rubric(3)]
 
 
 def test_lessons_reach_the_rubric_evidence_eval_agent_reads() -> None:

@@ -11,11 +11,13 @@ import os
 import shutil
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
 from kanawa.apps.smartao.patch import PatchJSON
+from kanawa.apps.smartao.reflexion import EvalStore
 from kanawa.apps.smartao.service import DEMO_MODEL_NAME, SmartAOAgent
 from kanawa.apps.smartao.session import sample_text
 from kanawa.apps.smartao.textlint import textlint_available
@@ -42,7 +44,9 @@ def data_dir(root: Path, reference_db: Path) -> Path:
 def smartao_server(tmp_path_factory: pytest.TempPathFactory, reference_db: Path) -> Iterator[LiveServer]:
     directory = data_dir(tmp_path_factory.mktemp("smartao-service"), reference_db)
     extension = smartao_extension(directory, textlint=False)
-    server = LiveServer(create_app(demo_agents(), settings_for("embedded", None), extensions=[extension]))
+    server = LiveServer(
+        create_app(agents=demo_agents(), settings=settings_for("embedded", None), extensions=[extension])
+    )
     server.start()
     try:
         yield server
@@ -159,7 +163,7 @@ async def test_the_agent_list_and_the_page_routes(client: httpx.AsyncClient) -> 
 async def test_a_tenant_budget_reaches_the_inner_agents(tmp_path: Path, reference_db: Path) -> None:
     extension = smartao_extension(data_dir(tmp_path, reference_db), textlint=False)
     settings = settings_for("embedded", None, tenant_max_requests=2)
-    server = LiveServer(create_app({}, settings, extensions=[extension])).start()
+    server = LiveServer(create_app(agents={}, settings=settings, extensions=[extension])).start()
     try:
         async with httpx.AsyncClient(base_url=server.url, timeout=20) as http:
             _, events = await start_run(http, "smartao", REQUEST)
@@ -178,7 +182,9 @@ async def test_the_server_owns_the_textlint_sidecar_and_ends_it(tmp_path: Path, 
     extension = smartao_extension(data_dir(tmp_path, reference_db), textlint=None)
     agent = extension.agents["smartao"]
     assert isinstance(agent, SmartAOAgent)
-    server = LiveServer(create_app({}, settings_for("embedded", None), extensions=[extension])).start()
+    server = LiveServer(
+        create_app(agents={}, settings=settings_for("embedded", None), extensions=[extension])
+    ).start()
     try:
         async with httpx.AsyncClient(base_url=server.url, timeout=20) as http:
             _, events = await start_run(http, "smartao", REQUEST)
@@ -214,3 +220,38 @@ async def test_every_inner_agent_is_traced_under_the_service_run(client: httpx.A
     assert essay[:40] not in json.dumps(traces, ensure_ascii=False)  # payloads are dropped
     runs = {t["data"]["run_id"] for t in traces}  # type: ignore[index]
     assert len(runs) >= 6  # each agent's run keeps its own id (a trace tree needs one per run)
+
+
+async def test_the_rubric_cache_and_the_lessons_are_each_tenants_own(
+    tmp_path: Path, reference_db: Path
+) -> None:
+    """Two tenants (KANAWA_API_KEYS=kA:acme,kB:globex) on the served app: one tenant's exact essay
+    is scored afresh for the other (never ``cached``: it would be the first tenant's rubric), and a
+    lesson learned from one tenant's evaluations reaches only that tenant's rubrics."""
+    directory = data_dir(tmp_path / "data", reference_db)
+    EvalStore(directory / "evaluations.sqlite3").save_lessons(
+        "2026-11-20", {"具体性": "acme の教訓: 具体例を一つ"}, tenant="acme"
+    )
+    settings = settings_for("embedded", None, api_keys="kA:acme,kB:globex")
+    extension = smartao_extension(directory, textlint=False)
+    server = LiveServer(create_app(demo_agents(), settings, extensions=[extension])).start()
+    acme, globex = {"Authorization": "Bearer kA"}, {"Authorization": "Bearer kB"}
+    request = json.dumps({"essay": ESSAY + "\n（テナント別）", "policy": POLICY}, ensure_ascii=False)
+
+    async def rubric_of(headers: dict[str, str]) -> dict[str, Any]:
+        _, events = await start_run(http, "smartao", request, headers=headers)
+        [chunk] = of_type(events, "rubric")
+        return chunk["data"]  # type: ignore[return-value]
+
+    try:
+        async with httpx.AsyncClient(base_url=server.url, timeout=httpx.Timeout(20.0)) as http:
+            first = await rubric_of(acme)
+            assert first["cached"] is False
+            assert "acme の教訓" in first["rubric"]["summary"]
+            assert (await rubric_of(acme))["cached"] is True  # the tenant's own cache answers
+            other = await rubric_of(globex)
+            assert other["cached"] is False, "another tenant's essay answered from acme's cache"
+            assert "acme の教訓" not in other["rubric"]["summary"]
+            assert (await rubric_of(globex))["cached"] is True
+    finally:
+        server.stop()

@@ -95,8 +95,11 @@ async def test_tool_results_merge_into_one_user_turn_with_is_error(
     history: list[Message] = [
         UserMessage("Weather and time in Paris?"),
         AssistantMessage(
-            "Checking.",
-            (ToolCall("toolu_1", "get_weather", '{"city": "Paris"}'), ToolCall("toolu_2", "get_time", "")),
+            text="Checking.",
+            tool_calls=(
+                ToolCall("toolu_1", "get_weather", '{"city": "Paris"}'),
+                ToolCall("toolu_2", "get_time", ""),
+            ),
         ),
         ToolMessage("toolu_1", "18°C, cloudy"),
         ToolMessage("toolu_2", "tool invoke error: failed to execute tool", is_error=True),
@@ -127,7 +130,7 @@ async def test_tool_results_merge_into_one_user_turn_with_is_error(
 async def test_empty_tool_result_sends_no_content(adapter: AnthropicAdapter, wire_server: WireServer) -> None:
     history: list[Message] = [
         UserMessage("Go"),
-        AssistantMessage("", (ToolCall("toolu_1", "reset", "{}"),)),
+        AssistantMessage(text="", tool_calls=(ToolCall("toolu_1", "reset", "{}"),)),
         ToolMessage("toolu_1", ""),
     ]
     body = await sent(adapter, wire_server, history)
@@ -139,7 +142,7 @@ async def test_user_turn_after_tool_results_is_merged_after_them(
 ) -> None:
     history: list[Message] = [
         UserMessage("Go"),
-        AssistantMessage("", (ToolCall("toolu_1", "get_time", "{}"),)),
+        AssistantMessage(text="", tool_calls=(ToolCall("toolu_1", "get_time", "{}"),)),
         ToolMessage("toolu_1", "12:00"),
         UserMessage("Thanks, and now?"),
     ]
@@ -152,12 +155,14 @@ async def test_thinking_replayed_verbatim_first_and_foreign_reasoning_dropped(
     adapter: AnthropicAdapter, wire_server: WireServer
 ) -> None:
     turn = AssistantMessage(
-        "Let me look.",
-        (ToolCall("toolu_1", "get_time", "{}"),),
-        (
-            ReasoningPart("Need both tools.", "anthropic", THINKING),
-            ReasoningPart("", "openai", {"type": "reasoning", "encrypted_content": "gAAA"}),
-            ReasoningPart("", "anthropic", REDACTED),
+        text="Let me look.",
+        tool_calls=(ToolCall("toolu_1", "get_time", "{}"),),
+        reasoning=(
+            ReasoningPart(text="Need both tools.", provider="anthropic", payload=THINKING),
+            ReasoningPart(
+                text="", provider="openai", payload={"type": "reasoning", "encrypted_content": "gAAA"}
+            ),
+            ReasoningPart(text="", provider="anthropic", payload=REDACTED),
         ),
     )
     body = await sent(adapter, wire_server, [UserMessage("Time?"), turn, ToolMessage("toolu_1", "12:00")])
@@ -173,7 +178,7 @@ async def test_thinking_replayed_verbatim_first_and_foreign_reasoning_dropped(
 async def test_stored_arguments_that_are_not_an_object_are_sent_as_empty_input(
     adapter: AnthropicAdapter, wire_server: WireServer, stored: str
 ) -> None:
-    turn = AssistantMessage("", (ToolCall("toolu_1", "get_weather", stored),))
+    turn = AssistantMessage(text="", tool_calls=(ToolCall("toolu_1", "get_weather", stored),))
     body = await sent(
         adapter, wire_server, [UserMessage("?"), turn, ToolMessage("toolu_1", "parse error", is_error=True)]
     )
@@ -318,7 +323,7 @@ async def test_images_and_documents_become_content_blocks(
             ImagePart(data=png, media_type="image/png"),
             ImagePart(url="https://example.com/cat.jpg"),
             ImagePart(url="data:image/jpeg;base64,/9j/AA=="),
-            FilePart(pdf, "application/pdf", "report.pdf"),
+            FilePart(pdf, media_type="application/pdf", filename="report.pdf"),
         ]
     )
     body = await sent(adapter, wire_server, [user])
@@ -342,7 +347,7 @@ async def test_tool_result_with_an_image_is_sent_as_blocks(
     adapter: AnthropicAdapter, wire_server: WireServer
 ) -> None:
     result = ToolMessage("toolu_1", [TextPart("chart:"), ImagePart(data=b"GIF89a", media_type="image/gif")])
-    turn = AssistantMessage("", (ToolCall("toolu_1", "plot", "{}"),))
+    turn = AssistantMessage(text="", tool_calls=(ToolCall("toolu_1", "plot", "{}"),))
     body = await sent(adapter, wire_server, [UserMessage("plot"), turn, result])
     content = body["messages"][2]["content"][0]["content"]
     assert [b["type"] for b in content] == ["text", "image"]
@@ -352,7 +357,7 @@ async def test_unsupported_file_type_is_refused_before_sending(
     adapter: AnthropicAdapter, wire_server: WireServer
 ) -> None:
     with pytest.raises(LLMBadRequestError, match="application/pdf or text"):
-        await adapter.chat([UserMessage([FilePart(b"PK..", "application/zip")])])
+        await adapter.chat([UserMessage([FilePart(b"PK..", media_type="application/zip")])])
     assert wire_server.requests == []
 
 

@@ -85,7 +85,7 @@ async def test_assistant_turn_is_model_role_with_text_and_parsed_function_call_a
 ) -> None:
     history: list[Message] = [
         UserMessage("add 2 and 3"),
-        AssistantMessage("Let me add.", tool_calls=(ToolCall("call_x_0", "add", '{"a": 2, "b": 3}'),)),
+        AssistantMessage(text="Let me add.", tool_calls=(ToolCall("call_x_0", "add", '{"a": 2, "b": 3}'),)),
         ToolMessage("call_x_0", "5", name="add"),
     ]
     sent = contents(await send(wire_server, history, tools=[ADD]))
@@ -97,7 +97,7 @@ async def test_assistant_turn_is_model_role_with_text_and_parsed_function_call_a
 
 
 async def test_function_call_id_is_sent_only_when_gemini_issued_it(wire_server: WireServer) -> None:
-    issued = ToolCall("fc-1", "add", '{"a":1,"b":1}', {"function_call_id": "fc-1"})
+    issued = ToolCall("fc-1", "add", '{"a":1,"b":1}', provider_details={"function_call_id": "fc-1"})
     invented = ToolCall("call_r_1", "now", "")
     history: list[Message] = [
         UserMessage("go"),
@@ -203,7 +203,10 @@ async def test_gemini_3_tool_turn_without_any_signature_gets_googles_placeholder
 
 
 async def test_real_signatures_are_never_replaced_by_the_placeholder(wire_server: WireServer) -> None:
-    calls = (ToolCall("a", "add", "{}"), ToolCall("b", "now", "{}", {"thought_signature": SIGNATURE}))
+    calls = (
+        ToolCall("a", "add", "{}"),
+        ToolCall("b", "now", "{}", provider_details={"thought_signature": SIGNATURE}),
+    )
     history: list[Message] = [
         UserMessage("go"),
         AssistantMessage(tool_calls=calls),
@@ -217,12 +220,12 @@ async def test_real_signatures_are_never_replaced_by_the_placeholder(wire_server
 
 async def test_other_providers_reasoning_payloads_are_dropped(wire_server: WireServer) -> None:
     reasoning = (
-        ReasoningPart("summary", provider="anthropic", payload={"signature": "abc"}),
-        ReasoningPart("my thoughts", provider="gemini"),
+        ReasoningPart(text="summary", provider="anthropic", payload={"signature": "abc"}),
+        ReasoningPart(text="my thoughts", provider="gemini"),
     )
     history: list[Message] = [
         UserMessage("q"),
-        AssistantMessage("answer", reasoning=reasoning),
+        AssistantMessage(text="answer", reasoning=reasoning),
         UserMessage("more"),
     ]
     sent = contents(await send(wire_server, history))
@@ -230,7 +233,7 @@ async def test_other_providers_reasoning_payloads_are_dropped(wire_server: WireS
 
 
 async def test_invalid_stored_signature_fails_before_sending(wire_server: WireServer) -> None:
-    bad = ToolCall("a", "add", "{}", {"thought_signature": "not base64 at all!"})
+    bad = ToolCall("a", "add", "{}", provider_details={"thought_signature": "not base64 at all!"})
     with pytest.raises(LLMBadRequestError, match="thought_signature"):
         await send(wire_server, [UserMessage("go"), AssistantMessage(tool_calls=(bad,))])
     assert wire_server.requests == []

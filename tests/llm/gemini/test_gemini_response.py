@@ -79,7 +79,12 @@ async def test_stop_with_parallel_function_calls_stays_end_turn_with_the_calls(
     response = await adapter.chat([UserMessage("go")])
     assert response.stop_reason is StopReason.END_TURN
     assert response.message.tool_calls == (
-        ToolCall(f"call_{RESPONSE_ID}_0", "add", '{"a": 2, "b": 3}', {"thought_signature": SIGNATURE}),
+        ToolCall(
+            f"call_{RESPONSE_ID}_0",
+            "add",
+            '{"a": 2, "b": 3}',
+            provider_details={"thought_signature": SIGNATURE},
+        ),
         ToolCall(f"call_{RESPONSE_ID}_1", "now", "{}"),
     )
 
@@ -114,7 +119,7 @@ async def test_stream_yields_deltas_in_order_then_exactly_one_completion(
     ]
     response = completed(events)
     assert response.stop_reason is StopReason.END_TURN
-    assert response.message.reasoning == (ReasoningPart("Thinking about tools.", provider="gemini"),)
+    assert response.message.reasoning == (ReasoningPart(text="Thinking about tools.", provider="gemini"),)
     assert response.usage == Usage(
         input_tokens=30, output_tokens=30, reasoning_tokens=21, cached_tokens=10, requests=1
     )
@@ -136,7 +141,7 @@ async def test_chat_returns_the_response_the_stream_assembles(
     assert streamed == whole
     assert whole.message.text == "Answer: 42"
     assert whole.message.reasoning == (
-        ReasoningPart("hmm", provider="gemini"),
+        ReasoningPart(text="hmm", provider="gemini"),
         ReasoningPart(provider="gemini", payload={"thought_signature": SIGNATURE_2, "part": "text"}),
     )
 

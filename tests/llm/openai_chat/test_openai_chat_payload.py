@@ -114,8 +114,8 @@ async def test_user_parts_become_text_image_and_file_parts(
             TextPart("Look:"),
             ImagePart(data=png, media_type="image/png"),
             ImagePart(url="https://example.com/cat.jpg"),
-            FilePart(pdf, "application/pdf", "report.pdf"),
-            FilePart("注記".encode(), "text/plain", "note.txt"),
+            FilePart(pdf, media_type="application/pdf", filename="report.pdf"),
+            FilePart("注記".encode(), media_type="text/plain", filename="note.txt"),
         ]
     )
     body = await sent(adapter, wire_server, [user])
@@ -143,12 +143,12 @@ async def test_assistant_tool_calls_and_tool_results(
     history: list[Message] = [
         UserMessage("Weather in Paris and Rome?"),
         AssistantMessage(
-            "",
-            (
+            text="",
+            tool_calls=(
                 ToolCall("call_1", "get_weather", '{"city": "Paris"}'),
                 ToolCall("call_2", "get_weather", '{"city": "Ro'),
             ),
-            (ReasoningPart("thinking about cities", "openai-chat"),),
+            reasoning=(ReasoningPart(text="thinking about cities", provider="openai-chat"),),
         ),
         ToolMessage("call_1", "18°C"),
         ToolMessage("call_2", "tool arguments are not valid JSON", is_error=True),
@@ -178,7 +178,7 @@ async def test_images_from_tools_follow_the_tool_results(
 ) -> None:
     history: list[Message] = [
         UserMessage("plot it"),
-        AssistantMessage("", (ToolCall("call_1", "plot", "{}"),)),
+        AssistantMessage(text="", tool_calls=(ToolCall("call_1", "plot", "{}"),)),
         ToolMessage("call_1", [TextPart("chart attached"), ImagePart(url="https://example.com/c.png")]),
     ]
     body = await sent(adapter, wire_server, history)

@@ -15,6 +15,7 @@ from kanawa.llm.errors import (
     LLMError,
     LLMRateLimitError,
     LLMTimeoutError,
+    parse_retry_after,
 )
 from kanawa.llm.openai.common import (
     KEYLESS_PLACEHOLDER,
@@ -23,7 +24,6 @@ from kanawa.llm.openai.common import (
     build_client,
     error_for_code,
     map_openai_error,
-    parse_retry_after,
 )
 from kanawa.secrets import forget_secret, register_secret
 

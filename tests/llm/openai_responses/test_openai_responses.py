@@ -182,7 +182,7 @@ async def test_foreign_reasoning_is_dropped_on_replay(
 
     wire_server.enqueue(text_response("ok").json())
     foreign = AssistantMessage(
-        "prior", reasoning=(ReasoningPart("t", provider="anthropic", payload={"signature": "s"}),)
+        text="prior", reasoning=(ReasoningPart(text="t", provider="anthropic", payload={"signature": "s"}),)
     )
     await adapter.chat([UserMessage("a"), foreign, UserMessage("b")])
     assert [item.get("type", item.get("role")) for item in wire_server.requests[0].json()["input"]] == [

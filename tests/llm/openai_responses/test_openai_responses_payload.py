@@ -79,9 +79,9 @@ def test_assistant_replays_openai_reasoning_verbatim_first_then_text_then_functi
         text="Let me add.",
         tool_calls=(ToolCall("call_1", "add", '{"a": 1}'), ToolCall("call_2", "add", '{"a": 2}')),
         reasoning=(
-            ReasoningPart("Plan: add.", provider="openai", payload=REASONING_ITEM),
-            ReasoningPart("thinking", provider="anthropic", payload={"signature": "sig"}),
-            ReasoningPart("no payload", provider="openai"),
+            ReasoningPart(text="Plan: add.", provider="openai", payload=REASONING_ITEM),
+            ReasoningPart(text="thinking", provider="anthropic", payload={"signature": "sig"}),
+            ReasoningPart(text="no payload", provider="openai"),
         ),
     )
     _, items = messages_to_responses_input([UserMessage("q"), message])

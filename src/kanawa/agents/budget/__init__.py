@@ -42,12 +42,10 @@ from kanawa.agents.budget.guard import DEFAULT_TTL_SECONDS, SessionKey, TokenGua
 from kanawa.agents.budget.limits import BudgetKind, BudgetLimits, BudgetTotals, Charge, Reservation
 from kanawa.agents.budget.redis_store import REDIS_URL_ENVIRONMENT_VARIABLE, RedisBudgetStore, safe_url
 from kanawa.agents.budget.store import BudgetStore, BudgetStoreError, MemoryBudgetStore
-from kanawa.loop.errors import BudgetExceeded
 
 __all__ = [
     "DEFAULT_TTL_SECONDS",
     "REDIS_URL_ENVIRONMENT_VARIABLE",
-    "BudgetExceeded",
     "BudgetKind",
     "BudgetLimits",
     "BudgetStore",

@@ -43,11 +43,11 @@ def charge_for(response: LLMResponse, context: RunContext[Any], prices: PriceTab
         output_tokens = message_tokens(response.message, text_counter(model))
         estimated = True
     counted = Usage(
-        input_tokens,
-        output_tokens,
-        min(usage.reasoning_tokens, output_tokens),
-        min(usage.cached_tokens, input_tokens),
-        1,
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        reasoning_tokens=min(usage.reasoning_tokens, output_tokens),
+        cached_tokens=min(usage.cached_tokens, input_tokens),
+        requests=1,
     )
     cost = prices.cost(model, counted)
     return Charge(

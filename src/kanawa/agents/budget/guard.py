@@ -105,7 +105,12 @@ class TokenGuard(Guardrail):
         # below (validate_input / validate_output pass everything).
         super().__init__(action=action, stages=(), name=name)
         self.unpriced: UnpricedPolicy = unpriced_policy(unpriced)
-        self.limits = BudgetLimits(max_tokens, max_requests, max_cost_usd, self.unpriced == "block")
+        self.limits = BudgetLimits(
+            max_tokens=max_tokens,
+            max_requests=max_requests,
+            max_cost_usd=max_cost_usd,
+            unpriced_blocks=self.unpriced == "block",
+        )
         if warn_at is not None and (
             isinstance(warn_at, bool)
             or not isinstance(warn_at, int | float)
@@ -226,11 +231,11 @@ class TokenGuard(Guardrail):
             self._defer_uncounted(context.run_id, exc)
             return ()
         before = BudgetTotals(
-            after.requests,
-            after.input_tokens - charge.input_tokens,
-            after.output_tokens - charge.output_tokens,
-            after.cost_nano_usd - charge.cost_nano_usd,
-            after.unpriced_responses - (1 if charge.unpriced else 0),
+            requests=after.requests,
+            input_tokens=after.input_tokens - charge.input_tokens,
+            output_tokens=after.output_tokens - charge.output_tokens,
+            cost_nano_usd=after.cost_nano_usd - charge.cost_nano_usd,
+            unpriced_responses=after.unpriced_responses - (1 if charge.unpriced else 0),
         )
         warnings = self._crossings(step, "model_call", before, after, ("tokens", "money"))
         if charge.unpriced and self.limits.max_cost_usd is not None:
@@ -254,7 +259,13 @@ class TokenGuard(Guardrail):
         except BudgetStoreError as exc:
             raise self._unreachable(step, "tool_call", exc) from exc
         verdict = verdict_for(
-            totals, BudgetLimits(limits.max_tokens, None, limits.max_cost_usd, limits.unpriced_blocks)
+            totals,
+            BudgetLimits(
+                max_tokens=limits.max_tokens,
+                max_requests=None,
+                max_cost_usd=limits.max_cost_usd,
+                unpriced_blocks=limits.unpriced_blocks,
+            ),
         )
         if verdict != "ok":
             raise self._blocked(step, "tool_call", self._spent(verdict, totals))

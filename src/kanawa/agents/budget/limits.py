@@ -11,7 +11,7 @@ where Redis's Lua numbers stop being exact integers).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from typing import Literal, TypeAlias
 
 NANO_USD_PER_USD = 1_000_000_000
@@ -48,6 +48,7 @@ class BudgetLimits:
     session's cost a lower bound (``warn``).
     """
 
+    _: KW_ONLY
     max_tokens: int | None = None
     max_requests: int | None = None
     max_cost_usd: float | None = None
@@ -88,6 +89,7 @@ class BudgetTotals:
     ``cost_nano_usd``, so with any of them :attr:`cost_usd` is a lower bound).
     """
 
+    _: KW_ONLY
     requests: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
@@ -118,6 +120,7 @@ class Charge:
     output_tokens: int
     cost_nano_usd: int
     unpriced: bool
+    _: KW_ONLY
     estimated: bool = False
     """``True`` when a token count was estimated because the response reported none."""
 

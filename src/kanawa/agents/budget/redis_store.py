@@ -119,8 +119,12 @@ def _int(value: Any) -> int:
     return int(value.decode() if isinstance(value, bytes) else value)
 
 
+_TOTAL_FIELDS = ("requests", "input_tokens", "output_tokens", "cost_nano_usd", "unpriced_responses")
+"""The session hash fields the Lua scripts return, in this order."""
+
+
 def _totals(values: list[Any]) -> BudgetTotals:
-    return BudgetTotals(*(_int(v) for v in values))
+    return BudgetTotals(**{name: _int(v) for name, v in zip(_TOTAL_FIELDS, values, strict=False)})
 
 
 async def _close_with_loop(client: Redis) -> AsyncGenerator[None, None]:

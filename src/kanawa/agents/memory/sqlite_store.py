@@ -74,7 +74,7 @@ class SQLiteMemoryStore:
         dim: the embedding length; a file remembers it and refuses another.
     """
 
-    def __init__(self, path: str | Path = DEFAULT_PATH, *, dim: int) -> None:
+    def __init__(self, *, path: str | Path = DEFAULT_PATH, dim: int) -> None:
         if dim < 1:
             raise ValueError("dim must be >= 1")
         self._dim = dim

@@ -12,7 +12,7 @@ Items live in *namespaces* (a user, a project, an agent …); searches never cro
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Protocol, runtime_checkable
 
 from kanawa.agents.memory.embeddings.base import Vectors
@@ -26,6 +26,7 @@ class MemoryItem:
     """One remembered text. ``id`` is assigned by the store (``None`` before it is added)."""
 
     text: str
+    _: KW_ONLY
     metadata: Mapping[str, JsonValue] = field(default_factory=dict)
     namespace: str = DEFAULT_NAMESPACE
     id: int | None = None

@@ -3,9 +3,10 @@
 A playbook is a list of advice bullets grouped into sections. The story of one task through ACE:
 
 1. **Generator** (:class:`GeneratorAgent`) — loads the dataset's :class:`Playbook` from the
-   :class:`PlaybookStore`, retrieves relevant bullets with :class:`HybridSearch` (BM25 with Japanese
-   tokens + dense embeddings, fused), builds the prompt with :class:`PromptBuilder` and asks the model
-   for ``{reasoning, bullet_ids, final_answer}``; the result is a :class:`Trajectory`.
+   :class:`~kanawa.apps.ace.store.PlaybookStore`, retrieves relevant bullets with
+   :class:`~kanawa.apps.ace.search.HybridSearch` (BM25 with Japanese tokens + dense embeddings,
+   fused), builds the prompt with :class:`PromptBuilder` and asks the model for ``{reasoning,
+   bullet_ids, final_answer}``; the result is a :class:`Trajectory`.
 2. **Reflector** (:class:`Reflector`) — compares the trajectory with the ground truth or execution
    feedback, names the error, its root cause, the correct approach and the key insight, and tags the
    bullets used as helpful, harmful or neutral.
@@ -30,10 +31,6 @@ from kanawa._lazy import lazy_exports
 _EXPORTS = {
     "Bullet": "kanawa.apps.ace.playbook",
     "Playbook": "kanawa.apps.ace.playbook",
-    "PlaybookStore": "kanawa.apps.ace.store.base",
-    "SearchQuery": "kanawa.apps.ace.search.models",
-    "SearchResult": "kanawa.apps.ace.search.models",
-    "HybridSearch": "kanawa.apps.ace.search.hybrid",
     "PromptBuilder": "kanawa.apps.ace.prompt_builder",
     "GeneratorAgent": "kanawa.apps.ace.generator",
     "Trajectory": "kanawa.apps.ace.trajectory",
@@ -50,9 +47,6 @@ if TYPE_CHECKING:
     from kanawa.apps.ace.playbook import Bullet, Playbook
     from kanawa.apps.ace.prompt_builder import PromptBuilder
     from kanawa.apps.ace.reflector import Reflector
-    from kanawa.apps.ace.search.hybrid import HybridSearch
-    from kanawa.apps.ace.search.models import SearchQuery, SearchResult
-    from kanawa.apps.ace.store.base import PlaybookStore
     from kanawa.apps.ace.trajectory import Trajectory
     from kanawa.apps.ace.workflow import AdaptationWorkflow
 
@@ -64,12 +58,8 @@ __all__ = [
     "Container",
     "Curator",
     "GeneratorAgent",
-    "HybridSearch",
     "Playbook",
-    "PlaybookStore",
     "PromptBuilder",
     "Reflector",
-    "SearchQuery",
-    "SearchResult",
     "Trajectory",
 ]

@@ -11,9 +11,12 @@ Settings are read with bracket access — ``config.llm["provider"]`` — never `
 ``provider`` is an attribute of dependency_injector's configuration options themselves, so the dotted
 form resolves to the wrong object (seed 004 "Implementation Notes"; a test checks this file).
 
-``playbook_store`` is the store's factory (a coroutine: ``store = await container.playbook_store()``
-opens PostgreSQL pools as needed); the others are ready objects. ``llm_client`` may also be overridden
-with a test model: ``container.llm_client.override(providers.Object(FunctionLLM(...)))``.
+``playbook_store`` is a file store, made once: ``store = container.playbook_store()`` (no ``await``) —
+a JSON directory, or a SQLite file for a ``.sqlite3`` / ``.db`` location. A PostgreSQL store needs a
+connection pool, which only an event loop can open: ``await open_playbook_store(location=url)``, then
+``container.playbook_store.override(providers.Object(store))``. The others are ready objects too;
+``llm_client`` may be overridden with a test model the same way
+(``container.llm_client.override(providers.Object(FunctionLLM(...)))``).
 """
 
 from __future__ import annotations
@@ -57,16 +60,19 @@ def create_chat_model(
 
 
 def create_store(location: str | None = None) -> PlaybookStore:
-    """A file store (JSON directory or SQLite file); PostgreSQL needs ``await open_playbook_store(url)``."""
+    """A file store (JSON directory or SQLite file); PostgreSQL needs
+    ``await open_playbook_store(location=url)``."""
     from kanawa.apps.ace.store.json_store import JsonPlaybookStore
     from kanawa.apps.ace.store.sqlite_store import SQLitePlaybookStore
 
     text = str(location or DEFAULT_DIR)
     if text.startswith(("postgresql://", "postgres://")):
-        raise ValueError("a PostgreSQL store is opened asynchronously: await open_playbook_store(url)")
+        raise ValueError(
+            "a PostgreSQL store is opened asynchronously: await open_playbook_store(location=url)"
+        )
     if text.endswith((".sqlite3", ".sqlite", ".db")):
-        return SQLitePlaybookStore(Path(text.removeprefix("sqlite:///")))
-    return JsonPlaybookStore(Path(text))
+        return SQLitePlaybookStore(path=Path(text.removeprefix("sqlite:///")))
+    return JsonPlaybookStore(root=Path(text))
 
 
 class Container(containers.DeclarativeContainer):

@@ -18,7 +18,7 @@ operations with their audit records.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection
 from typing import Final, Literal
 
 import numpy as np
@@ -213,10 +213,6 @@ def build_prompt(reflection: Reflection, trajectory: Trajectory, playbook: Playb
             '"content": "..."}]}',
         ]
     )
-
-
-def operations_of(sequence: Sequence[Operation], kind: str) -> list[Operation]:
-    return [op for op in sequence if op.type == kind]
 
 
 __all__ = ["CurationResult", "Curator", "CuratorOutput", "ProposedOperation", "build_prompt"]

@@ -42,7 +42,7 @@ def nightly_at(text: str) -> tuple[int, int]:
     return int(hour), int(minute)
 
 
-def reflect_on_yesterday(data: str, day: str | None = None) -> dict[str, str]:
+def reflect_on_yesterday(data: str, day: str | None = None) -> dict[str, dict[str, str]]:
     """The task: lessons from ``day``'s evaluations (default: yesterday, UTC — the night after it)."""
     when = day or (dt.datetime.now(dt.UTC).date() - dt.timedelta(days=1)).isoformat()
     return apply_reflexion(Path(data) / "evaluations.sqlite3", day=when)

@@ -65,8 +65,9 @@ def reflexion(
         raise _store_error(db, exc) from None
     if not lessons:
         typer.echo("no lessons: no evaluations that day, or no axis scored low")
-    for axis, lesson in lessons.items():
-        typer.echo(f"{axis}: {lesson}")
+    for tenant, learned in lessons.items():
+        for axis, lesson in learned.items():
+            typer.echo(f"{tenant}/{axis}: {lesson}" if tenant else f"{axis}: {lesson}")
 
 
 @smartao_app.command("coach", cls=KanawaCommand)
@@ -186,6 +187,7 @@ def _serve(host: str, port: int, model: str | None, data: Path, textlint: bool |
     from kanawa.cli.serve_cmd import base_url, page_url
     from kanawa.server.app import create_app
     from kanawa.server.auth import KeyConfigError, KeyRing
+    from kanawa.server.http_limits import uvicorn_options
     from kanawa.server.registry import demo_agents
     from kanawa.server.settings import ServerSettings
 
@@ -212,7 +214,9 @@ def _serve(host: str, port: int, model: str | None, data: Path, textlint: bool |
         key = settings.dev_key or "kw-dev-" + secrets.token_urlsafe(24)
         settings = ServerSettings.from_env(dev_key=key)
     app = create_app(
-        demo_agents(), settings, extensions=[smartao_extension(data, model=model, textlint=textlint)]
+        agents=demo_agents(),
+        settings=settings,
+        extensions=[smartao_extension(data, model=model, textlint=textlint)],
     )
     typer.echo(f"SmartAO   {page_url(host, port, PAGE_PATH, key=key)}")
     typer.echo(f"runs      {page_url(host, port, '/runs', key=key)}")
@@ -220,7 +224,9 @@ def _serve(host: str, port: int, model: str | None, data: Path, textlint: bool |
         typer.echo(f"dev key   {key}  (no KANAWA_API_KEYS configured: loopback clients only)")
     typer.echo(f"model     {model or 'offline demo model (output labelled デモ出力)'}")
     typer.echo(f"agents    calc, echo, smartao   (API: {base_url(host, port)}/v1)")
-    uvicorn.run(app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=5)
+    uvicorn.run(  # with the request-head limits `kanawa serve` has (KANAWA_MAX_HEAD_BYTES, ...)
+        app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=5, **uvicorn_options()
+    )
     return 0
 
 

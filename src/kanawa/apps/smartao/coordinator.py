@@ -3,7 +3,7 @@
 The story of one coaching run (``Coordinator(resources).stream(request)``):
 
 1. A :class:`CoachingSession` is made for the request; it is the ``deps`` of every agent.
-2. The library's :class:`kanawa.agents.coordinator.Coordinator` routes with a
+2. The library's :class:`kanawa.agents.team.AgentTeam` routes with a
    :class:`~kanawa.agents.routing.RuleRouter` (default: Guard → Style → Draft → Ref; ``focus="style"`` or
    ``"refs"`` narrow it) or the :class:`~kanawa.agents.routing.LLMRouter` given, and runs the agents
    one after another. Their events stream through as ``NestedEvent`` s; after each agent a
@@ -38,8 +38,8 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from kanawa.agents.agent import Agent
-from kanawa.agents.coordinator import Coordinator as AgentsCoordinator
 from kanawa.agents.routing import LLMRouter, RouteDecision, RuleRouter
+from kanawa.agents.team import AgentTeam
 from kanawa.apps.smartao.agents import (
     DraftAgent,
     DraftSuggestions,
@@ -199,7 +199,7 @@ class Coordinator:
         self.rubric_models = (_model_name(pick("EvalAgent")), _model_name(front_model))
         """The models that write the rubric (EvalAgent's, the Coordinator's): part of its cache key."""
         self.router = router if router is not None else default_router()
-        self._core = AgentsCoordinator("Coordinator", router=self.router, agents=list(self.agents.values()))
+        self._core = AgentTeam("Coordinator", router=self.router, agents=list(self.agents.values()))
 
     @staticmethod
     def merge_patches(original: str, style: PatchJSON | None, draft: PatchJSON | None) -> MergeResult:
@@ -210,15 +210,22 @@ class Coordinator:
         return merge_patches(original, patches)
 
     def stream(
-        self, request: EssayRequest | str, *, focus: Focus = "all", evaluate: bool = True, stream: bool = True
+        self,
+        request: EssayRequest | str,
+        *,
+        focus: Focus = "all",
+        evaluate: bool = True,
+        stream: bool = True,
+        tenant: str = "",
     ) -> SmartAORun:
         """Start a run; iterate for :data:`SmartAOEvent` s (with the models' deltas unless
-        ``stream=False``), ``.result`` for the :class:`CoachingReport`. ``ValueError`` for an empty essay."""
+        ``stream=False``), ``.result`` for the :class:`CoachingReport`. ``ValueError`` for an empty essay.
+        ``tenant`` is whose run it is: the rubric cache and the lessons are that tenant's."""
         if isinstance(request, str):
             request = EssayRequest(essay=request)
         if not request.essay.strip():
             raise ValueError("the essay is empty")
-        session = CoachingSession(request, self.resources)
+        session = CoachingSession(request, self.resources, tenant=tenant)
         return SmartAORun(self, session, focus=focus, evaluate=evaluate, stream=stream)
 
     async def run(
@@ -361,7 +368,7 @@ class SmartAORun:
                 if isinstance(direct.result.output, Rubric):
                     session.rubric = direct.result.output
             if session.rubric is not None and store is not None:
-                store.put(key, session.rubric)
+                store.put(key, session.rubric, tenant=session.tenant)
         if session.rubric is not None:
             yield RubricReady(session.rubric, session.rubric_cached)
 
@@ -382,6 +389,7 @@ def _evaluation_inputs(session: CoachingSession, models: Sequence[str]) -> Evalu
     store = resources.eval_store
     return EvaluationInputs(
         essay=request.essay,
+        tenant=session.tenant,
         policy=request.policy,
         kind=request.kind,
         university=request.university,
@@ -390,7 +398,7 @@ def _evaluation_inputs(session: CoachingSession, models: Sequence[str]) -> Evalu
         style_issues=tuple(f"{i.rule}@{i.start}-{i.end}" for i in issues or ()),
         plagiarism_score=session.plagiarism.score if session.plagiarism is not None else None,
         references=len(session.references),
-        lessons=store.latest_lessons() if store is not None else (),
+        lessons=store.latest_lessons(tenant=session.tenant) if store is not None else (),
         models=tuple(models),
     )
 

@@ -4,13 +4,16 @@
 :func:`evaluation_key` (a hash of the rubric version and every input that changes the rubric:
 :class:`EvaluationInputs` — the essay, the policy, the style backend and its findings, the models …),
 so the same essay in the same run is scored once — the rubric cache — and the day's evaluations can be
-read back at night.
+read back at night. Everything is kept per *tenant* (the served API key's tenant; ``""`` outside the
+server): the tenant is part of the cache key, so one tenant's essay never answers from another's
+cache, and each tenant learns its own lessons from its own evaluations.
 
 :func:`apply_reflexion` is the nightly job: it reads one day's evaluations, finds the axes students
-scored low on (mean below :data:`LOW_MEAN`) and stores one *lesson* per such axis. EvalAgent adds the
-latest lessons to its instructions, so the next day's feedback stresses what the cohort struggles
-with. It is a plain function of a database path and a day — a Celery beat task calls it as it is, and
-so does ``kanawa smartao reflexion``.
+scored low on (mean below :data:`LOW_MEAN`) and stores one *lesson* per such axis, for each tenant
+that has evaluations that day. EvalAgent adds the tenant's latest lessons to its instructions, so
+the next day's feedback stresses what the cohort struggles with. It is a plain function of a
+database path and a day — a Celery beat task calls it as it is, and so does
+``kanawa smartao reflexion``.
 """
 
 from __future__ import annotations
@@ -32,10 +35,14 @@ LOW_MEAN = 3.0
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS evaluations (
-    key TEXT PRIMARY KEY, day TEXT NOT NULL, rubric TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS lessons (
-    day TEXT NOT NULL, axis TEXT NOT NULL, lesson TEXT NOT NULL, PRIMARY KEY (day, axis));
+    key TEXT PRIMARY KEY, day TEXT NOT NULL, rubric TEXT NOT NULL, tenant TEXT NOT NULL DEFAULT '');
+CREATE TABLE IF NOT EXISTS tenant_lessons (
+    tenant TEXT NOT NULL, day TEXT NOT NULL, axis TEXT NOT NULL, lesson TEXT NOT NULL,
+    PRIMARY KEY (tenant, day, axis));
 """
+"""The tables (a store written before lessons were per tenant has a ``lessons`` table, no longer read:
+the next nightly job learns each tenant's lessons again; its ``evaluations`` gain a ``tenant`` column,
+``''`` for its rows)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +56,8 @@ class EvaluationInputs:
     """
 
     essay: str
+    tenant: str = ""
+    """Whose run it is: a cached rubric never crosses tenants (and the lessons read are the tenant's)."""
     policy: str = ""
     kind: str = ""
     university: str = ""
@@ -86,6 +95,9 @@ class EvalStore:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with closing(self._connect()) as db, db:
             db.executescript(_SCHEMA)
+            columns = {row[1] for row in db.execute("PRAGMA table_info(evaluations)")}
+            if "tenant" not in columns:
+                db.execute("ALTER TABLE evaluations ADD COLUMN tenant TEXT NOT NULL DEFAULT ''")
 
     def _connect(self) -> sqlite3.Connection:
         return sqlite3.connect(self.path, timeout=10)
@@ -96,47 +108,73 @@ class EvalStore:
             row = db.execute("SELECT rubric FROM evaluations WHERE key = ?", (key,)).fetchone()
         return None if row is None else Rubric.model_validate_json(row[0])
 
-    def put(self, key: str, rubric: Rubric, *, day: str | None = None) -> None:
-        """Keep ``rubric`` under ``key`` for ``day`` (default: today, UTC)."""
+    def put(self, key: str, rubric: Rubric, *, day: str | None = None, tenant: str = "") -> None:
+        """Keep ``tenant``'s ``rubric`` under ``key`` for ``day`` (default: today, UTC)."""
         with closing(self._connect()) as db, db:
             db.execute(
-                "INSERT OR REPLACE INTO evaluations (key, day, rubric) VALUES (?, ?, ?)",
-                (key, day or _today(), rubric.model_dump_json()),
+                "INSERT OR REPLACE INTO evaluations (key, day, rubric, tenant) VALUES (?, ?, ?, ?)",
+                (key, day or _today(), rubric.model_dump_json(), tenant),
             )
 
-    def evaluations(self, day: str) -> list[Rubric]:
+    def evaluations(self, day: str, *, tenant: str = "") -> list[Rubric]:
+        """``tenant``'s evaluations of ``day``."""
         with closing(self._connect()) as db:
-            rows = db.execute("SELECT rubric FROM evaluations WHERE day = ? ORDER BY key", (day,)).fetchall()
+            rows = db.execute(
+                "SELECT rubric FROM evaluations WHERE day = ? AND tenant = ? ORDER BY key", (day, tenant)
+            ).fetchall()
         return [Rubric.model_validate_json(r[0]) for r in rows]
 
-    def save_lessons(self, day: str, lessons: dict[str, str]) -> None:
+    def tenants(self, day: str) -> list[str]:
+        """The tenants with evaluations on ``day``, or lessons saved for it."""
+        with closing(self._connect()) as db:
+            rows = db.execute(
+                "SELECT tenant FROM evaluations WHERE day = ? UNION SELECT tenant FROM tenant_lessons "
+                "WHERE day = ? ORDER BY tenant",
+                (day, day),
+            ).fetchall()
+        return [r[0] for r in rows]
+
+    def save_lessons(self, day: str, lessons: dict[str, str], *, tenant: str = "") -> None:
+        """``tenant``'s lessons for ``day``, replacing any saved before."""
         with closing(self._connect()) as db, db:
-            db.execute("DELETE FROM lessons WHERE day = ?", (day,))
+            db.execute("DELETE FROM tenant_lessons WHERE tenant = ? AND day = ?", (tenant, day))
             db.executemany(
-                "INSERT INTO lessons (day, axis, lesson) VALUES (?, ?, ?)",
-                [(day, axis, lesson) for axis, lesson in lessons.items()],
+                "INSERT INTO tenant_lessons (tenant, day, axis, lesson) VALUES (?, ?, ?, ?)",
+                [(tenant, day, axis, lesson) for axis, lesson in lessons.items()],
             )
 
-    def latest_lessons(self, *, limit: int = 5) -> tuple[str, ...]:
-        """The lessons of the most recent day that has any."""
+    def latest_lessons(self, *, tenant: str = "", limit: int = 5) -> tuple[str, ...]:
+        """``tenant``'s lessons of the most recent day it has any."""
         with closing(self._connect()) as db:
-            row = db.execute("SELECT MAX(day) FROM lessons").fetchone()
+            row = db.execute("SELECT MAX(day) FROM tenant_lessons WHERE tenant = ?", (tenant,)).fetchone()
             if row is None or row[0] is None:
                 return ()
             rows = db.execute(
-                "SELECT lesson FROM lessons WHERE day = ? ORDER BY axis LIMIT ?", (row[0], limit)
+                "SELECT lesson FROM tenant_lessons WHERE tenant = ? AND day = ? ORDER BY axis LIMIT ?",
+                (tenant, row[0], limit),
             ).fetchall()
         return tuple(r[0] for r in rows)
 
 
-def apply_reflexion(db_path: str | Path, *, day: str | None = None) -> dict[str, str]:
-    """The nightly job: learn lessons from ``day``'s evaluations (default: today, UTC) in the store at
-    ``db_path`` and save them; returns ``{axis: lesson}`` (empty when no axis was low or nothing was
-    evaluated). Re-running it for the same day replaces that day's lessons."""
+def apply_reflexion(db_path: str | Path, *, day: str | None = None) -> dict[str, dict[str, str]]:
+    """The nightly job: learn each tenant's lessons from its own evaluations of ``day`` (default: today,
+    UTC) in the store at ``db_path`` and save them; returns ``{tenant: {axis: lesson}}`` for the
+    tenants that got any (``""`` is the tenant of runs outside the server). Re-running it for the same
+    day replaces that day's lessons."""
     when = day or _today()
     dt.date.fromisoformat(when)  # ValueError for a malformed day, before touching the store
     store = EvalStore(db_path)
-    rubrics = store.evaluations(when)
+    learned: dict[str, dict[str, str]] = {}
+    for tenant in store.tenants(when):
+        lessons = _lessons(store.evaluations(when, tenant=tenant), when)
+        store.save_lessons(when, lessons, tenant=tenant)
+        if lessons:
+            learned[tenant] = lessons
+    return learned
+
+
+def _lessons(rubrics: list[Rubric], when: str) -> dict[str, str]:
+    """One lesson per axis whose mean score in ``rubrics`` is below :data:`LOW_MEAN`."""
     totals: dict[str, list[int]] = defaultdict(list)
     for rubric in rubrics:
         for score in rubric.scores:
@@ -152,7 +190,6 @@ def apply_reflexion(db_path: str | Path, *, day: str | None = None) -> dict[str,
                 f"{when}: 「{axis}」の平均が{mean:.1f}点（{len(scores)}件）。"
                 "この観点は理由を具体的に示し、書き直しの例を一つ添えること。"
             )
-    store.save_lessons(when, lessons)
     return lessons
 
 

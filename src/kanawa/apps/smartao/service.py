@@ -43,6 +43,7 @@ from kanawa.llm.base import LLMAdapter
 from kanawa.loop.errors import AgentError
 from kanawa.loop.hooks import RunHooks
 from kanawa.loop.steps import FinalResponse, NestedEvent
+from kanawa.server.budgets import CURRENT_TENANT
 from kanawa.tools.base import Tool
 from kanawa.trace.events import TraceEvent, Tracer
 from kanawa.types import AssistantMessage, Message, Usage, UserMessage
@@ -252,7 +253,7 @@ class SmartAOAgent:
         if self.tracer is not None:
             tracer = self.tracer
             if run_id is not None:
-                tracer = Tracer([_ChildRuns(self.tracer, run_id)], session=self.tracer.session)
+                tracer = Tracer(sinks=[_ChildRuns(self.tracer, run_id)], session=self.tracer.session)
             inner: list[Agent[Any, Any]] = [coordinator.front, coordinator.eval_agent]
             for agent in [*inner, *coordinator.agents.values()]:
                 agent.tracer = tracer
@@ -317,7 +318,8 @@ class SmartAOServiceRun:
     async def _run(self) -> AsyncGenerator[SmartAOEvent, None]:
         request = essay_request(self._input)
         resources = await self._agent.host.get()
-        running = self._agent.coordinator(resources, run_id=self.run_id).stream(request)
+        tenant = CURRENT_TENANT.get() or ""  # the run manager's: whose key started this run
+        running = self._agent.coordinator(resources, run_id=self.run_id).stream(request, tenant=tenant)
         async with aclosing(running) as events:
             async for event in events:
                 if isinstance(event, NestedEvent) and isinstance(event.event, FinalResponse):

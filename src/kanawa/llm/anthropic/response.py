@@ -120,9 +120,13 @@ def parse_message(data: object) -> LLMResponse:
                 )
             )
         elif kind == "thinking":
-            reasoning.append(ReasoningPart(str(block.get("thinking") or ""), PROVIDER, _payload(block)))
+            reasoning.append(
+                ReasoningPart(
+                    text=str(block.get("thinking") or ""), provider=PROVIDER, payload=_payload(block)
+                )
+            )
         elif kind == "redacted_thinking":
-            reasoning.append(ReasoningPart("", PROVIDER, _payload(block)))
+            reasoning.append(ReasoningPart(text="", provider=PROVIDER, payload=_payload(block)))
     usage_data = data.get("usage")
     usage = parse_usage(usage_data) if isinstance(usage_data, Mapping) else Usage(requests=1)
     raw_stop = data.get("stop_reason")
@@ -131,14 +135,16 @@ def parse_message(data: object) -> LLMResponse:
         details["stop_sequence"] = data["stop_sequence"]
     if isinstance(usage_data, Mapping) and _int(usage_data, "cache_creation_input_tokens"):
         details["cache_creation_input_tokens"] = _int(usage_data, "cache_creation_input_tokens")
-    message = AssistantMessage("".join(texts), tuple(calls), tuple(reasoning), details)
+    message = AssistantMessage(
+        text="".join(texts), tool_calls=tuple(calls), reasoning=tuple(reasoning), provider_details=details
+    )
     response_id = data.get("id")
     return LLMResponse(
         message,
         map_stop_reason(raw_stop),
-        usage,
-        str(data.get("model") or ""),
-        response_id if isinstance(response_id, str) else None,
+        usage=usage,
+        model=str(data.get("model") or ""),
+        response_id=response_id if isinstance(response_id, str) else None,
     )
 
 

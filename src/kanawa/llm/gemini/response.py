@@ -168,7 +168,7 @@ class ResponseAssembler:
             details[SIGNATURE_KEY] = signature
         arguments = json.dumps(call.args or {}, ensure_ascii=False)
         name = call.name or ""
-        self._calls.append(ToolCall(call_id, name, arguments, details or None))
+        self._calls.append(ToolCall(call_id, name, arguments, provider_details=details or None))
         return ToolCallStarted(index, call_id, name), ToolCallArgsDelta(index, call_id, arguments)
 
     def finish(self, *, streamed: bool) -> LLMResponse:

@@ -152,18 +152,18 @@ def parse_completion(data: Mapping[str, Any]) -> LLMResponse:
         usage = Usage(requests=1)
         details["usage_reported"] = False
     assistant = AssistantMessage(
-        content or refusal,
-        tuple(calls),
-        (ReasoningPart(thought, PROVIDER),) if thought else (),
-        details,
+        text=content or refusal,
+        tool_calls=tuple(calls),
+        reasoning=(ReasoningPart(text=thought, provider=PROVIDER),) if thought else (),
+        provider_details=details,
     )
     response_id = data.get("id")
     return LLMResponse(
         assistant,
         map_finish_reason(raw_finish),
-        usage,
-        _text(data.get("model")),
-        response_id if isinstance(response_id, str) and response_id else None,
+        usage=usage,
+        model=_text(data.get("model")),
+        response_id=response_id if isinstance(response_id, str) and response_id else None,
     )
 
 

@@ -57,7 +57,6 @@ __all__ = [
     "build_client",
     "error_for_code",
     "map_openai_error",
-    "parse_retry_after",
 ]
 
 DEFAULT_TIMEOUT = 600.0

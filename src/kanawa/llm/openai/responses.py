@@ -1,4 +1,5 @@
-"""``OpenAIResponsesAdapter``: the OpenAI Responses API (GPT-5 family) behind :class:`LLMAdapter`.
+"""``OpenAIResponsesAdapter``: the OpenAI Responses API (GPT-5 family) behind an
+:class:`~kanawa.llm.LLMAdapter`.
 
 The ``openai:`` provider of :func:`kanawa.llm.resolve_model` (seed 001 §3, seed 002 §3-3). Request
 bodies come from :mod:`kanawa.llm.openai.responses_payload`, answers are read by
@@ -8,8 +9,8 @@ check, error mapping and the audit log.
 Contract:
 
 * The key comes from ``api_key`` or ``OPENAI_API_KEY``; without one the constructor raises
-  :class:`LLMAuthError` ("OPENAI_API_KEY is not set: …"). ``base_url`` is normalised as seed 001 §3.3
-  says (trailing ``/v1`` added). Pass ``client=`` to use a preconfigured ``AsyncOpenAI``.
+  :class:`~kanawa.llm.LLMAuthError` ("OPENAI_API_KEY is not set: …"). ``base_url`` is normalised as
+  seed 001 §3.3 says (trailing ``/v1`` added). Pass ``client=`` to use a preconfigured ``AsyncOpenAI``.
 * The SDK never retries (``max_retries=0``): :mod:`kanawa.llm.retry` decides.
 * ``settings.timeout`` (else the adapter's ``timeout``, else 600 s) bounds the whole call, the stream
   included; it is also given to the SDK so a stalled read fails on its own.
@@ -19,7 +20,7 @@ Contract:
   response item and event types never break parsing.
 * Only :class:`LLMError` subclasses escape (mapping in :mod:`kanawa.llm.openai.common`), sealed by
   :func:`~kanawa.llm.errors.seal_errors` (keys masked, no SDK exception in the chain); a stream
-  that ends before ``response.completed`` is an :class:`LLMConnectionError`.
+  that ends before ``response.completed`` is an :class:`~kanawa.llm.LLMConnectionError`.
 * With ``OPENAI_GPT5_AUDIT_LOG=true`` each call logs ``responses_api_request`` and then
   ``responses_api_success`` or ``responses_api_error`` (:mod:`kanawa.llm.openai.audit`).
 * When ``settings.stream`` is false, :meth:`stream` makes one non-streaming request and replays the

@@ -41,12 +41,12 @@ def default_prices() -> PriceTable:
     return _load_cached(path) if path else LIBRARY_TABLE
 
 
-def cost_of(model: str, usage: Usage, table: PriceTable | None = None) -> float | None:
+def cost_of(model: str, usage: Usage, *, table: PriceTable | None = None) -> float | None:
     """USD for ``usage`` on ``model`` (``None`` when it has no price in ``table``/the default table)."""
     return (table if table is not None else default_prices()).cost(model, usage)
 
 
-def quote_of(model: str, usage: Usage, table: PriceTable | None = None) -> Quote | None:
+def quote_of(model: str, usage: Usage, *, table: PriceTable | None = None) -> Quote | None:
     """The cost of ``usage`` on ``model`` with its price's source (``None``: no price)."""
     return (table if table is not None else default_prices()).quote(model, usage)
 

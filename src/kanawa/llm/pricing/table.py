@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from datetime import datetime
 from pathlib import Path
 
@@ -35,6 +35,7 @@ class ModelPrice:
 
     input: float
     output: float
+    _: KW_ONLY
     cached_input: float | None = None
     reasoning: float | None = None
 
@@ -90,6 +91,7 @@ class PriceTable:
 
     as_of: str
     prices: Mapping[str, ModelPrice] = field(default_factory=dict)
+    _: KW_ONLY
     library: bool = True
 
     def price_of(self, model: str) -> ModelPrice | None:
@@ -141,7 +143,7 @@ class PriceTable:
 
     def with_prices(self, prices: Mapping[str, ModelPrice], *, as_of: str | None = None) -> PriceTable:
         """This table with ``prices`` added or replaced."""
-        return PriceTable(as_of or self.as_of, {**self.prices, **prices}, self.library)
+        return PriceTable(as_of or self.as_of, {**self.prices, **prices}, library=self.library)
 
     @classmethod
     def from_json(cls, data: Mapping[str, object]) -> PriceTable:
@@ -162,7 +164,7 @@ class PriceTable:
             if unknown:
                 raise ValueError(f"prices of {name!r} have unknown fields: {sorted(unknown)}")
             prices[str(name)] = ModelPrice(**entry)
-        return cls(as_of, prices, library)
+        return cls(as_of, prices, library=library)
 
     @classmethod
     def load(cls, path: str | Path) -> PriceTable:

@@ -112,7 +112,7 @@ def response_from(
         return item
     message = AssistantMessage(text=item) if isinstance(item, str) else item
     reason = StopReason.TOOL_USE if message.tool_calls else StopReason.END_TURN
-    return LLMResponse(message, reason, usage or _usage(message, 0, text_counter(model)), model)
+    return LLMResponse(message, reason, usage=usage or _usage(message, 0, text_counter(model)), model=model)
 
 
 def events_for(response: LLMResponse, *, chunk_size: int = 8) -> list[StreamEvent]:

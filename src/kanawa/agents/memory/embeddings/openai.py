@@ -41,8 +41,8 @@ class OpenAIEmbedder:
 
     def __init__(
         self,
-        model: str = "text-embedding-3-small",
         *,
+        model: str = "text-embedding-3-small",
         dim: int = 1536,
         base_url: str | None = None,
         api_key: str | None = None,

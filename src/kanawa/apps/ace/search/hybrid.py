@@ -7,8 +7,9 @@ The story of one ``search(query, playbook)``:
    only new or edited bullets are tokenised and embedded (in one batch). The BM25 postings
    (:mod:`.lexical`), the embedding matrix and the IVF lists are *derived* from the last index: the
    surviving bullets move to their new positions and only added or edited bullets are counted, so a
-   Curator's ADD or UPDATE costs a copy, not a rebuild. With ``store=``, embeddings
-   are also loaded from and saved to the :class:`PlaybookStore`, so a warm process never re-embeds.
+   Curator's ADD or UPDATE costs a copy, not a rebuild. With ``store=``, embeddings are also loaded
+   from and saved to the :class:`~kanawa.apps.ace.store.PlaybookStore`, so a warm process never
+   re-embeds.
 Steps 2–5 are :func:`kanawa.apps.ace.search.ranking.rank`:
 
 2. **Filter** — sections and minimum confidence become a mask over bullet positions.
@@ -379,4 +380,4 @@ def _already_embedded(missing: dict[str, str]) -> None:
     raise RuntimeError(f"{len(missing)} bullets were not embedded; call prepare() first")
 
 
-__all__ = ["HybridSearch", "Progress", "SearchSettings"]
+__all__ = ["HybridSearch", "Progress"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 import weakref
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from typing import Any
 
 import numpy as np
@@ -23,6 +23,7 @@ from kanawa.apps.ace.search.models import Fusion, Leg, SearchQuery, SearchResult
 class SearchSettings:
     """Fusion and index parameters; the defaults are the measured ones (docs/ace.md)."""
 
+    _: KW_ONLY
     fusion: Fusion = "convex"
     dense_weight: float = 1.0
     bm25_weight: float = 0.2

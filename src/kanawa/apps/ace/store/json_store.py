@@ -28,7 +28,7 @@ from kanawa.apps.ace.store.base import DEFAULT_DIR, PlaybookStore, Vector, check
 class JsonPlaybookStore(PlaybookStore):
     """JSON files under ``root``; file I/O runs in a worker thread."""
 
-    def __init__(self, root: str | Path = DEFAULT_DIR) -> None:
+    def __init__(self, *, root: str | Path = DEFAULT_DIR) -> None:
         self.root = Path(root)
         self._vector_lock = threading.Lock()
 

@@ -10,7 +10,7 @@ from kanawa.apps.ace.store.base import DEFAULT_DIR, PlaybookStore
 DATABASE_URL_ENV = "KANAWA_DATABASE_URL"
 
 
-async def open_playbook_store(location: str | Path | None = None) -> PlaybookStore:
+async def open_playbook_store(*, location: str | Path | None = None) -> PlaybookStore:
     """``postgresql://…`` → pgvector; ``sqlite:///x`` or a ``.sqlite3``/``.db`` path → SQLite; any other
     path → JSON files there. ``None`` uses ``KANAWA_DATABASE_URL`` when set, else ``./.kanawa/playbooks``."""
     if location is None:
@@ -26,10 +26,10 @@ async def open_playbook_store(location: str | Path | None = None) -> PlaybookSto
     if text.endswith((".sqlite3", ".sqlite", ".db")):
         from kanawa.apps.ace.store.sqlite_store import SQLitePlaybookStore
 
-        return SQLitePlaybookStore(Path(text))
+        return SQLitePlaybookStore(path=Path(text))
     from kanawa.apps.ace.store.json_store import JsonPlaybookStore
 
-    return JsonPlaybookStore(Path(location))
+    return JsonPlaybookStore(root=Path(location))
 
 
 __all__ = ["DATABASE_URL_ENV", "open_playbook_store"]

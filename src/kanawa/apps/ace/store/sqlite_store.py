@@ -41,7 +41,7 @@ CREATE TABLE IF NOT EXISTS ace_vectors (
 class SQLitePlaybookStore(PlaybookStore):
     """Playbooks and their embeddings in the SQLite file at ``path``."""
 
-    def __init__(self, path: str | Path = DEFAULT_PATH) -> None:
+    def __init__(self, *, path: str | Path = DEFAULT_PATH) -> None:
         self.path = Path(path)
         self._ready = False
 

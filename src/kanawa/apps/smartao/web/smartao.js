@@ -13,7 +13,11 @@
     ja: {
       title: "志望理由書コーチ", skip: "本文へ移動", demo: "デモ出力", keyHeading: "API キー",
       keyHelp: "kanawa smartao serve が表示したキーを入力してください。", keyLabel: "API キー",
-      keyUse: "このキーを使う", formHeading: "エッセイと志望先", sampleLabel: "サンプルを読み込む",
+      keyUse: "このキーを使う", tenantLabel: "テナント", switchHeading: "API キーの切り替え",
+      switchText: (current, offered) => `このリンクには別の API キー（${offered ? `テナント「${offered}」` : "このサーバーが受け付けないキー"}）が含まれています。`
+        + `いまのテナント「${current || "不明"}」のまま使いますか、切り替えますか？`
+        + "切り替えると、エッセイはそのテナントに送られ、その管理者が読めるようになります。",
+      switchKeep: "今のキーを使い続ける", switchYes: "新しいキーに切り替える", formHeading: "エッセイと志望先", sampleLabel: "サンプルを読み込む",
       sampleNone: "（選択しない）", kindLabel: "種類", kindShibou: "志望理由書", kindShoronbun: "小論文",
       essayLabel: "エッセイ本文", essayHelp: "見出し（■ など）はそのまま残ります。", schoolLegend: "志望先",
       schoolLabel: "大学・学部のサンプル", schoolNone: "（自分で入力）", universityLabel: "大学",
@@ -63,6 +67,11 @@
     en: {
       title: "Admissions essay coach", skip: "Skip to content", demo: "Demo output", keyHeading: "API key",
       keyHelp: "Enter the key that kanawa smartao serve printed.", keyLabel: "API key", keyUse: "Use this key",
+      tenantLabel: "Tenant", switchHeading: "Switch API key?",
+      switchText: (current, offered) => `This link carries another API key (${offered ? `tenant “${offered}”` : "a key this server does not accept"}). `
+        + `Keep using tenant “${current || "unknown"}”, or switch? `
+        + "After switching, your essays go to that tenant, whose operators can read them.",
+      switchKeep: "Keep the current key", switchYes: "Switch to the new key",
       formHeading: "Essay and target school", sampleLabel: "Load a sample", sampleNone: "(none)",
       kindLabel: "Kind", kindShibou: "Statement of purpose", kindShoronbun: "Short essay", essayLabel: "Essay",
       essayHelp: "Headings (■ …) are always kept.", schoolLegend: "Target school",
@@ -130,13 +139,46 @@
   const issueText = (issue) => (issue.messages && issue.messages[lang]) || issue.message;
 
   // ---------------------------------------------------------------- the API key (as on /runs)
+  // A #key= never silently replaces the key this tab holds (a link could otherwise send the user's essay
+  // to another tenant): the page asks, naming both tenants, and always shows the active tenant.
   const hashKey = new URLSearchParams(location.hash.slice(1)).get("key");
-  if (hashKey) {
-    sessionStorage.setItem(KEY_NAME, hashKey);
-    history.replaceState(null, "", location.pathname);
-  }
   let apiKey = sessionStorage.getItem(KEY_NAME) || "";
+  let offeredKey = "";
+  if (hashKey) {
+    history.replaceState(null, "", location.pathname);
+    if (!apiKey || apiKey === hashKey) { apiKey = hashKey; sessionStorage.setItem(KEY_NAME, hashKey); }
+    else offeredKey = hashKey;
+  }
   const auth = () => (apiKey ? { Authorization: "Bearer " + apiKey } : {});
+  /** The tenant of `key` (GET /v1/whoami), or null when the server does not accept it. */
+  async function tenantOf(key) {
+    try {
+      const response = await fetch("/v1/whoami", { headers: { Authorization: "Bearer " + key } });
+      return response.ok ? (await response.json()).tenant : null;
+    } catch (error) { return null; }
+  }
+  async function showTenant() {
+    const tenant = apiKey ? await tenantOf(apiKey) : null;
+    $("tenant-name").textContent = tenant || "";
+    $("tenant").hidden = !tenant;
+  }
+  let offered = null; // [current tenant, offered tenant] while the page asks
+  async function offerSwitch() {
+    offered = await Promise.all([tenantOf(apiKey), tenantOf(offeredKey)]);
+    $("switch-text").textContent = t("switchText", ...offered);
+    $("switchbox").hidden = false;
+    $("switch-keep").focus();
+  }
+  function closeSwitch() { offered = null; offeredKey = ""; $("switchbox").hidden = true; }
+  $("switch-keep").addEventListener("click", closeSwitch);
+  $("switch-yes").addEventListener("click", () => {
+    apiKey = offeredKey;
+    sessionStorage.setItem(KEY_NAME, apiKey);
+    closeSwitch();
+    hideAlert();
+    showTenant();
+    checkDemo();
+  });
   function askKey(key) {
     $("keybox").hidden = false;
     showAlert(key);
@@ -147,6 +189,7 @@
     sessionStorage.setItem(KEY_NAME, apiKey);
     $("keybox").hidden = true;
     hideAlert();
+    showTenant();
     checkDemo();
   });
 
@@ -222,6 +265,7 @@
     $("lang").setAttribute("aria-pressed", String(lang === "en"));
     if (said) $("status").textContent = t(said[0], ...said[1]);
     if (alerted) $("alert").textContent = t(alerted[0], ...alerted[1]);
+    if (offered) $("switch-text").textContent = t("switchText", ...offered);
     for (const option of document.querySelectorAll("#sample option[data-ja], #school option[data-ja]")) {
       option.textContent = lang === "en" ? option.dataset.en : option.dataset.ja;
     }
@@ -680,5 +724,6 @@
 
   applyWords();
   loadSamples();
-  if (apiKey) checkDemo(); else askKey("needKey");
+  if (apiKey) { showTenant(); checkDemo(); } else askKey("needKey");
+  if (offeredKey) offerSwitch();
 })();

@@ -1,4 +1,8 @@
-"""``Coordinator`` (seed 002 §2, §4): route a request, run the chosen agents, merge their outputs.
+"""``AgentTeam``: route a request, run the chosen agents, merge their outputs.
+
+The general mechanism under seed 002's ``Coordinator`` (§2, §4): a router in front of specialist
+agents and a merge behind them. The seed's own ``Coordinator`` — the SmartAO domain agent with
+``merge_patches()`` — is :class:`kanawa.apps.smartao.Coordinator`, built on this class.
 
 The story of one request:
 
@@ -6,13 +10,13 @@ The story of one request:
    decides which agents answer; the stream yields that :class:`~kanawa.agents.routing.RouteDecision`
    (kind ``route``) first.
 2. The chosen agents run on the same input — one after another (``mode="sequential"``) or all at once
-   (``mode="parallel"``) — each one handoff level below the coordinator, with the request's ``deps``.
+   (``mode="parallel"``) — each one handoff level below the team, with the request's ``deps``.
    Their events reach the stream as :class:`~kanawa.loop.steps.NestedEvent` carrying each agent's name
    (in parallel mode, interleaved as they happen).
 3. ``merge(results)`` — the user's function of ``{agent name: RunResult}`` in routing order, sync or
    async — makes the output; without one, a single agent's output is the output and several agents'
    answers are joined under their names. The stream ends with a ``FinalResponse`` of it, and
-   :attr:`CoordinatorRun.result` holds the :class:`CoordinatorResult` (every agent's result, usage
+   :attr:`TeamRun.result` holds the :class:`TeamResult` (every agent's result, usage
    and cost summed).
 
 Errors end the whole request (seed 002 §7): a guardrail that blocks, a handoff past the depth limit,
@@ -41,7 +45,7 @@ Merge = Callable[[Mapping[str, RunResult[Any]]], "MergeT | Awaitable[MergeT]"]
 
 
 @dataclass(frozen=True, slots=True)
-class CoordinatorResult(Generic[MergeT]):
+class TeamResult(Generic[MergeT]):
     """The merged ``output``, the route taken, each agent's :class:`RunResult` (routing order), the
     summed usage and cost (``None`` when any agent's model has no known price)."""
 
@@ -52,14 +56,14 @@ class CoordinatorResult(Generic[MergeT]):
     cost: float | None
 
 
-CoordinatorEvent = RouteDecision | NestedEvent | FinalResponse[Any]
+TeamEvent = RouteDecision | NestedEvent | FinalResponse[Any]
 
 
-class Coordinator:
-    """Routes requests to specialist agents and merges their answers (seed 002 ``CoordinatorAgent``).
+class AgentTeam:
+    """A router in front of specialist agents and a merge behind them.
 
     Args:
-        name: the coordinator's name (the depth of its agents' handoffs counts from it).
+        name: the team's name (the depth of its agents' handoffs counts from it).
         router: a :class:`RuleRouter` or :class:`LLMRouter`.
         agents: the agents it may run; their names are what the router returns.
         mode: ``"sequential"`` or ``"parallel"``.
@@ -87,7 +91,7 @@ class Coordinator:
         rules = router if isinstance(router, RuleRouter) else router.fallback
         missing = sorted(rules.agent_names - set(by_name))
         if missing:
-            raise ValueError(f"the router names agents the coordinator does not have: {missing}")
+            raise ValueError(f"the router names agents the team does not have: {missing}")
         self.name = name
         self.router = router
         self.agents: Mapping[str, Agent[Any, Any]] = by_name
@@ -96,65 +100,63 @@ class Coordinator:
 
     def stream(
         self, user_input: str, *, deps: Any = None, context: Any = None, stream: bool = True
-    ) -> CoordinatorRun:
+    ) -> TeamRun:
         """Start a request: iterate for the route, the agents' nested events (with the models' deltas
         unless ``stream=False``) and the final response; ``.result`` afterwards. ``context`` is what
         rule conditions get (default: ``deps``)."""
-        return CoordinatorRun(
+        return TeamRun(
             self, user_input, deps=deps, context=deps if context is None else context, stream=stream
         )
 
-    async def run(self, user_input: str, *, deps: Any = None, context: Any = None) -> CoordinatorResult[Any]:
-        """Run to the end and return the :class:`CoordinatorResult`."""
+    async def run(self, user_input: str, *, deps: Any = None, context: Any = None) -> TeamResult[Any]:
+        """Run to the end and return the :class:`TeamResult`."""
         running = self.stream(user_input, deps=deps, context=context, stream=False)
         async for _ in running:
             pass
         return running.result
 
-    def run_sync(self, user_input: str, *, deps: Any = None, context: Any = None) -> CoordinatorResult[Any]:
+    def run_sync(self, user_input: str, *, deps: Any = None, context: Any = None) -> TeamResult[Any]:
         """:meth:`run` for scripts (its own event loop)."""
         return asyncio.run(self.run(user_input, deps=deps, context=context))
 
 
-class CoordinatorRun:
-    """One request through a :class:`Coordinator`; an async iterator of :data:`CoordinatorEvent`."""
+class TeamRun:
+    """One request through an :class:`AgentTeam`; an async iterator of :data:`TeamEvent`."""
 
-    def __init__(
-        self, coordinator: Coordinator, user_input: str, *, deps: Any, context: Any, stream: bool
-    ) -> None:
-        self._coordinator = coordinator
+    def __init__(self, team: AgentTeam, user_input: str, *, deps: Any, context: Any, stream: bool) -> None:
+        self._team = team
         self._stream = stream
         self._input = user_input
         self._deps = deps
         self._context = context
-        self._result: CoordinatorResult[Any] | None = None
+        self._result: TeamResult[Any] | None = None
         self._gen = self._run()
 
-    def __aiter__(self) -> CoordinatorRun:
+    def __aiter__(self) -> TeamRun:
         return self
 
-    def __anext__(self) -> Awaitable[CoordinatorEvent]:
+    def __anext__(self) -> Awaitable[TeamEvent]:
         return self._gen.__anext__()
 
     async def aclose(self) -> None:
         await self._gen.aclose()
 
     @property
-    def result(self) -> CoordinatorResult[Any]:
+    def result(self) -> TeamResult[Any]:
         if self._result is None:
             raise InvalidLoopState("the request has not finished: iterate it to the end first")
         return self._result
 
-    async def _run(self) -> AsyncGenerator[CoordinatorEvent, None]:
-        coordinator = self._coordinator
-        router = coordinator.router
+    async def _run(self) -> AsyncGenerator[TeamEvent, None]:
+        team = self._team
+        router = team.router
         if isinstance(router, RuleRouter):
             decision = router.route(self._input, self._context)
         else:
             decision = await router.route(self._input, self._context)
         yield decision
         results: dict[str, RunResult[Any]] = {}
-        if coordinator.mode == "parallel" and len(decision.agents) > 1:
+        if team.mode == "parallel" and len(decision.agents) > 1:
             events = self._parallel(decision.agents, results)
         else:
             events = self._sequential(decision.agents, results)
@@ -162,26 +164,26 @@ class CoordinatorRun:
             async for event in nested:
                 yield event
         ordered = {name: results[name] for name in decision.agents}
-        output = await _merge(coordinator.merge, ordered)
+        output = await _merge(team.merge, ordered)
         usage = sum((r.usage for r in ordered.values()), Usage())
         costs = [r.cost for r in ordered.values()]
         cost = None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
-        self._result = CoordinatorResult(output, decision, ordered, usage, cost)
+        self._result = TeamResult(output, decision, ordered, usage, cost)
         yield FinalResponse(0, output, output if isinstance(output, str) else str(output), usage)
 
     def _start(self, name: str) -> AgentLoopRunner[Any]:
-        """Agent ``name`` on the request, one handoff level below the coordinator."""
-        return self._coordinator.agents[name]._start_nested(
+        """Agent ``name`` on the request, one handoff level below the team."""
+        return self._team.agents[name]._start_nested(
             [UserMessage(self._input)],
             deps=self._deps,
             stream=self._stream,
             tracer=None,
-            handoff_path=(self._coordinator.name,),
+            handoff_path=(self._team.name,),
         )
 
     async def _sequential(
         self, names: Sequence[str], results: dict[str, RunResult[Any]]
-    ) -> AsyncGenerator[CoordinatorEvent, None]:
+    ) -> AsyncGenerator[TeamEvent, None]:
         for name in names:
             runner = self._start(name)
             async with aclosing(runner) as events:
@@ -191,8 +193,8 @@ class CoordinatorRun:
 
     async def _parallel(
         self, names: Sequence[str], results: dict[str, RunResult[Any]]
-    ) -> AsyncGenerator[CoordinatorEvent, None]:
-        queue: asyncio.Queue[CoordinatorEvent | None] = asyncio.Queue()
+    ) -> AsyncGenerator[TeamEvent, None]:
+        queue: asyncio.Queue[TeamEvent | None] = asyncio.Queue()
 
         async def drive(name: str) -> None:
             runner = self._start(name)
@@ -232,4 +234,4 @@ async def _merge(merge: Merge[Any] | None, results: Mapping[str, RunResult[Any]]
     return merged
 
 
-__all__ = ["Coordinator", "CoordinatorEvent", "CoordinatorResult", "CoordinatorRun", "Merge"]
+__all__ = ["AgentTeam", "Merge", "TeamEvent", "TeamResult", "TeamRun"]
