@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import genai_prices
 from typer.testing import CliRunner
 
 from kanawa.cli import app
@@ -34,7 +35,7 @@ def test_run_prints_the_cost_from_the_price_table(runner: CliRunner, workdir: Pa
     usage_line, cost_line = result.output.splitlines()[-2:]
     prompt, completion = (int(usage_line.split()[i]) for i in (1, 4))
     expected = (prompt * 1000.0 + completion * 2000.0) / 1_000_000
-    assert cost_line == f"cost: ${expected:.6f} · prices as of 2030-01-01"
+    assert cost_line == f"cost: ${expected:.6f} · prices: override, as of 2030-01-01"
 
 
 def test_demo_prints_usage_and_cost(runner: CliRunner, workdir: Path) -> None:
@@ -68,8 +69,8 @@ def test_run_with_a_money_budget_refuses_a_model_without_a_price(runner: CliRunn
 
 def test_render_cost() -> None:
     assert (
-        render_cost(0.0012345, "gpt-5", as_of="2025-10-15").plain
-        == "cost: $0.001234 · prices as of 2025-10-15"
+        render_cost(0.0012345, "gpt-5", source="genai-prices 0.2.3").plain
+        == "cost: $0.001234 · prices: genai-prices 0.2.3"
     )
     assert render_cost(None, "my-model").plain == "cost unknown for my-model (no price in the table)"
 
@@ -96,4 +97,28 @@ def test_a_failed_run_on_a_priced_model_costs_nothing(
     env = {"OPENAI_BASE_URL": f"{wire_server.base_url}/v1", "OPENAI_API_KEY": "sk-test", "COLUMNS": "200"}
     result = runner.invoke(app, ["run", "-m", "openai:gpt-5-mini", "--no-trace", "hi"], env=env)
     assert result.exit_code == 2
-    assert "cost: $0.000000 · prices as of" in result.stdout  # a refused request is not billed
+    assert (
+        f"cost: $0.000000 · prices: genai-prices {genai_prices.__version__}" in result.stdout
+    )  # a refused request is not billed
+
+
+def test_a_money_budget_runs_gpt_5_2_and_the_cost_line_names_genai_prices(
+    runner: CliRunner, workdir: Path, wire_server: WireServer
+) -> None:
+    from tests.llm.openai_responses.wire import USAGE, text_response
+
+    wire_server.enqueue(text_response("hello", model="gpt-5.2-2025-12-11").sse())
+    env = {"OPENAI_BASE_URL": f"{wire_server.base_url}/v1", "OPENAI_API_KEY": "sk-test", "COLUMNS": "200"}
+    result = runner.invoke(
+        app, ["run", "-m", "openai:gpt-5.2", "--no-trace", "--max-cost", "1", "hi"], env=env
+    )
+    assert result.exit_code == 0, result.output
+    usage = genai_prices.Usage(
+        input_tokens=USAGE["input_tokens"],
+        cache_read_tokens=USAGE["input_tokens_details"]["cached_tokens"],
+        output_tokens=USAGE["output_tokens"],
+        output_reasoning_tokens=USAGE["output_tokens_details"]["reasoning_tokens"],
+    )
+    expected = float(genai_prices.calc_price(usage, "gpt-5.2", provider_id="openai").total_price)
+    cost_line = result.stdout.splitlines()[-1]
+    assert cost_line == f"cost: ${expected:.6f} · prices: genai-prices {genai_prices.__version__}"

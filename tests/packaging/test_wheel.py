@@ -66,7 +66,7 @@ def test_sdist_ships_the_sources_and_no_local_artefacts(dist: Dist) -> None:
 
 def test_wheel_ships_every_file_under_src_kanawa_the_license_and_py_typed(dist: Dist) -> None:
     """Package data the code reads at run time (the SmartAO page, samples and rubric, the textlint
-    sidecar's package files, the ACE prompts, the timeline page, the price table) is in the wheel."""
+    sidecar's package files, the ACE prompts, the timeline page, the model catalogue) is in the wheel."""
     with zipfile.ZipFile(dist.wheel) as wheel:
         names = set(wheel.namelist())
     shipped = {name.removeprefix("src/") for name in _tracked("src/kanawa")}
@@ -79,7 +79,7 @@ def test_wheel_ships_every_file_under_src_kanawa_the_license_and_py_typed(dist: 
         "kanawa/apps/smartao/textlint/package-lock.json",
         "kanawa/apps/smartao/textlint/sidecar.js",
         "kanawa/server/page/timeline.html",
-        "kanawa/llm/pricing/prices.json",
+        "kanawa/llm/catalogue/models.json",
     ):
         assert data in names
     assert any(name.endswith(".dist-info/licenses/LICENSE") for name in names)

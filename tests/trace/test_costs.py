@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+import genai_prices
 import pytest
 
 from kanawa.llm.pricing import cost_of
@@ -25,8 +29,23 @@ def test_a_model_call_is_priced_with_its_cached_and_reasoning_tokens() -> None:
     assert expected == pytest.approx((200 * 1.25 + 800 * 0.125 + 400 * 10.0) / 1_000_000)
 
 
+def test_a_model_calls_record_names_where_its_price_came_from(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    assert with_cost(_end("claude-opus-4-5"))["price_source"] == f"genai-prices {genai_prices.__version__}"
+    prices = tmp_path / "prices.json"
+    prices.write_text(
+        json.dumps({"as_of": "2030-01-01", "models": {"claude-opus-4-5": {"input": 1, "output": 1}}})
+    )
+    monkeypatch.setenv("KANAWA_PRICES", str(prices))
+    record = with_cost(_end("anthropic:claude-opus-4-5"))
+    assert record["price_source"] == "override, as of 2030-01-01"
+    assert record["cost_usd"] == pytest.approx(1400 / 1_000_000)
+
+
 def test_an_unknown_model_has_no_cost_never_zero() -> None:
     assert with_cost(_end("function"))["cost_usd"] is None
+    assert with_cost(_end("function"))["price_source"] is None
     assert with_cost({"event": "llm_end", "tok_prompt": 5, "tok_completion": 5})["cost_usd"] is None
 
 

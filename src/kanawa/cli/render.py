@@ -221,13 +221,14 @@ def render_usage(usage: Usage) -> Text:
     )
 
 
-def render_cost(cost: float | None, model: str, *, as_of: str | None = None) -> Text:
-    """The run's cost in USD with the price table's date, or ``cost unknown for <model>`` when the
-    model has no price (never shown as $0: an unknown cost is not a free one)."""
+def render_cost(cost: float | None, model: str, *, source: str | None = None) -> Text:
+    """The run's cost in USD with where its prices came from (``genai-prices 0.2.3`` — the package's
+    data version — or ``override, as of <date>``), or ``cost unknown for <model>`` when the model has
+    no price (never shown as $0: an unknown cost is not a free one)."""
     if cost is None:
         return Text(f"cost unknown for {model} (no price in the table)", style="dim")
-    dated = f" · prices as of {as_of}" if as_of else ""
-    return Text(f"cost: ${cost:.6f}{dated}", style="dim")
+    origin = f" · prices: {source}" if source else ""
+    return Text(f"cost: ${cost:.6f}{origin}", style="dim")
 
 
 __all__ = [

@@ -99,7 +99,8 @@ async def execute(
 def print_spending(console: Console, result: RunResult[Any], model: str) -> None:
     """The run's usage and its cost (or that the cost is unknown for ``model``)."""
     console.print(render_usage(result.usage))
-    console.print(render_cost(result.cost, model, as_of=default_prices().as_of))
+    source = default_prices().source_of(model)
+    console.print(render_cost(result.cost, model, source=None if source is None else str(source)))
 
 
 def print_trace_path(console: Console, tracer: Tracer | None) -> Path | None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from kanawa.llm.pricing import cost_of
+from kanawa.llm.pricing import Quote, quote_of
 from kanawa.trace.records import TraceRecord
 from kanawa.types import JsonValue, Usage
 
@@ -30,6 +30,14 @@ def llm_call_cost(
     model: str | None, tok_prompt: int | None, tok_completion: int | None, data: Mapping[str, JsonValue]
 ) -> float | None:
     """USD for one model call's usage at the price of ``model`` (``None``: no known price)."""
+    quote = llm_call_quote(model, tok_prompt, tok_completion, data)
+    return None if quote is None else quote.cost_usd
+
+
+def llm_call_quote(
+    model: str | None, tok_prompt: int | None, tok_completion: int | None, data: Mapping[str, JsonValue]
+) -> Quote | None:
+    """One model call's cost with its price's source (``None``: no known price)."""
     if not model:
         return None
     usage = Usage(
@@ -39,21 +47,25 @@ def llm_call_cost(
         cached_tokens=_count(data.get("cached_tokens")),
         requests=1,
     )
-    return cost_of(model, usage)
+    return quote_of(model, usage)
 
 
 def with_cost(record: dict[str, JsonValue]) -> dict[str, JsonValue]:
     """``record`` (a serialized trace record) with ``cost_usd`` added when it is a model call's end
-    (``llm_end``, or ``llm_error``: ``0`` on a priced model, ``None`` on one without a price)."""
+    (``llm_end``, or ``llm_error``: ``0`` on a priced model, ``None`` on one without a price), and
+    ``price_source``: where the price came from (``genai-prices 0.2.3``, ``override, as of
+    2026-01-01``; ``None`` without a price)."""
     if record.get("event") in _PRICED_EVENTS:
         model = record.get("model")
         data = record.get("data")
-        record["cost_usd"] = llm_call_cost(
+        quote = llm_call_quote(
             model if isinstance(model, str) else None,
             _count(record.get("tok_prompt")),
             _count(record.get("tok_completion")),
             data if isinstance(data, dict) else {},
         )
+        record["cost_usd"] = None if quote is None else quote.cost_usd
+        record["price_source"] = None if quote is None else str(quote.source)
     return record
 
 
@@ -73,4 +85,4 @@ def trace_cost(records: Sequence[TraceRecord]) -> float | None:
     return total if calls else None
 
 
-__all__ = ["llm_call_cost", "trace_cost", "with_cost"]
+__all__ = ["llm_call_cost", "llm_call_quote", "trace_cost", "with_cost"]

@@ -50,7 +50,49 @@ async def test_an_unpriced_model_is_blocked_while_a_money_budget_is_set(make_gua
     counted = Counted(tool_turns=0, model="my-local-model")
     blocked = await run_blocked(counted.agent(guard))
     assert counted.requests == 0
-    assert blocked.reasons == ("model 'my-local-model' has no price, so the money budget cannot be kept",)
+    (reason,) = blocked.reasons
+    assert reason.startswith("model 'my-local-model' has no price, so the money budget cannot be kept; ")
+    assert "KANAWA_PRICES" in reason
+    assert "KANAWA_UNPRICED_POLICY=warn" in reason
+
+
+async def test_the_warn_unpriced_policy_runs_an_unpriced_model_with_a_warning_and_an_unknown_cost(
+    make_guard: GuardFactory,
+) -> None:
+    guard = make_guard(max_cost_usd=1.0, unpriced="warn")
+    for _ in range(2):  # the second run is not refused by the first run's unpriced response either
+        counted = Counted(tool_turns=1, model="my-local-model")
+        result = await counted.agent(guard).run("add")
+        assert result.completed
+        assert counted.tool_runs == 1
+        reasons = [r for w in warnings_of(result.steps) for r in w.reasons]
+        assert any(r.startswith("model 'my-local-model' has no price, so the money budget") for r in reasons)
+    totals = await guard.totals()
+    assert (totals.unpriced_responses, totals.cost_known) == (4, False)
+
+
+async def test_the_unpriced_policy_comes_from_the_environment(
+    make_guard: GuardFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KANAWA_UNPRICED_POLICY", "warn")
+    guard = make_guard(max_cost_usd=1.0)
+    assert guard.unpriced == "warn"
+    assert (await Counted(tool_turns=0, model="my-local-model").agent(guard).run("add")).completed
+    monkeypatch.setenv("KANAWA_UNPRICED_POLICY", "block")
+    assert make_guard(max_cost_usd=1.0).unpriced == "block"
+
+
+@pytest.mark.parametrize("model", ["gpt-5.2", "gpt-5.2-pro", "claude-sonnet-4-5", "gemini-3-pro-preview"])
+async def test_a_money_budget_runs_current_models_priced_by_genai_prices(
+    make_guard: GuardFactory, model: str
+) -> None:
+    guard = make_guard(max_cost_usd=1.0)
+    result = await Counted(tool_turns=1, model=model).agent(guard).run("add")
+    assert result.completed
+    totals = await guard.totals()
+    assert totals.cost_known
+    assert totals.cost_nano_usd > 0
+    assert result.cost == pytest.approx(totals.cost_usd, abs=1e-9)
 
 
 async def test_prices_can_be_overridden_per_guard(make_guard: GuardFactory) -> None:

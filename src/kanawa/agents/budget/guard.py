@@ -31,7 +31,7 @@ from kanawa.agents.budget.redis_store import (
 from kanawa.agents.budget.store import BudgetStore, BudgetStoreError, MemoryBudgetStore, verdict_for
 from kanawa.agents.guardrails import Guardrail
 from kanawa.context import RunContext
-from kanawa.llm.pricing import PriceTable, default_prices
+from kanawa.llm.pricing import PriceTable, UnpricedPolicy, default_prices, unpriced_message, unpriced_policy
 from kanawa.loop.errors import BudgetExceeded
 from kanawa.loop.hooks import Warnings
 from kanawa.loop.steps import FinalResponse, GuardrailStage, GuardrailTripped
@@ -59,8 +59,12 @@ class TokenGuard(Guardrail):
             tool I/O, as the provider reports them; estimated offline when a response reports none).
         max_requests: model requests. Reserved atomically before each request: never overshot.
         max_cost_usd: US dollars at ``prices`` (default: the shipped, dated table, or
-            ``KANAWA_PRICES`` as set when the guard is made). A model without a price is blocked
-            while a money budget is set (an unknown cost cannot be kept under a limit).
+            ``KANAWA_PRICES`` in front of genai-prices, as set when the guard is made). What a
+            model without a price does to a money budget is ``unpriced``.
+        unpriced: ``"block"`` (default: an unknown cost cannot be kept under a limit, so the
+            request is refused with a message naming the model and how to price it) or ``"warn"``
+            (the request goes on with a warning, and the session's cost becomes a lower bound).
+            Default: ``$KANAWA_UNPRICED_POLICY``, else ``"block"``.
         session: the session's name, or a function of the :class:`~kanawa.context.RunContext` giving
             it (from ``deps``, the agent's name …). Default ``"default"``: every run shares one budget.
         action: ``"block"`` (default) ends the run with :class:`~kanawa.loop.errors.BudgetExceeded`
@@ -88,6 +92,7 @@ class TokenGuard(Guardrail):
         action: Literal["warn", "block"] = "block",
         warn_at: float | None = 0.8,
         prices: PriceTable | None = None,
+        unpriced: UnpricedPolicy | None = None,
         redis_url: str | None = None,
         key_prefix: str = DEFAULT_KEY_PREFIX,
         ttl: float | None = DEFAULT_TTL_SECONDS,
@@ -99,8 +104,12 @@ class TokenGuard(Guardrail):
         # A Guardrail with no content checks of its own: it looks only at spending, through the hooks
         # below (validate_input / validate_output pass everything).
         super().__init__(action=action, stages=(), name=name)
+        self.unpriced: UnpricedPolicy = unpriced_policy(unpriced)
         self.limits = BudgetLimits(
-            max_tokens=max_tokens, max_requests=max_requests, max_cost_usd=max_cost_usd
+            max_tokens=max_tokens,
+            max_requests=max_requests,
+            max_cost_usd=max_cost_usd,
+            unpriced_blocks=self.unpriced == "block",
         )
         if warn_at is not None and (
             isinstance(warn_at, bool)
@@ -188,9 +197,9 @@ class TokenGuard(Guardrail):
         money = self.limits.max_cost_usd is not None
         warnings: list[GuardrailTripped] = []
         self._raise_uncounted(step, "model_call", context)
-        if money and self.prices.price_of(context.model_name) is None:
-            reason = f"model {context.model_name!r} has no price, so the money budget cannot be kept"
-            if blocking:
+        if money and not self.prices.has_price(context.model_name):
+            reason = unpriced_message(context.model_name)
+            if blocking and self.unpriced == "block":
                 raise self._blocked(step, "model_call", reason)
             if step <= 1:
                 warnings.append(self._event(step, "model_call", "warn", reason))
@@ -251,7 +260,12 @@ class TokenGuard(Guardrail):
             raise self._unreachable(step, "tool_call", exc) from exc
         verdict = verdict_for(
             totals,
-            BudgetLimits(max_tokens=limits.max_tokens, max_requests=None, max_cost_usd=limits.max_cost_usd),
+            BudgetLimits(
+                max_tokens=limits.max_tokens,
+                max_requests=None,
+                max_cost_usd=limits.max_cost_usd,
+                unpriced_blocks=limits.unpriced_blocks,
+            ),
         )
         if verdict != "ok":
             raise self._blocked(step, "tool_call", self._spent(verdict, totals))
@@ -359,7 +373,7 @@ class TokenGuard(Guardrail):
     def _spent(self, verdict: Verdict, totals: BudgetTotals) -> str:
         if verdict == "ok":  # pragma: no cover - callers check the verdict first
             raise AssertionError("a budget that is not spent has no reason to block")
-        if verdict == "money" and totals.unpriced_responses:
+        if verdict == "money" and totals.unpriced_responses and self.limits.unpriced_blocks:
             return "the session's cost is unknown (a response came from a model without a price)"
         return f"the session's {_NOUN[verdict]} budget is spent ({self._amounts(verdict, totals)})"
 

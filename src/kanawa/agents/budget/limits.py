@@ -43,13 +43,16 @@ class BudgetLimits:
     ``max_tokens`` counts input + output tokens of every model request (seed 002 §3-1 "トークン計算":
     system + messages + tool I/O — exactly what a request's input tokens cover, plus what the model
     wrote); ``max_requests`` counts model requests; ``max_cost_usd`` counts US dollars at the price
-    table's prices.
+    table's prices. ``unpriced_blocks``: whether a response from a model without a price spends a
+    money budget (the ``block`` unpriced policy, :mod:`kanawa.llm.pricing.policy`) or only makes the
+    session's cost a lower bound (``warn``).
     """
 
     _: KW_ONLY
     max_tokens: int | None = None
     max_requests: int | None = None
     max_cost_usd: float | None = None
+    unpriced_blocks: bool = True
 
     def __post_init__(self) -> None:
         _check_count("max_tokens", self.max_tokens)

@@ -52,6 +52,7 @@ local max_tokens = tonumber(ARGV[1])
 local max_nano = tonumber(ARGV[2])
 local max_requests = tonumber(ARGV[3])
 local ttl_ms = tonumber(ARGV[4])
+local unpriced_blocks = tonumber(ARGV[5]) or 1
 local v = redis.call('HMGET', key, 'requests', 'input', 'output', 'nano_usd', 'unpriced')
 local requests = tonumber(v[1]) or 0
 local tokens = (tonumber(v[2]) or 0) + (tonumber(v[3]) or 0)
@@ -60,7 +61,7 @@ local unpriced = tonumber(v[5]) or 0
 local verdict = 'ok'
 if max_tokens >= 0 and tokens >= max_tokens then
   verdict = 'tokens'
-elseif max_nano >= 0 and (nano >= max_nano or unpriced > 0) then
+elseif max_nano >= 0 and (nano >= max_nano or (unpriced_blocks > 0 and unpriced > 0)) then
   verdict = 'money'
 elseif max_requests >= 0 and requests + 1 > max_requests then
   verdict = 'requests'
@@ -213,6 +214,7 @@ class RedisBudgetStore:
             -1 if max_nano is None else max_nano,
             -1 if limits.max_requests is None else limits.max_requests,
             _ttl_ms(ttl),
+            1 if limits.unpriced_blocks else 0,
         )
         try:
             reply = await reserve(keys=[self.key_prefix + key], args=args)

@@ -65,7 +65,8 @@ def verdict_for(totals: BudgetTotals, limits: BudgetLimits) -> Verdict:
     if limits.max_tokens is not None and totals.tokens >= limits.max_tokens:
         return "tokens"
     max_nano = limits.max_cost_nano
-    if max_nano is not None and (totals.cost_nano_usd >= max_nano or totals.unpriced_responses > 0):
+    unpriced = limits.unpriced_blocks and totals.unpriced_responses > 0
+    if max_nano is not None and (totals.cost_nano_usd >= max_nano or unpriced):
         return "money"
     if limits.max_requests is not None and totals.requests + 1 > limits.max_requests:
         return "requests"

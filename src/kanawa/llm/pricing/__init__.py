@@ -1,126 +1,33 @@
-"""What a model request costs: a price table per model, kept as data with its date.
+"""What a model request costs: the user's prices, then the maintained ``genai-prices`` data.
 
-Prices are US dollars per million tokens for input, cached input, output and reasoning (reasoning is
-billed as output by every provider we know of, so it defaults to the output price). The shipped table
-(``prices.json`` beside this file, dated by its ``as_of`` field; :func:`default_prices` returns it)
-lists the providers' published list prices for the models we know; a price we did not know is not
-guessed — an unknown model has no price and its cost is ``None``, never ``0``. Users override or
-extend the table: ``PriceTable.load(path)`` / ``default_prices().with_prices({...})``, or
-``KANAWA_PRICES=path.json`` (which replaces the shipped table wherever the default is used).
-
-Cost of one response (:meth:`PriceTable.cost`): uncached input × input price + cached input × cached
-price + (output − reasoning) × output price + reasoning × reasoning price. ``Usage.cached_tokens`` and
-``Usage.reasoning_tokens`` are subsets of input and output tokens, as providers report them.
+:class:`PriceTable` (:mod:`.table`) answers a model's cost and its source — ``override`` for a price
+the user set (``with_prices``, ``PriceTable.load``, ``KANAWA_PRICES=path.json``), else
+``genai-prices <version>`` for the package's bundled, offline data (:mod:`.library`). A model with no
+price has cost ``None``, never ``0``. A money budget facing such a model follows
+:data:`UnpricedPolicy` (:mod:`.policy`): ``block`` (default) or ``warn``.
 """
 
 from __future__ import annotations
 
-import json
 import os
-from collections.abc import Mapping
-from dataclasses import KW_ONLY, dataclass
 from functools import cache
-from importlib.resources import files
-from pathlib import Path
 
+from kanawa.llm.pricing.library import library_version
+from kanawa.llm.pricing.policy import (
+    UNPRICED_POLICY_ENVIRONMENT_VARIABLE,
+    UnpricedPolicy,
+    unpriced_message,
+    unpriced_policy,
+)
+from kanawa.llm.pricing.table import ModelPrice, PriceSource, PriceTable, Quote
 from kanawa.types import Usage
 
 PRICES_ENVIRONMENT_VARIABLE = "KANAWA_PRICES"
-"""Path of a JSON price table that replaces the shipped one (same format as ``prices.json``)."""
+"""Path of a JSON price table whose prices override genai-prices' (same format as
+:meth:`PriceTable.from_json`)."""
 
-
-@dataclass(frozen=True, slots=True)
-class ModelPrice:
-    """USD per million tokens. ``cached_input`` defaults to ``input``; ``reasoning`` to ``output``."""
-
-    input: float
-    output: float
-    _: KW_ONLY
-    cached_input: float | None = None
-    reasoning: float | None = None
-
-    def __post_init__(self) -> None:
-        for name in ("input", "output", "cached_input", "reasoning"):
-            value = getattr(self, name)
-            if value is not None and (
-                isinstance(value, bool) or not isinstance(value, int | float) or value < 0
-            ):
-                raise ValueError(f"price {name} must be a non-negative number of USD per million tokens")
-
-    def cost(self, usage: Usage) -> float:
-        """USD for ``usage`` at these prices."""
-        cached = min(usage.cached_tokens, usage.input_tokens)
-        reasoning = min(usage.reasoning_tokens, usage.output_tokens)
-        cached_price = self.input if self.cached_input is None else self.cached_input
-        reasoning_price = self.output if self.reasoning is None else self.reasoning
-        total = (
-            (usage.input_tokens - cached) * self.input
-            + cached * cached_price
-            + (usage.output_tokens - reasoning) * self.output
-            + reasoning * reasoning_price
-        )
-        return total / 1_000_000
-
-
-@dataclass(frozen=True, slots=True)
-class PriceTable:
-    """Prices by model name, with the date they were read (``as_of``, ISO date)."""
-
-    as_of: str
-    prices: Mapping[str, ModelPrice]
-
-    def price_of(self, model: str) -> ModelPrice | None:
-        """The price of ``model``: exact name, else the name without a provider prefix
-        (``openai:gpt-5``) or a date/version suffix (``gpt-5-2025-08-07``), else ``None``."""
-        if not model:
-            return None
-        name = model.split(":", 1)[1] if ":" in model else model
-        name = name.split("@", 1)[0]
-        found = self.prices.get(name)
-        if found is not None:
-            return found
-        best = ""
-        for known in self.prices:
-            if name.startswith(known + "-") and len(known) > len(best):
-                best = known
-        return self.prices.get(best) if best else None
-
-    def cost(self, model: str, usage: Usage) -> float | None:
-        """USD for ``usage`` on ``model``; ``None`` when the model has no price."""
-        price = self.price_of(model)
-        return None if price is None else price.cost(usage)
-
-    def with_prices(self, prices: Mapping[str, ModelPrice], *, as_of: str | None = None) -> PriceTable:
-        """This table with ``prices`` added or replaced."""
-        return PriceTable(as_of or self.as_of, {**self.prices, **prices})
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, object]) -> PriceTable:
-        """``{"as_of": "2025-10-01", "models": {"gpt-5": {"input": 1.25, "output": 10, ...}}}``."""
-        as_of = data.get("as_of")
-        models = data.get("models")
-        if not isinstance(as_of, str) or not isinstance(models, dict):
-            raise ValueError("a price table needs 'as_of' (an ISO date) and 'models' (name -> prices)")
-        prices: dict[str, ModelPrice] = {}
-        for name, entry in models.items():
-            if not isinstance(entry, dict):
-                raise ValueError(f"prices of {name!r} must be an object")
-            unknown = set(entry) - {"input", "output", "cached_input", "reasoning"}
-            if unknown:
-                raise ValueError(f"prices of {name!r} have unknown fields: {sorted(unknown)}")
-            prices[str(name)] = ModelPrice(**entry)
-        return cls(as_of, prices)
-
-    @classmethod
-    def load(cls, path: str | Path) -> PriceTable:
-        return cls.from_json(json.loads(Path(path).read_text(encoding="utf-8")))
-
-
-@cache
-def _shipped() -> PriceTable:
-    return PriceTable.from_json(
-        json.loads(files(__name__).joinpath("prices.json").read_text(encoding="utf-8"))
-    )
+LIBRARY_TABLE = PriceTable(as_of="", prices={})
+"""genai-prices' data alone, with no override."""
 
 
 @cache
@@ -129,9 +36,9 @@ def _load_cached(path: str) -> PriceTable:
 
 
 def default_prices() -> PriceTable:
-    """``$KANAWA_PRICES`` when set (read once per path), else the shipped table."""
+    """``$KANAWA_PRICES`` (read once per path) in front of genai-prices, else genai-prices alone."""
     path = os.environ.get(PRICES_ENVIRONMENT_VARIABLE, "").strip()
-    return _load_cached(path) if path else _shipped()
+    return _load_cached(path) if path else LIBRARY_TABLE
 
 
 def cost_of(model: str, usage: Usage, *, table: PriceTable | None = None) -> float | None:
@@ -139,4 +46,24 @@ def cost_of(model: str, usage: Usage, *, table: PriceTable | None = None) -> flo
     return (table if table is not None else default_prices()).cost(model, usage)
 
 
-__all__ = ["PRICES_ENVIRONMENT_VARIABLE", "ModelPrice", "PriceTable", "cost_of", "default_prices"]
+def quote_of(model: str, usage: Usage, *, table: PriceTable | None = None) -> Quote | None:
+    """The cost of ``usage`` on ``model`` with its price's source (``None``: no price)."""
+    return (table if table is not None else default_prices()).quote(model, usage)
+
+
+__all__ = [
+    "LIBRARY_TABLE",
+    "PRICES_ENVIRONMENT_VARIABLE",
+    "UNPRICED_POLICY_ENVIRONMENT_VARIABLE",
+    "ModelPrice",
+    "PriceSource",
+    "PriceTable",
+    "Quote",
+    "UnpricedPolicy",
+    "cost_of",
+    "default_prices",
+    "library_version",
+    "quote_of",
+    "unpriced_message",
+    "unpriced_policy",
+]
