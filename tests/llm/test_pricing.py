@@ -160,9 +160,9 @@ def test_the_unpriced_policy_is_block_unless_set_and_refuses_other_values(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.delenv("KANAWA_UNPRICED_POLICY", raising=False)
-    assert unpriced_policy() == "block"
+    assert unpriced_policy(None) == "block"
     monkeypatch.setenv("KANAWA_UNPRICED_POLICY", "WARN")
-    assert unpriced_policy() == "warn"
+    assert unpriced_policy(None) == "warn"
     assert unpriced_policy("block") == "block"
     with pytest.raises(ValueError, match="'block' or 'warn'"):
         unpriced_policy("allow")

@@ -96,7 +96,7 @@ async def test_a_money_budget_runs_current_models_priced_by_genai_prices(
 
 
 async def test_prices_can_be_overridden_per_guard(make_guard: GuardFactory) -> None:
-    table = PriceTable("2026-01-01", {"my-local-model": ModelPrice(input=1.0, output=2.0)})
+    table = PriceTable("2026-01-01", prices={"my-local-model": ModelPrice(input=1.0, output=2.0)})
     guard = make_guard(max_cost_usd=1.0, prices=table)
     result = await Counted(tool_turns=0, model="my-local-model").agent(guard).run("add")
     assert result.completed

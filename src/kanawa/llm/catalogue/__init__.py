@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from functools import cache
 from importlib.resources import files
 from typing import Literal, TypeAlias, cast
@@ -51,6 +51,7 @@ class ModelCard:
     tools_with_reasoning: Mapping[str, str]
     caching: str
     sources: tuple[str, ...]
+    _: KW_ONLY
     thinking_budget: tuple[int, int] | None = None
     notes: str = ""
 

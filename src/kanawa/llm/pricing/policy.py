@@ -18,8 +18,9 @@ UNPRICED_POLICY_ENVIRONMENT_VARIABLE = "KANAWA_UNPRICED_POLICY"
 _POLICIES: tuple[UnpricedPolicy, ...] = ("block", "warn")
 
 
-def unpriced_policy(value: str | None = None) -> UnpricedPolicy:
-    """``value``, else ``$KANAWA_UNPRICED_POLICY``, else ``"block"``; anything else is a ``ValueError``."""
+def unpriced_policy(value: str | None) -> UnpricedPolicy:
+    """``value`` (``None``: not given), else ``$KANAWA_UNPRICED_POLICY``, else ``"block"``; anything
+    else is a ``ValueError``."""
     raw = value if value is not None else os.environ.get(UNPRICED_POLICY_ENVIRONMENT_VARIABLE, "")
     text = raw.strip().lower() or "block"
     for policy in _POLICIES:

@@ -90,8 +90,8 @@ class PriceTable:
     (``library=False`` leaves the library out: only the table's own prices count)."""
 
     as_of: str
-    prices: Mapping[str, ModelPrice] = field(default_factory=dict)
     _: KW_ONLY
+    prices: Mapping[str, ModelPrice] = field(default_factory=dict)
     library: bool = True
 
     def price_of(self, model: str) -> ModelPrice | None:
@@ -143,7 +143,7 @@ class PriceTable:
 
     def with_prices(self, prices: Mapping[str, ModelPrice], *, as_of: str | None = None) -> PriceTable:
         """This table with ``prices`` added or replaced."""
-        return PriceTable(as_of or self.as_of, {**self.prices, **prices}, library=self.library)
+        return PriceTable(as_of or self.as_of, prices={**self.prices, **prices}, library=self.library)
 
     @classmethod
     def from_json(cls, data: Mapping[str, object]) -> PriceTable:
@@ -164,7 +164,7 @@ class PriceTable:
             if unknown:
                 raise ValueError(f"prices of {name!r} have unknown fields: {sorted(unknown)}")
             prices[str(name)] = ModelPrice(**entry)
-        return cls(as_of, prices, library=library)
+        return cls(as_of, prices=prices, library=library)
 
     @classmethod
     def load(cls, path: str | Path) -> PriceTable:
