@@ -157,7 +157,7 @@ def serve(system: str, port: int) -> None:
     if system in ("bare", "bare_gc"):
         app = _bare_app(_kanawa_gc_settings if system == "bare_gc" else None)
     else:
-        from kanawa.server.app import create_app
+        from kanawa.server.http.app import create_app
         from kanawa.server.settings import ServerSettings
 
         settings = ServerSettings(
@@ -405,7 +405,7 @@ def _bulk_agents() -> dict[str, Any]:
 def serve_bulk(system: str, port: int) -> None:
     import uvicorn
 
-    from kanawa.server.app import create_app
+    from kanawa.server.http.app import create_app
     from kanawa.server.settings import ServerSettings
 
     settings = ServerSettings(

@@ -8,7 +8,9 @@ is changed with it, on purpose.
 **One home per name.** A name is exported from the package that holds the module defining it — its
 *home*: ``RunResult`` is defined in ``kanawa/loop/result.py``, so ``from kanawa.loop import RunResult``.
 A module's ``__all__`` lists what the module defines; a package's ``__init__`` lists, besides, names
-defined in its own modules (never in a subpackage's: the subpackage is their home). The one other place
+defined in its own modules, or in a subpackage's that does not export them itself (an internal layer
+such as ``kanawa.server.http``, whose ``__all__`` is empty: ``kanawa.server`` is the home of
+``create_app``); a subpackage that exports a name is its home. The one other place
 a name may appear is ``kanawa`` itself, the convenience surface for everyday code (``from kanawa import
 Agent, tool``), and every name there is also exported from its home. So no two packages export one
 name, and no two public names are spelled alike for different things (seed 002's ``Coordinator`` is
@@ -305,7 +307,11 @@ EXPORTED_MEMBERS: dict[str, list[str]] = {
         "demo_agents",
         "load_agents",
     ],
-    "kanawa.server.page": ["PAGE_HTML"],
+    "kanawa.server.http": [],
+    "kanawa.server.http.page": ["PAGE_HTML"],
+    "kanawa.server.http.protocols": [],
+    "kanawa.server.runs": [],
+    "kanawa.server.store": [],
     "kanawa.tools": [
         "DEFAULT_FILES_ROOT",
         "DEFAULT_MAX_BYTES",
@@ -435,9 +441,13 @@ def _exports() -> Iterator[tuple[str, str, str]]:
 
 
 def _home(name: str, defined_in: str) -> str:
+    """The nearest package above ``defined_in`` that exports ``name`` (``kanawa`` itself aside), else
+    the defining module."""
     package = parent(defined_in)
-    if package != "kanawa" and name in (declared_all(package) or []):
-        return package
+    while package not in ("", "kanawa"):
+        if name in (declared_all(package) or []):
+            return package
+        package = parent(package)
     return defined_in
 
 
@@ -446,7 +456,7 @@ def test_each_public_name_is_exported_from_its_home_only() -> None:
     for module, name, defined_in in _exports():
         if module in ("kanawa", defined_in):
             continue
-        if is_package(module) and parent(defined_in) == module:
+        if is_package(module) and _home(name, defined_in) == module:
             continue
         misplaced.append(
             f"{module} exports {name} (defined in {defined_in}; its home is {_home(name, defined_in)})"

@@ -24,11 +24,12 @@ import httpx
 import pytest
 import uvicorn
 
-from kanawa.server.app import create_app
-from kanawa.server.http_limits import serve_config
-from kanawa.server.redis_store import RedisRunStore
+from kanawa.server.http.app import create_app
+from kanawa.server.http.head_limits import serve_config
 from kanawa.server.settings import ServerSettings
-from kanawa.server.store import MemoryRunStore, RunStore
+from kanawa.server.store.base import RunStore
+from kanawa.server.store.memory import MemoryRunStore
+from kanawa.server.store.redis import RedisRunStore
 from tests.server.agents import server_agents
 from tests.server.sse import KEY_A, KEY_B
 
@@ -215,7 +216,7 @@ def _broker(redis_url: str) -> str:
 
 @dataclass
 class CeleryCluster:
-    """Celery workers (``python -m kanawa.server.workers``, two prefork processes each) serving one
+    """Celery workers (``python -m kanawa.server.runs.workers``, two prefork processes each) serving one
     test queue."""
 
     redis_url: str
@@ -243,7 +244,7 @@ class CeleryCluster:
         import sys
 
         worker = subprocess.Popen(
-            [sys.executable, "-m", "kanawa.server.workers"],
+            [sys.executable, "-m", "kanawa.server.runs.workers"],
             env=self.env(),
             cwd=ROOT,
             stdout=subprocess.DEVNULL,
@@ -262,7 +263,7 @@ class CeleryCluster:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(worker.pid, signal.SIGKILL)
             worker.wait(timeout=10)
-        from kanawa.server.workers import make_celery
+        from kanawa.server.runs.workers import make_celery
 
         app = make_celery(self.broker, queue=self.queue)
         try:  # the broker may be shared: leave no test queue behind (best effort)

@@ -16,7 +16,7 @@ from kanawa import Agent, tool
 from kanawa.llm.testing import FunctionLLM
 from kanawa.llm.testing.models import ModelRequest, Script
 from kanawa.loop.config import AgentConfiguration
-from kanawa.server.app import create_app
+from kanawa.server.http.app import create_app
 from kanawa.server.settings import ServerSettings
 from kanawa.types import AssistantMessage, ToolCall
 from tests.server.agents import server_agents

@@ -12,8 +12,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from kanawa.server.app import create_app
-from kanawa.server.auth import KeyConfigError, KeyRing, RateLimiter, bearer, is_loopback
+from kanawa.server.http.app import create_app
+from kanawa.server.http.auth import KeyConfigError, KeyRing, RateLimiter, bearer, is_loopback
 from kanawa.server.settings import ServerSettings
 from tests.server.agents import server_agents
 from tests.server.sse import AUTH_A, AUTH_B, KEY_A, start_run

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator, Iterator
 import httpx
 import pytest
 
-from kanawa.server.app import create_app
+from kanawa.server.http.app import create_app
 from tests.server.agents import server_agents
 from tests.server.conftest import LiveServer, settings_for
 from tests.server.sse import AUTH_A, AUTH_B, start_run

@@ -7,7 +7,7 @@ import json
 
 from kanawa.loop.approval import Approvals
 from kanawa.loop.state import AgentLoopState, ToolCallRecord, input_hash
-from kanawa.server.checkpoint import Checkpoint
+from kanawa.server.runs.checkpoint import Checkpoint
 from kanawa.types import AssistantMessage, SystemMessage, ToolCall, ToolMessage, Usage, UserMessage
 
 MESSAGES = (

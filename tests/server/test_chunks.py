@@ -15,7 +15,7 @@ from pydantic import BaseModel
 from kanawa.llm.errors import LLMConnectionError
 from kanawa.loop.errors import AgentError, LLMCallFailed, MaxStepsExceeded
 from kanawa.loop.steps import FinalResponse, Thinking, ToolCallStep, ToolResultStep
-from kanawa.server.chunks import Chunk, done_chunk, error_chunk, event_chunks, to_data
+from kanawa.server.runs.chunks import Chunk, done_chunk, error_chunk, event_chunks, to_data
 from kanawa.tools.base import ToolErrorKind, ToolResult
 from kanawa.tools.errors import ToolValidationError
 from kanawa.types import (
@@ -204,7 +204,7 @@ def test_to_data_handles_pydantic_enums_and_nested_dataclasses() -> None:
 
 def test_a_route_chunk_carries_a_models_brief_question_but_never_the_whole_input() -> None:
     from kanawa.agents.routing import RouteDecision
-    from kanawa.server.chunks import ROUTE_QUESTION_CHARS
+    from kanawa.server.runs.chunks import ROUTE_QUESTION_CHARS
 
     essay = "志望理由。" * 2000
     (ruled,) = event_chunks(

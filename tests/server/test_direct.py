@@ -1,4 +1,4 @@
-"""Direct sends (kanawa.server.direct): a reader at the head of a run's stream is sent each chunk from
+"""Direct sends (kanawa.server.http.direct): a reader at the head of a run's stream is sent each chunk from
 the writer's side, and whenever that cannot go on in order the reader takes over — with no gap and no
 duplicate. Both run stores; then a real client that stops reading, over uvicorn on loopback."""
 
@@ -16,11 +16,12 @@ import pytest
 
 from kanawa import Agent
 from kanawa.llm.testing import FunctionLLM
-from kanawa.server.app import create_app
-from kanawa.server.direct import DirectSender
-from kanawa.server.redis_store import RedisRunStore
-from kanawa.server.ring import sse_frame
-from kanawa.server.store import Entry, MemoryRunStore, RunRecord, RunStore
+from kanawa.server.http.app import create_app
+from kanawa.server.http.direct import DirectSender
+from kanawa.server.http.protocols.kanawa_sse import sse_frame, sse_frames
+from kanawa.server.store.base import Entry, RunRecord, RunStore
+from kanawa.server.store.memory import MemoryRunStore
+from kanawa.server.store.redis import RedisRunStore
 from tests.server.conftest import LiveServer, run_store, settings_for
 from tests.server.sse import AUTH_A, KEY_A, parse_blocks
 
@@ -76,14 +77,14 @@ def _seqs(frames: list[bytes]) -> list[int]:
 
 
 async def _read_all(store: RunStore, run_id: str, sender: DirectSender, into: list[bytes]) -> None:
-    async for frames in store.read_frames(run_id, after=0, sender=sender):
-        into.append(frames)
+    async for batch in store.read_batches(run_id, after=0, subscriber=sender):
+        into.append(sse_frames(batch))
 
 
 async def test_a_reader_at_the_head_is_sent_each_chunk_by_the_writer_and_never_wakes(store: RunStore) -> None:
     await _new_run(store, "d1")
     wire = Wire()
-    sender = DirectSender(wire)  # type: ignore[arg-type]
+    sender = DirectSender(wire, encode=sse_frames)  # type: ignore[arg-type]
     yielded: list[bytes] = []
     reader = asyncio.create_task(_read_all(store, "d1", sender, yielded))
     await _eventually(lambda: sender.attached)
@@ -101,7 +102,7 @@ async def test_a_send_that_must_wait_hands_the_rest_to_the_reader_in_order(store
     await _new_run(store, "d2")
     wire = Wire()
     wire.hold(3)
-    sender = DirectSender(wire)  # type: ignore[arg-type]
+    sender = DirectSender(wire, encode=sse_frames)  # type: ignore[arg-type]
     yielded: list[bytes] = []
     reader = asyncio.create_task(_read_all(store, "d2", sender, yielded))
     await _eventually(lambda: sender.attached)
@@ -122,7 +123,7 @@ async def test_a_reader_that_joins_behind_the_writer_catches_up_then_goes_direct
         await store.append("d3", Entry(seq, f'{{"n":{seq}}}', False))
     await store.save_checkpoint("d3", "{}")  # waited for: the chunks before it are stored
     wire = Wire()
-    sender = DirectSender(wire)  # type: ignore[arg-type]
+    sender = DirectSender(wire, encode=sse_frames)  # type: ignore[arg-type]
     yielded: list[bytes] = []
     reader = asyncio.create_task(_read_all(store, "d3", sender, yielded))
     await _eventually(lambda: sender.attached)
@@ -136,7 +137,7 @@ async def test_a_reader_that_joins_behind_the_writer_catches_up_then_goes_direct
 async def test_a_send_that_fails_ends_the_stream_and_the_run_goes_on(store: RunStore) -> None:
     await _new_run(store, "d4")
     wire = Wire()
-    sender = DirectSender(wire)  # type: ignore[arg-type]
+    sender = DirectSender(wire, encode=sse_frames)  # type: ignore[arg-type]
     reader = asyncio.create_task(_read_all(store, "d4", sender, []))
     await _eventually(lambda: sender.attached)
     await store.append("d4", Entry(1, "{}", False))
@@ -230,7 +231,7 @@ async def test_a_client_that_stops_reading_gets_every_chunk_once_when_it_reads_a
 async def test_the_chunks_of_one_step_reach_a_reader_at_the_head_in_one_send(store: RunStore) -> None:
     await _new_run(store, "d5")
     wire = Wire()
-    sender = DirectSender(wire)  # type: ignore[arg-type]
+    sender = DirectSender(wire, encode=sse_frames)  # type: ignore[arg-type]
     reader = asyncio.create_task(_read_all(store, "d5", sender, []))
     await _eventually(lambda: sender.attached)
     await store.append_many("d5", [Entry(seq, f'{{"n":{seq}}}', False) for seq in (1, 2, 3)])
@@ -260,7 +261,7 @@ async def test_the_watchdog_leaves_a_live_direct_stream_alone_and_ends_an_idle_o
     try:
         await writer.create(RunRecord("live", "alpha", "echo", "running", time.time(), time.time()))
         wire = Wire()
-        sender = DirectSender(wire)  # type: ignore[arg-type]
+        sender = DirectSender(wire, encode=sse_frames)  # type: ignore[arg-type]
         yielded: list[bytes] = []
         reading = asyncio.create_task(_read_all(reader, "live", sender, yielded))
         for seq in range(1, 37):  # 1.8 s of chunks, 0.05 s apart: three times the patience

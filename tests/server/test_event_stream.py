@@ -1,4 +1,4 @@
-"""The run stream's own lifecycle (kanawa.server.event_stream): a gone client's stream ends while its
+"""The run stream's own lifecycle (kanawa.server.http.event_stream): a gone client's stream ends while its
 run goes on, a finished stream leaves no task behind, pings come from a timer while the stream is
 idle, and a server told to exit ends its open streams instead of waiting for their runs."""
 
@@ -16,9 +16,10 @@ from typing import Any
 import httpx
 import pytest
 
-from kanawa.server.app import create_app
-from kanawa.server.direct import DirectSender
-from kanawa.server.event_stream import PING, OpenStreams
+from kanawa.server.http.app import create_app
+from kanawa.server.http.direct import DirectSender
+from kanawa.server.http.event_stream import PING, OpenStreams
+from kanawa.server.http.protocols.kanawa_sse import sse_frames
 from tests.server.agents import server_agents
 from tests.server.conftest import KEY_A, LiveServer, free_port, settings_for
 from tests.server.sse import AUTH_A, read_stream
@@ -89,7 +90,7 @@ async def test_pings_come_while_the_stream_is_idle_and_stop_when_it_is_closed() 
     async def send(message: dict[str, Any]) -> None:
         sent.append(message["body"])
 
-    sender = DirectSender(send)
+    sender = DirectSender(send, encode=sse_frames)
     sender.keep_alive(0.02, PING)
     await asyncio.sleep(0.07)
     assert sent == []  # not attached: the response task holds the line and sends itself
@@ -196,7 +197,7 @@ async def test_after_the_exit_signal_open_and_new_streams_end() -> None:
         return None
 
     streams = OpenStreams()
-    before = DirectSender(send)
+    before = DirectSender(send, encode=sse_frames)
     before.attach(0)
     streams.opened(before, receive)
     watcher = asyncio.create_task(streams.end_at_shutdown())
@@ -208,7 +209,7 @@ async def test_after_the_exit_signal_open_and_new_streams_end() -> None:
     finally:
         AppStatus.should_exit = False
     assert before.failed
-    after = DirectSender(send)
+    after = DirectSender(send, encode=sse_frames)
     streams.opened(after, receive)
     assert after.failed
     after.attach(3)

@@ -16,8 +16,8 @@ from fastapi.responses import PlainTextResponse
 from kanawa import Agent, tool
 from kanawa.llm.testing import FunctionLLM
 from kanawa.llm.testing.models import ModelRequest, Script
-from kanawa.server.app import create_app
 from kanawa.server.extensions import Extension
+from kanawa.server.http.app import create_app
 from kanawa.server.registry import demo_agents
 from kanawa.types import AssistantMessage, ToolCall
 from tests.server.conftest import LiveServer, settings_for, wait_for

@@ -11,7 +11,7 @@ from typing import TypeVar
 import httpx
 import pytest
 
-from kanawa.server.app import create_app
+from kanawa.server.http.app import create_app
 from kanawa.server.settings import ServerSettings
 from tests.server.conftest import LiveServer, settings_for
 from tests.server.sse import AUTH_A

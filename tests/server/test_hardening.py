@@ -26,9 +26,9 @@ from typer.testing import CliRunner
 from kanawa.cli.app import app as cli_app
 from kanawa.llm.errors import LLMConnectionError
 from kanawa.loop.errors import LLMCallFailed
-from kanawa.server.app import create_app
-from kanawa.server.auth import KeyConfigError, KeyRing
-from kanawa.server.chunks import error_chunk
+from kanawa.server.http.app import create_app
+from kanawa.server.http.auth import KeyConfigError, KeyRing
+from kanawa.server.runs.chunks import error_chunk
 from kanawa.server.settings import ServerSettings
 from kanawa.tools.errors import ToolError
 from tests.server.agents import server_agents

@@ -25,7 +25,7 @@ import httpx
 import psutil
 import pytest
 
-from kanawa.server.app import create_app
+from kanawa.server.http.app import create_app
 from tests.server.agents import server_agents
 from tests.server.conftest import ROOT, LiveServer, free_port, settings_for
 from tests.server.sse import AUTH_A, AUTH_B, KEY_A, KEY_B, parse_blocks

@@ -1,4 +1,4 @@
-"""Request heads under hostile clients (:mod:`kanawa.server.http_limits`): an oversized head, an
+"""Request heads under hostile clients (:mod:`kanawa.server.http.head_limits`): an oversized head, an
 endless header line, too many headers and a head that never completes are refused with 431/408 and
 a closed connection — by the in-process server the suite runs and by ``kanawa serve --workers 2``,
 whose worker processes' memory is measured while endless heads are sent to them.
@@ -20,7 +20,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from kanawa.server.app import create_app
+from kanawa.server.http.app import create_app
 from tests.server.agents import server_agents
 from tests.server.conftest import LiveServer, free_port, settings_for
 from tests.server.sse import AUTH_A, KEY_A

@@ -19,8 +19,8 @@ from kanawa.llm.testing import FunctionLLM
 from kanawa.llm.testing.models import ModelRequest, Script
 from kanawa.loop.config import AgentConfiguration
 from kanawa.loop.errors import LLMCallFailed
-from kanawa.server.app import create_app
-from kanawa.server.trace_view import create_trace_app
+from kanawa.server.http.app import create_app
+from kanawa.server.http.trace_view import create_trace_app
 from kanawa.trace.events import Tracer
 from kanawa.trace.jsonl import JsonlTraceSink
 from kanawa.types import AssistantMessage, ToolCall, Usage

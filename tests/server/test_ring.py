@@ -1,52 +1,64 @@
-"""The compact in-memory chunk ring (kanawa.server.ring): frames, cap, terminal chunks."""
+"""The compact in-memory chunk ring (kanawa.server.store.ring): texts, cap, terminal chunks."""
 
 from __future__ import annotations
 
-from kanawa.server.ring import ChunkRing, frame_text, sse_frame, sse_frames
+from kanawa.server.store.base import Entry
+from kanawa.server.store.ring import ChunkRing
+
+
+def _text(seq: int) -> str:
+    return f'{{"n":{seq},"t":"金"}}'
 
 
 def _ring(cap: int, seqs: range, terminal: set[int] | None = None) -> ChunkRing:
     ring = ChunkRing(cap)
     for seq in seqs:
-        ring.add(seq, sse_frame(seq, f'{{"n":{seq},"t":"金"}}'), seq in (terminal or set()))
+        ring.add(seq, _text(seq).encode(), seq in (terminal or set()))
     return ring
 
 
-def test_a_frame_is_an_sse_event_whose_id_is_the_seq() -> None:
-    frame = sse_frame(42, '{"text":"金輪際"}')
-    assert frame == 'id: 42\r\ndata: {"text":"金輪際"}\r\n\r\n'.encode()
-    assert frame_text(frame, 42) == '{"text":"金輪際"}'
-    assert sse_frames([(1, "{}"), (2, "[]")]) == sse_frame(1, "{}") + sse_frame(2, "[]")
+def _seqs(entries: list[Entry]) -> list[int]:
+    return [entry.seq for entry in entries]
 
 
-def test_frames_after_a_seq_come_as_one_slice_up_to_the_first_terminal_chunk() -> None:
+def test_entries_after_a_seq_come_up_to_the_first_terminal_chunk() -> None:
     ring = _ring(100, range(1, 11), terminal={5, 10})
-    frames, last, ended = ring.frames_after(2)
-    assert frames == b"".join(sse_frame(seq, f'{{"n":{seq},"t":"金"}}') for seq in (3, 4, 5))
-    assert (last, ended) == (5, True)
-    assert ring.frames_after(5)[1:] == (10, True)
-    assert ring.frames_after(10) == (b"", 10, False)
-    assert [seq for seq, _, _ in ring.entries_after(5)] == [6, 7, 8, 9, 10]
-    assert ring.entries_after(7)[-1] == (10, '{"n":10,"t":"金"}', True)
+    assert ring.entries_after(2) == [
+        Entry(3, _text(3), False),
+        Entry(4, _text(4), False),
+        Entry(5, _text(5), True),
+    ]
+    assert _seqs(ring.entries_after(5)) == [6, 7, 8, 9, 10]
+    assert ring.entries_after(7)[-1] == Entry(10, _text(10), True)
+    assert ring.entries_after(10) == []
+
+
+def test_a_limit_cuts_a_backlog_into_pieces_of_whole_chunks_at_least_one() -> None:
+    ring = _ring(100, range(1, 11), terminal={10})
+    size = len(_text(1).encode())
+    piece = ring.entries_after(0, 3 * size)
+    assert _seqs(piece) == [1, 2, 3]
+    assert not piece[-1].terminal  # cut before the terminal chunk: not the end
+    assert _seqs(ring.entries_after(0, 1)) == [1]
+    assert ring.entries_after(7, 1000)[-1] == Entry(10, _text(10), True)
 
 
 def test_the_oldest_chunks_go_first_past_the_cap_and_what_is_kept_stays_exact() -> None:
     ring = _ring(8, range(1, 101), terminal={100})
     assert (len(ring), ring.first, ring.last) == (8, 93, 100)
     entries = ring.entries_after(92)
-    assert [seq for seq, _, _ in entries] == list(range(93, 101))
-    assert all(text == f'{{"n":{seq},"t":"金"}}' for seq, text, _ in entries)
-    assert ring.frames_after(96)[0] == b"".join(sse_frame(s, f'{{"n":{s},"t":"金"}}') for s in range(97, 101))
+    assert _seqs(entries) == list(range(93, 101))
+    assert all(entry.text == _text(entry.seq) for entry in entries)
 
 
 def test_seqs_need_not_be_consecutive() -> None:
     ring = _ring(100, range(10, 60, 10))
-    assert [seq for seq, _, _ in ring.entries_after(25)] == [30, 40, 50]
-    assert ring.frames_after(50) == (b"", 50, False)
+    assert _seqs(ring.entries_after(25)) == [30, 40, 50]
+    assert ring.entries_after(50) == []
 
 
 def test_reads_across_compressed_blocks_match_a_plain_list_whatever_the_cap() -> None:
-    """Frames are compressed block by block and dropped past the cap; every read must still equal a
+    """Texts are compressed block by block and dropped past the cap; every read must still equal a
     plain list of what is kept (sizes vary so chunks straddle block boundaries)."""
     terminal = {150, 390, 600}
     texts = {s: f'{{"text":"{"金輪" * (s % 37)}{"x" * (s % 11)}","seq":{s}}}' for s in range(1, 601)}
@@ -54,7 +66,7 @@ def test_reads_across_compressed_blocks_match_a_plain_list_whatever_the_cap() ->
         ring = ChunkRing(cap)
         kept: list[int] = []
         for seq in range(1, 601):
-            ring.add(seq, sse_frame(seq, texts[seq]), seq in terminal)
+            ring.add(seq, texts[seq].encode(), seq in terminal)
             kept = [*kept, seq][-cap:]
             if seq % 97 == 0 or seq in terminal:
                 for after in {kept[0] - 1, kept[len(kept) // 2], seq - 1, seq}:
@@ -62,12 +74,8 @@ def test_reads_across_compressed_blocks_match_a_plain_list_whatever_the_cap() ->
                     stop = next((i for i, s in enumerate(wanted) if s in terminal), None)
                     if stop is not None:
                         wanted = wanted[: stop + 1]
-                    frames, last, ended = ring.frames_after(after)
-                    assert frames == b"".join(sse_frame(s, texts[s]) for s in wanted)
-                    assert last == (wanted[-1] if wanted else after)
-                    assert ended == (stop is not None)
                     assert ring.entries_after(after) == [
-                        (s, texts[s], s in terminal and s == wanted[-1]) for s in wanted
+                        Entry(s, texts[s], s in terminal and s == wanted[-1]) for s in wanted
                     ]
         assert (ring.first, ring.last, len(ring)) == (kept[0], 600, len(kept))
 
@@ -81,9 +89,9 @@ def test_a_sealed_block_far_longer_than_the_compression_window_reads_back_exactl
     paragraph = "".join(rng.choice("金輪際かなわabcdefgh ") for _ in range(6000))
     answer = paragraph * 4 + "".join(rng.choice("xyz") for _ in range(30_000))
     ring = ChunkRing(100)
-    ring.add(1, sse_frame(1, '{"n":1}'), False)
-    ring.add(2, sse_frame(2, answer), True)
+    ring.add(1, b'{"n":1}', False)
+    ring.add(2, answer.encode(), True)
     assert ring._blocks
     assert len(ring._blocks[-1][2]) < len(answer.encode())
-    assert ring.frames_after(0)[0] == sse_frame(1, '{"n":1}') + sse_frame(2, answer)
-    assert ring.entries_after(1) == [(2, answer, True)]
+    assert ring.entries_after(0) == [Entry(1, '{"n":1}', False), Entry(2, answer, True)]
+    assert ring.entries_after(1) == [Entry(2, answer, True)]

@@ -5,13 +5,14 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 
 import pytest
 from redis.asyncio import Redis
 
-from kanawa.server.redis_store import RedisRunStore
-from kanawa.server.store import ChunksExpired, Entry, MemoryRunStore, RunRecord, RunStore
+from kanawa.server.store.base import ChunksExpired, Entry, RunRecord, RunStore
+from kanawa.server.store.memory import MemoryRunStore
+from kanawa.server.store.redis import RedisRunStore
 from tests.server.conftest import run_store
 
 
@@ -231,12 +232,80 @@ async def test_a_redis_reader_of_a_stream_whose_writer_vanished_stops_after_the_
         await writer.aclose()
 
 
-async def test_frames_are_the_batches_as_server_sent_events(store: RunStore) -> None:
+async def test_batches_carry_each_chunk_text_as_it_was_stored(store: RunStore) -> None:
     await store.create(_record("r12"), writes_here=True)
     for seq in range(1, 5):
         await store.append("r12", Entry(seq, f'{{"n":"{seq}金"}}', seq == 4))
-    frames = b"".join([frames async for frames in store.read_frames("r12", after=1)])
-    assert frames == b"".join(f'id: {s}\r\ndata: {{"n":"{s}金"}}\r\n\r\n'.encode() for s in (2, 3, 4))
+    read = [entry async for batch in store.read_batches("r12", after=1) for entry in batch]
+    assert read == [Entry(s, f'{{"n":"{s}金"}}', s == 4) for s in (2, 3, 4)]
+
+
+class Recorder:
+    """The smallest :class:`~kanawa.server.store.base.Subscriber`: it keeps what it is offered (no
+    HTTP, no framing: the store feeds whatever meets the protocol)."""
+
+    def __init__(self, *, refuse_from: int | None = None) -> None:
+        self.attached = False
+        self.cursor = 0
+        self.taken: list[Entry] = []
+        self.refuse_from = refuse_from
+        self._woken = asyncio.Event()
+
+    @property
+    def finished(self) -> bool:
+        return bool(self.taken) and self.taken[-1].terminal
+
+    def attach(self, cursor: int) -> None:
+        self.cursor, self.attached = cursor, True
+        self._woken.clear()
+
+    async def wait(self) -> None:
+        await self._woken.wait()
+
+    def offer(self, entries: Sequence[Entry]) -> bool:
+        if not self.attached or entries[0].seq != self.cursor + 1:
+            self.detach()
+            return False
+        if self.refuse_from is not None and entries[-1].seq >= self.refuse_from:
+            self.refuse_from = None
+            self.detach()
+            return False
+        self.taken.extend(entries)
+        self.cursor = entries[-1].seq
+        if entries[-1].terminal:
+            self.detach()
+        return True
+
+    def detach(self) -> None:
+        self.attached = False
+        self._woken.set()
+
+
+async def test_a_subscriber_at_the_head_is_offered_new_batches_and_the_reader_takes_over_when_it_steps_aside(
+    store: RunStore,
+) -> None:
+    await store.create(_record("r13"), writes_here=True)
+    subscriber = Recorder(refuse_from=4)
+    read: list[Entry] = []
+
+    async def follow() -> None:
+        async for batch in store.read_batches("r13", after=0, subscriber=subscriber):
+            read.extend(batch)
+
+    reader = asyncio.create_task(follow())
+    for _ in range(500):
+        if subscriber.attached:
+            break
+        await asyncio.sleep(0.01)
+    await store.append_many("r13", [Entry(1, "{}", False), Entry(2, "{}", False)])
+    await store.append("r13", Entry(3, "{}", False))
+    await store.append("r13", Entry(4, "{}", False))  # refused: the reader reads it itself
+    await store.append("r13", Entry(5, "{}", True))
+    await asyncio.wait_for(reader, 20)
+    seqs = [entry.seq for entry in subscriber.taken] + [entry.seq for entry in read]
+    assert sorted(seqs) == [1, 2, 3, 4, 5]  # each once: no gap, no duplicate
+    assert subscriber.taken[0].seq == 1  # offered by the writer, the reader never woke for it
+    assert 4 in [entry.seq for entry in read]
 
 
 def test_redis_commands_packed_by_hand_are_the_protocols_own_encoding() -> None:
@@ -244,7 +313,7 @@ def test_redis_commands_packed_by_hand_are_the_protocols_own_encoding() -> None:
     redis-py's own packer sends for the same arguments (multi-byte text included)."""
     from redis.connection import Connection
 
-    from kanawa.server.redis_store import _pack, _pack_xadd, _Upkeep
+    from kanawa.server.store.redis import _pack, _pack_xadd, _Upkeep
 
     def library(*args: bytes) -> bytes:
         return b"".join(Connection().pack_command(*args))

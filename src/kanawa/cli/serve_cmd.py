@@ -45,8 +45,8 @@ def serve(
 
     import uvicorn
 
-    from kanawa.server.auth import KeyConfigError, KeyRing, is_loopback
-    from kanawa.server.http_limits import uvicorn_options
+    from kanawa.server.http.auth import KeyConfigError, KeyRing, is_loopback
+    from kanawa.server.http.head_limits import uvicorn_options
     from kanawa.server.registry import RegistryError, load_agents
     from kanawa.server.settings import ServerSettings
 
@@ -101,7 +101,7 @@ def serve(
     console.print(Text.assemble(("listen ", "bold"), base_url(host, port)))
     console.print(Text.assemble(("runs   ", "bold"), page_url(host, port, "/runs", key=key)), soft_wrap=True)
     uvicorn.run(
-        "kanawa.server.factory:app_from_env",
+        "kanawa.server.http.factory:app_from_env",
         factory=True,
         host=host,
         port=port,
@@ -129,8 +129,8 @@ def trace_view(console: Console, err: Console, file: Path, *, host: str, port: i
     """Serve ``file`` in the timeline page until interrupted."""
     import uvicorn
 
-    from kanawa.server.http_limits import uvicorn_options
-    from kanawa.server.trace_view import create_trace_app
+    from kanawa.server.http.head_limits import uvicorn_options
+    from kanawa.server.http.trace_view import create_trace_app
     from kanawa.trace.records import TraceFileError
 
     try:
@@ -146,7 +146,7 @@ def trace_view(console: Console, err: Console, file: Path, *, host: str, port: i
 def worker(err: Console, *, concurrency: int, log_level: str) -> int:
     """Run a Celery worker until it is stopped; exit code 2 with one line when it is not configured."""
     from kanawa.server.registry import RegistryError
-    from kanawa.server.workers import run_worker
+    from kanawa.server.runs.workers import run_worker
 
     missing = [name for name in ("KANAWA_CELERY_BROKER", "KANAWA_REDIS_URL") if not os.environ.get(name)]
     if missing:

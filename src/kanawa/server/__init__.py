@@ -9,7 +9,7 @@ The story of one request:
 1. ``POST /v1/runs {"agent": "calc", "input": "2+3?"}`` arrives with ``Authorization: Bearer <key>``.
    The body size is checked (:mod:`.limits`), the key is hashed and mapped to a tenant, and the key's
    rate limit is taken (:mod:`.auth`).
-2. The :class:`~kanawa.server.runs.RunManager` creates a run record owned by that tenant in the run
+2. The :class:`~kanawa.server.runs.manager.RunManager` creates a run record owned by that tenant in the run
    store and starts a task that iterates ``agent.stream(input)``. The task belongs to the manager, not
    to the request: a client that goes away leaves the run running.
 3. Each event of the run becomes chunks (:mod:`.chunks`, mapping by the event's ``kind``); each chunk
@@ -23,7 +23,7 @@ The story of one request:
 
 The live timeline page (:mod:`.page`) follows the same stream in a browser. Applications mount their
 own pages, routes and agents with ``create_app(..., extensions=[Extension(...)])`` (:mod:`.extensions`);
-anything meeting :class:`~kanawa.server.servable.ServableAgent` can be registered, not only an ``Agent``.
+anything meeting :class:`~kanawa.server.runs.servable.ServableAgent` can be registered, not only an ``Agent``.
 """
 
 from __future__ import annotations
@@ -33,19 +33,19 @@ from typing import TYPE_CHECKING
 from kanawa._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from kanawa.server.app import create_app
     from kanawa.server.extensions import Extension
+    from kanawa.server.http.app import create_app
     from kanawa.server.registry import demo_agents, load_agents
-    from kanawa.server.servable import ServableAgent
+    from kanawa.server.runs.servable import ServableAgent
     from kanawa.server.settings import ServerSettings
 
 __getattr__, __dir__ = lazy_exports(
     __name__,
     globals(),
     {
-        "create_app": "kanawa.server.app",
+        "create_app": "kanawa.server.http.app",
         "Extension": "kanawa.server.extensions",
-        "ServableAgent": "kanawa.server.servable",
+        "ServableAgent": "kanawa.server.runs.servable",
         "demo_agents": "kanawa.server.registry",
         "load_agents": "kanawa.server.registry",
         "ServerSettings": "kanawa.server.settings",

@@ -24,7 +24,7 @@ from dataclasses import KW_ONLY, dataclass, field
 
 from fastapi import APIRouter
 
-from kanawa.server.servable import ServableAgent
+from kanawa.server.runs.servable import ServableAgent
 
 ExtensionLifespan = Callable[[], AbstractAsyncContextManager[object]]
 

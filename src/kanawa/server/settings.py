@@ -136,7 +136,7 @@ class ServerSettings:
     max_head_bytes: int = 32_768
     max_headers: int = 100
     head_timeout: float = 10.0
-    """Request head limits (:mod:`kanawa.server.http_limits`): enforced by the HTTP protocol."""
+    """Request head limits (:mod:`kanawa.server.http.head_limits`): enforced by the HTTP protocol."""
     rate_limit: int = 600
     max_runs: int = 64
     dev_key: str | None = None
@@ -144,7 +144,7 @@ class ServerSettings:
     tenant_max_tokens: int | None = None
     tenant_max_requests: int | None = None
     tenant_max_cost_usd: float | None = None
-    """Per-tenant budgets (:mod:`kanawa.server.budgets`): ``None`` = no limit of that kind."""
+    """Per-tenant budgets (:mod:`kanawa.server.runs.budgets`): ``None`` = no limit of that kind."""
     serve_agents: str | None = None
     """``module:attr`` of the agent registry (``None``: the demo agents)."""
     gc_freeze: bool = True

@@ -18,7 +18,7 @@ from playwright.async_api import Page, Request, Route
 from kanawa.apps.smartao.patch import PatchJSON
 from kanawa.apps.smartao.session import sample_documents
 from kanawa.apps.smartao.web import smartao_extension
-from kanawa.server.app import create_app
+from kanawa.server.http.app import create_app
 from kanawa.server.registry import demo_agents
 from tests.server.conftest import LiveServer, artifacts, settings_for
 from tests.server.sse import KEY_A, KEY_B

@@ -185,9 +185,9 @@ def _serve(host: str, port: int, model: str | None, data: Path, textlint: bool |
 
     from kanawa.apps.smartao.web import PAGE_PATH, smartao_extension
     from kanawa.cli.serve_cmd import base_url, page_url
-    from kanawa.server.app import create_app
-    from kanawa.server.auth import KeyConfigError, KeyRing
-    from kanawa.server.http_limits import uvicorn_options
+    from kanawa.server.http.app import create_app
+    from kanawa.server.http.auth import KeyConfigError, KeyRing
+    from kanawa.server.http.head_limits import uvicorn_options
     from kanawa.server.registry import demo_agents
     from kanawa.server.settings import ServerSettings
 

@@ -10,7 +10,7 @@ The story of one served run:
    by the extension's lifespan, or on first use) and drives a fresh
    :class:`~kanawa.apps.smartao.coordinator.Coordinator` — fresh per run so the demo models keep no
    history between runs and the guardrails set now (the tenant budget) apply to every inner agent.
-3. The Coordinator's events pass through unchanged; :mod:`kanawa.server.chunks` maps them by ``kind``:
+3. The Coordinator's events pass through unchanged; :mod:`kanawa.server.runs.chunks` maps them by ``kind``:
    ``route``, the agents' nested chunks (``delta``, ``tool_call``, ``tool_response``, ``final`` …, with
    the agent's name), ``findings`` (``{"agent", "data"}``), ``patch`` (``{"patch", "dropped"}``),
    ``rubric`` (``{"rubric", "cached"}``), and the closing ``final`` whose ``output`` is the
@@ -43,7 +43,7 @@ from kanawa.llm.base import LLMAdapter
 from kanawa.loop.errors import AgentError
 from kanawa.loop.hooks import RunHooks
 from kanawa.loop.steps import FinalResponse, NestedEvent
-from kanawa.server.budgets import CURRENT_TENANT
+from kanawa.server.runs.budgets import CURRENT_TENANT
 from kanawa.tools.base import Tool
 from kanawa.trace.events import TraceEvent, Tracer
 from kanawa.types import AssistantMessage, Message, Usage, UserMessage
@@ -191,7 +191,7 @@ class _ChildRuns:
 
 @dataclass
 class SmartAOAgent:
-    """The SmartAO Coordinator under one service name (:class:`~kanawa.server.servable.ServableAgent`).
+    """The SmartAO Coordinator under one service name (:class:`~kanawa.server.runs.servable.ServableAgent`).
 
     ``model`` / ``models`` as for :class:`Coordinator` (``None``: the offline demo model); ``tracer``
     (replaced by the service with one that also forwards to the tracer given) reaches every inner agent.

@@ -27,11 +27,11 @@ from typing import Any, Final
 from celery import Celery
 
 from kanawa.llm.tokens import text_counter
-from kanawa.server.redis_store import RedisRunStore
 from kanawa.server.registry import load_agents
-from kanawa.server.runs import RunManager
+from kanawa.server.runs.manager import RunManager
 from kanawa.server.settings import ServerSettings
-from kanawa.server.shared_limits import SharedRunSlots
+from kanawa.server.store.redis import RedisRunStore
+from kanawa.server.store.shared_limits import SharedRunSlots
 
 TASK_NAME: Final = "kanawa.execute_run"
 DEFAULT_QUEUE: Final = "kanawa-runs"
@@ -61,8 +61,8 @@ def make_celery(broker: str, *, queue: str = DEFAULT_QUEUE) -> Celery:
 def _manager() -> RunManager:
     """One registry and run manager per worker process (the store is made per task: each task runs
     in its own event loop)."""
-    from kanawa.server.budgets import apply_tenant_budget
-    from kanawa.server.store import MemoryRunStore
+    from kanawa.server.runs.budgets import apply_tenant_budget
+    from kanawa.server.store.memory import MemoryRunStore
 
     settings = ServerSettings.from_env()
     agents = load_agents(settings.serve_agents)

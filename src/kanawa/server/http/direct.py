@@ -1,14 +1,16 @@
-"""Sending a run's chunks to an SSE client from the run's own task, while the client keeps up.
+"""Sending a run's chunks to a streaming client from the run's own task, while the client keeps up.
 
 The plain way to stream a run is two tasks per chunk: the run's task stores the chunk and wakes the
 client's response task, which reads it back and sends it. For a client that is waiting at the head of
 the stream that second task switch is pure overhead (at a thousand streams it is a large share of a
-worker's CPU), so the response task hands the store a :class:`DirectSender` instead: the store's
-writer offers each step's new chunks to it (their SSE frames as one ``bytes``: the trace records, the
-answer and the usage a step ends with go out in one send), and they are sent at once, from the
-writer's task — started eagerly (:func:`kanawa._eager.start_eagerly`: an eager task on Python 3.12, its
-first step driven by hand on 3.11), which runs the ASGI ``send`` to completion right there when the
-socket takes the bytes, as it does unless the client has fallen behind.
+worker's CPU), so the response task hands the store a :class:`DirectSender` as its
+:class:`~kanawa.server.store.base.Subscriber` instead: the store's writer offers each step's new
+chunks to it, the sender frames them for its wire protocol (``encode``: one ``bytes`` for the batch,
+so the trace records, the answer and the usage a step ends with go out in one send), and they are
+sent at once, from the writer's task — started eagerly (:func:`kanawa._eager.start_eagerly`: an
+eager task on Python 3.12, its first step driven by hand on 3.11), which runs the ASGI ``send`` to
+completion right there when the socket takes the bytes, as it does unless the client has fallen
+behind.
 
 The sender steps aside (it is *detached* and its response task woken) whenever it cannot go on
 sending in order: the offered chunks do not follow the last one this client got, a send has to wait for the
@@ -21,18 +23,24 @@ client, never both: frames stay in ``seq`` order with no gap and no duplicate.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Coroutine
-from typing import Any
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from typing import Any, TypeAlias
 
 from starlette.types import Send
 
 from kanawa._eager import start_eagerly
+from kanawa.server.store.base import Entry
+
+Encode: TypeAlias = Callable[[Sequence[Entry]], bytes]
+"""A wire protocol's framing of a batch of chunks (one ``bytes``, one send)."""
 
 
 class DirectSender:
-    """One SSE client's direct line (see the module docstring). ``cursor`` is the last seq sent."""
+    """One streaming client's direct line (see the module docstring); a
+    :class:`~kanawa.server.store.base.Subscriber`. ``cursor`` is the last seq sent."""
 
     __slots__ = (
+        "_encode",
         "_loop",
         "_ping",
         "_send",
@@ -46,8 +54,9 @@ class DirectSender:
         "write_timeout",
     )
 
-    def __init__(self, send: Send, *, write_timeout: float | None = None) -> None:
+    def __init__(self, send: Send, *, encode: Encode, write_timeout: float | None = None) -> None:
         self._send = send
+        self._encode = encode
         self.write_timeout = write_timeout
         """Seconds a send may wait for the client's socket before the stream is given up
         (``stalled``): the writer never waits for a client, and a client that stops reading keeps at
@@ -64,6 +73,11 @@ class DirectSender:
         self.failed = False
         """A send raised, the client disconnected or the server is shutting down: the stream ends."""
         self._ping: asyncio.TimerHandle | None = None
+
+    @property
+    def finished(self) -> bool:
+        """The run's terminal chunk was sent, or the stream ended (:attr:`failed`)."""
+        return self.ended or self.failed
 
     def attach(self, cursor: int) -> None:
         """The response task has sent everything up to ``cursor`` and waits (:meth:`wait`); the writer
@@ -86,20 +100,21 @@ class DirectSender:
             self.attached = False
             self._waiter = None
 
-    def offer(self, first: int, last: int, frames: bytes, terminal: bool) -> bool:
-        """The writer's new chunks ``first`` … ``last`` as their SSE ``frames`` (one send for the
-        chunks one step of a run made together). ``True``: sent, or being sent (the caller keeps them
-        nowhere for this client); ``False``: not sent (the sender is detached and the response task
-        reads them itself)."""
+    def offer(self, entries: Sequence[Entry]) -> bool:
+        """The writer's new chunks (those one step of a run made together: one send). ``True``: sent,
+        or being sent (the caller keeps them nowhere for this client); ``False``: not sent (the
+        sender is detached and the response task reads them itself)."""
         if not self.attached:
             return False
-        if first != self.cursor + 1:
+        if entries[0].seq != self.cursor + 1:
             self.detach()
             return False
-        self.cursor = last
+        last = entries[-1]
+        self.cursor = last.seq
+        terminal = last.terminal
         if terminal:
             self.ended = True
-        self._push(frames)
+        self._push(self._encode(entries))
         if terminal and self.attached:
             self.detach()
         return True

@@ -1,17 +1,8 @@
-"""Where runs live while they stream: run records and each run's numbered chunks.
+"""The run store of one process: :class:`MemoryRunStore` (the contract: :mod:`.base`).
 
-A :class:`RunStore` keeps, per run, a :class:`RunRecord` (owner tenant, agent, status) and the
-chunks in ``seq`` order. Writers append; readers iterate from any ``seq`` and are woken as chunks
-arrive, until the run's ``done`` chunk — one at a time (:meth:`RunStore.read`), as batches of
-whatever has arrived since the reader last looked (:meth:`RunStore.read_batches`), or as those
-batches' SSE frames (:meth:`RunStore.read_frames`, what the SSE endpoint sends, so that chunks that
-queued up while a client was busy go out in one write). Two implementations share this contract and
-the same test suite: :class:`MemoryRunStore` here (one process, a compact ring per run) and
-:class:`~kanawa.server.redis_store.RedisRunStore` (a Redis Stream per run, any worker resumes).
-
-Retention: a run and its chunks are kept ``ttl`` seconds after its last chunk, and at most ``cap``
-chunks per run (the oldest go first). A reader asking for chunks that have been dropped gets
-:class:`ChunksExpired` rather than a stream with a gap.
+Each run keeps its chunks in a compact :class:`~.ring.ChunkRing`; readers that have caught up wait
+on a future the next append resolves, or — given a :class:`~.base.Subscriber` — are offered the new
+entries by the writer directly. Expired runs are swept lazily.
 """
 
 from __future__ import annotations
@@ -20,111 +11,10 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, replace
-from typing import Final, Literal, Protocol, TypeAlias
+from typing import Final
 
-from kanawa.server.direct import DirectSender
-from kanawa.server.ring import ChunkRing, sse_frame
-
-RunStatus: TypeAlias = Literal["running", "completed", "failed", "cancelled", "awaiting_approval"]
-FINISHED: frozenset[str] = frozenset({"completed", "failed", "cancelled", "awaiting_approval"})
-SEND_BYTES: Final = 64 * 1024
-"""About the most frame bytes :meth:`MemoryRunStore.read_frames` yields at once: a client far behind
-its run (a resume from the start of a long one) gets its backlog a piece at a time, so one that stops
-reading pins a piece, not the run (the server buffers one send for a client whose socket is full)."""
-
-
-@dataclass(frozen=True, slots=True)
-class RunRecord:
-    """What ``GET /v1/runs/{id}`` answers (besides the chunks)."""
-
-    run_id: str
-    tenant: str
-    agent: str
-    status: RunStatus
-    created: float
-    updated: float
-    last_seq: int = 0
-    termination_reason: str | None = None
-    session_id: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Entry:
-    seq: int
-    text: str
-    terminal: bool
-
-
-class ChunksExpired(Exception):  # noqa: N818 - reads as the condition it reports
-    """The chunks after the requested ``seq`` are no longer kept (cap or TTL); ``first`` is the
-    oldest kept."""
-
-    def __init__(self, first: int) -> None:
-        super().__init__(f"chunks before seq {first} are no longer kept")
-        self.first = first
-
-
-class RunStore(Protocol):
-    async def create(self, record: RunRecord, *, writes_here: bool = False) -> None:
-        """Store a new run's record. ``writes_here``: this process will write the run's chunks (not a
-        worker elsewhere), so readers here can be fed by the writer directly."""
-        ...
-
-    async def get(self, tenant: str, run_id: str) -> RunRecord | None: ...
-
-    async def get_any(self, run_id: str) -> RunRecord | None:
-        """The record whoever owns it (for workers, never for request handlers)."""
-        ...
-
-    async def list(self, tenant: str, *, limit: int) -> list[RunRecord]: ...
-
-    async def set_status(self, run_id: str, status: RunStatus, *, reason: str | None = None) -> None: ...
-
-    async def claim_status(self, run_id: str, expected: RunStatus, status: RunStatus) -> bool:
-        """Set the status to ``status`` (reason cleared) only if it is ``expected``, in one atomic
-        step; whether it was. Of two requests racing to continue a run waiting for approval, exactly
-        one wins."""
-        ...
-
-    async def append(self, run_id: str, entry: Entry) -> bool:
-        """Store one chunk; returns ``True`` when the run has been asked to stop (a store that reads
-        the cancel flag along with its writes says so by the next chunk at the latest). A chunk that cannot
-        be stored (its seq is not above the last one, the store is unreachable) raises here or, where
-        the store confirms writes while the run goes on (Redis), at the run's next append — by its
-        terminal chunk at the latest; readers never see it."""
-        ...
-
-    async def append_many(self, run_id: str, entries: Sequence[Entry]) -> bool:
-        """:meth:`append` for chunks a run made together (only the last may be terminal): stored in
-        order, and a reader at the head gets them in one send."""
-        ...
-
-    async def request_cancel(self, run_id: str) -> None: ...
-
-    async def cancel_requested(self, run_id: str) -> bool: ...
-
-    def read(self, run_id: str, *, after: int) -> AsyncIterator[Entry]:
-        """Chunks with ``seq > after`` as they come, ending after the terminal chunk."""
-        ...
-
-    def read_batches(self, run_id: str, *, after: int) -> AsyncIterator[Sequence[Entry]]:
-        """The same chunks as :meth:`read`, in non-empty batches of those already there."""
-        ...
-
-    def read_frames(
-        self, run_id: str, *, after: int, sender: DirectSender | None = None
-    ) -> AsyncIterator[bytes]:
-        """The same batches as server-sent events (:func:`~kanawa.server.ring.sse_frame` each), one
-        ``bytes`` per batch: what the SSE endpoint sends. With a ``sender``, whenever the reader has
-        caught up the writer sends the next chunks through it directly
-        (:mod:`kanawa.server.direct`); the frames that go out that way are not yielded."""
-        ...
-
-    async def save_checkpoint(self, run_id: str, data: str) -> None: ...
-
-    async def load_checkpoint(self, run_id: str) -> str | None: ...
-
-    async def aclose(self) -> None: ...
+from kanawa.server.store.base import SEND_BYTES, ChunksExpired, Entry, RunRecord, RunStatus, Subscriber
+from kanawa.server.store.ring import ChunkRing
 
 
 @dataclass(slots=True)
@@ -139,8 +29,8 @@ class _Run:
     updated: float = 0.0
     waiters: list[asyncio.Future[None]] | None = None
     """Readers waiting for the next chunk; a future is made only when a reader has caught up."""
-    senders: list[DirectSender] | None = None
-    """Readers at the head that the writer sends to directly."""
+    subscribers: list[Subscriber] | None = None
+    """Readers at the head that the writer offers new chunks to directly."""
     cancel: bool = False
     checkpoint: str | None = None
     size: int = 0
@@ -161,25 +51,25 @@ class _Run:
             if not waiter.done():
                 waiter.set_result(None)
 
-    def offer(self, first: int, last: int, frames: bytes, terminal: bool) -> None:
-        """New chunks to the readers the writer sends to directly; those that stepped aside are
-        dropped from the list (they read on themselves)."""
-        senders = self.senders
-        if senders is None:
+    def offer(self, entries: Sequence[Entry]) -> None:
+        """New chunks to the readers the writer feeds directly; those that stepped aside are dropped
+        from the list (they read on themselves)."""
+        subscribers = self.subscribers
+        if subscribers is None:
             return
         stepped_aside = False
-        for sender in senders:
-            sender.offer(first, last, frames, terminal)
-            stepped_aside = stepped_aside or not sender.attached
+        for subscriber in subscribers:
+            subscriber.offer(entries)
+            stepped_aside = stepped_aside or not subscriber.attached
         if stepped_aside:
-            self.senders = [sender for sender in senders if sender.attached] or None
+            self.subscribers = [s for s in subscribers if s.attached] or None
 
     def release(self) -> None:
         """The run is gone from the store: every reader wakes (and finds it gone)."""
         self.wake()
-        senders, self.senders = self.senders, None
-        for sender in senders or ():
-            sender.detach()
+        subscribers, self.subscribers = self.subscribers, None
+        for subscriber in subscribers or ():
+            subscriber.detach()
 
 
 async def _next_chunk(run: _Run) -> None:
@@ -204,8 +94,8 @@ EVICTABLE: frozenset[str] = frozenset({"completed", "failed", "cancelled"})
 
 
 class MemoryRunStore:
-    """One process: a compact :class:`~kanawa.server.ring.ChunkRing` of ``cap`` chunks per run, each
-    kept as its SSE frame; readers that have caught up wait on a future the next append resolves.
+    """One process: a compact :class:`~kanawa.server.store.ring.ChunkRing` of ``cap`` chunks per run;
+    readers that have caught up wait on a future the next append resolves.
     Expired runs are swept lazily (at most once a second, on create and lookups).
 
     Memory budget: ``tenant_bytes`` per tenant and ``total_bytes`` for all runs (``0``: none). When a
@@ -349,21 +239,19 @@ class MemoryRunStore:
             if entry.seq <= last:
                 raise ValueError(f"seq {entry.seq} is not above the last seq {last}")
             last = entry.seq
-        frames = []
-        for entry in entries:
-            frame = sse_frame(entry.seq, entry.text)
-            run.ring.add(entry.seq, frame, entry.terminal)
-            run.last_seq = entry.seq
-            frames.append(frame)
-        if not frames:
+        if not entries:
             return run.cancel
+        ring = run.ring
+        for entry in entries:
+            ring.add(entry.seq, entry.text.encode(), entry.terminal)
+        run.last_seq = last
         self._account(run)
         if entries[-1].terminal:
             self._enforce(run.record.tenant)
         run.updated = time.time()
         run.expires = time.monotonic() + self._ttl
-        if run.senders is not None:
-            run.offer(entries[0].seq, entries[-1].seq, b"".join(frames), entries[-1].terminal)
+        if run.subscribers is not None:
+            run.offer(entries)
         if run.waiters is not None:
             run.wake()
         return run.cancel
@@ -382,17 +270,9 @@ class MemoryRunStore:
             for entry in batch:
                 yield entry
 
-    async def read_batches(self, run_id: str, *, after: int) -> AsyncIterator[Sequence[Entry]]:
-        async for run, cursor in self._follow(run_id, after):
-            batch = [Entry(seq, text, terminal) for seq, text, terminal in run.ring.entries_after(cursor)]
-            yield batch
-            if batch[-1].terminal:
-                return
-
-    async def read_frames(
-        self, run_id: str, *, after: int, sender: DirectSender | None = None
-    ) -> AsyncIterator[bytes]:
-        # :meth:`_follow`'s loop written out: one suspended generator less for every open stream
+    async def read_batches(
+        self, run_id: str, *, after: int, subscriber: Subscriber | None = None
+    ) -> AsyncIterator[Sequence[Entry]]:
         cursor = after
         while True:
             run = self._runs.get(run_id)
@@ -404,49 +284,30 @@ class MemoryRunStore:
             if first is not None and cursor < first - 1:
                 raise ChunksExpired(first)
             if run.last_seq > cursor:
-                frames, cursor, ended = run.ring.frames_after(cursor, SEND_BYTES)
-                yield frames
-                if ended:
+                batch = run.ring.entries_after(cursor, SEND_BYTES)
+                yield batch
+                last = batch[-1]
+                if last.terminal:
                     return
+                cursor = last.seq
                 continue
-            if sender is None:
+            if subscriber is None:
                 await _next_chunk(run)
                 continue
-            sender.attach(cursor)
-            if run.senders is None:
-                run.senders = [sender]
+            subscriber.attach(cursor)
+            if run.subscribers is None:
+                run.subscribers = [subscriber]
             else:
-                run.senders.append(sender)
+                run.subscribers.append(subscriber)
             try:
-                await sender.wait()
+                await subscriber.wait()
             finally:
-                if run.senders is not None and sender in run.senders:
-                    run.senders.remove(sender)
-                    run.senders = run.senders or None
-            if sender.ended or sender.failed:
+                if run.subscribers is not None and subscriber in run.subscribers:
+                    run.subscribers.remove(subscriber)
+                    run.subscribers = run.subscribers or None
+            if subscriber.finished:
                 return
-            cursor = sender.cursor
-
-    async def _follow(self, run_id: str, after: int) -> AsyncIterator[tuple[_Run, int]]:
-        """``(run, cursor)`` each time the run has chunks after ``cursor``, waiting in between (the
-        caller takes them all, up to a terminal one, before asking again); ends when the run is
-        gone."""
-        cursor = after
-        while True:
-            run = self._runs.get(run_id)
-            if run is None:
-                return
-            if run.evicted and cursor < run.last_seq:
-                raise ChunksExpired(run.last_seq + 1)
-            first = run.ring.first
-            if first is not None and cursor < first - 1:
-                raise ChunksExpired(first)
-            if run.last_seq > cursor:
-                last = run.last_seq
-                yield run, cursor
-                cursor = last
-                continue
-            await _next_chunk(run)
+            cursor = subscriber.cursor
 
     async def save_checkpoint(self, run_id: str, data: str) -> None:
         run = self._runs.get(run_id)
@@ -467,12 +328,4 @@ class MemoryRunStore:
             run.release()
 
 
-__all__ = [
-    "FINISHED",
-    "ChunksExpired",
-    "Entry",
-    "MemoryRunStore",
-    "RunRecord",
-    "RunStatus",
-    "RunStore",
-]
+__all__ = ["MemoryRunStore"]

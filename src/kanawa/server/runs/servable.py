@@ -2,7 +2,7 @@
 
 An :class:`~kanawa.agents.agent.Agent` is one; so is anything that drives several agents as one run
 (SmartAO's coordinator, :mod:`kanawa.apps.smartao.service`). These protocols name exactly the surface
-:class:`~kanawa.server.runs.RunManager`, ``GET /v1/agents`` and the tenant budgets use, so such a
+:class:`~kanawa.server.runs.manager.RunManager`, ``GET /v1/agents`` and the tenant budgets use, so such a
 composite is registered like any agent without imitating an ``Agent``'s internals — and a run of it
 gets the same chunks, resume, auth and budgets.
 """
@@ -84,7 +84,7 @@ class ServableAgent(Protocol):
     """Something the service can run under a name.
 
     ``tracer`` is replaced by the run manager (its trace chunks); ``guardrails`` gets the tenant budget
-    (:mod:`kanawa.server.budgets`), which also walks ``handoffs``; ``stream`` must not raise for a bad
+    (:mod:`kanawa.server.runs.budgets`), which also walks ``handoffs``; ``stream`` must not raise for a bad
     input — the run it returns should fail with one of kanawa's errors instead, so the client gets an
     ``error`` chunk.
     """

@@ -21,7 +21,7 @@ from __future__ import annotations
 import contextlib
 from typing import Literal, TypeAlias
 
-from kanawa.server.store import ChunksExpired, RunRecord, RunStore
+from kanawa.server.store.base import ChunksExpired, RunRecord, RunStore
 
 ResumePoint: TypeAlias = Literal["stream", "ended", "past_end"]
 ENDED: frozenset[str] = frozenset({"completed", "failed", "cancelled"})

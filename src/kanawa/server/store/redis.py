@@ -22,7 +22,7 @@ checkpoint is never ahead of the chunks it counts).
 
 Readers never hold a Redis connection each. A run written by this process (``create(...,
 writes_here=True)``) reaches its local readers straight from the writer, once its ``XADD``
-succeeded (a reader at the head is sent the chunk there and then: :mod:`kanawa.server.direct`),
+succeeded (a reader at the head is offered the chunk there and then: :class:`~.base.Subscriber`),
 and a reader that joins it at its last delivered chunk needs no Redis read at all; for runs
 written elsewhere (another worker, a Celery worker) one :class:`StreamHub` per process owns one
 connection that ``XREAD BLOCK``\\ s on every such stream some local client follows and fans entries
@@ -47,9 +47,7 @@ from redis.asyncio.connection import AbstractConnection
 from redis.exceptions import ResponseError
 
 from kanawa._logging import get_logger
-from kanawa.server.direct import DirectSender
-from kanawa.server.ring import sse_frames
-from kanawa.server.store import SEND_BYTES, ChunksExpired, Entry, RunRecord, RunStatus
+from kanawa.server.store.base import SEND_BYTES, ChunksExpired, Entry, RunRecord, RunStatus, Subscriber
 
 _log = get_logger("kanawa.server")
 REFRESH_S: Final = 1.0
@@ -143,15 +141,15 @@ def _upto_terminal(entries: Sequence[Entry]) -> tuple[Sequence[Entry], bool]:
 class _Mailbox:
     """One reader's entries from the hub or the local writer: a list and, while the reader waits, a
     future that says whether something came (``False``: the hub's watchdog gave up on the stream) —
-    or, while a reader at the head waits, its :class:`~kanawa.server.direct.DirectSender`, which
-    sends each entry on the spot."""
+    or, while a reader at the head waits, its :class:`~.base.Subscriber`, which takes each entry on
+    the spot."""
 
-    __slots__ = ("given_up", "items", "sender", "since", "waiter")
+    __slots__ = ("given_up", "items", "since", "subscriber", "waiter")
 
     def __init__(self) -> None:
         self.items: list[Entry] = []
         self.waiter: asyncio.Future[bool] | None = None
-        self.sender: DirectSender | None = None
+        self.subscriber: Subscriber | None = None
         self.given_up = False
         """The watchdog ended the wait: nothing came for ``patience`` seconds."""
         self.since = 0.0
@@ -159,29 +157,24 @@ class _Mailbox:
         (``time.monotonic()``), for the watchdog."""
 
     def put(self, entries: Sequence[Entry]) -> None:
-        """Entries in ``seq`` order: sent on the spot through the sender when there is one and
+        """Entries in ``seq`` order: offered on the spot to the subscriber when there is one and
         nothing is queued before them, else queued for the reader."""
-        sender = self.sender
-        if sender is not None:
+        subscriber = self.subscriber
+        if subscriber is not None:
             # (a terminal entry before the last — a stream read past a wait for approval — is left
             # to the reader, which stops at it)
             if (
                 not self.items
                 and not any(entry.terminal for entry in entries[:-1])
-                and sender.offer(
-                    entries[0].seq,
-                    entries[-1].seq,
-                    sse_frames([(entry.seq, entry.text) for entry in entries]),
-                    entries[-1].terminal,
-                )
+                and subscriber.offer(entries)
             ):
-                if sender.attached:
+                if subscriber.attached:
                     self.since = time.monotonic()  # the stream is alive: the watchdog leaves it be
                 else:
-                    self.sender = None
+                    self.subscriber = None
                 return
-            self.sender = None
-            sender.detach()
+            self.subscriber = None
+            subscriber.detach()
         self.items.extend(entries)
         waiter = self.waiter
         if waiter is not None and not waiter.done():
@@ -189,9 +182,9 @@ class _Mailbox:
 
     def give_up(self) -> None:
         self.given_up = True
-        sender, self.sender = self.sender, None
-        if sender is not None:
-            sender.detach()
+        subscriber, self.subscriber = self.subscriber, None
+        if subscriber is not None:
+            subscriber.detach()
         waiter = self.waiter
         if waiter is not None and not waiter.done():
             waiter.set_result(False)
@@ -257,7 +250,7 @@ class StreamHub:
             limit = time.monotonic() - self._patience
             for boxes in list(self._boxes.values()):
                 for box in boxes:
-                    if (box.waiter is not None or box.sender is not None) and box.since <= limit:
+                    if (box.waiter is not None or box.subscriber is not None) and box.since <= limit:
                         box.give_up()
 
     def follow_local(self, key: str) -> _Mailbox | None:
@@ -744,7 +737,7 @@ class RedisRunStore:
                 yield entry
 
     async def read_batches(
-        self, run_id: str, *, after: int, sender: DirectSender | None = None
+        self, run_id: str, *, after: int, subscriber: Subscriber | None = None
     ) -> AsyncIterator[Sequence[Entry]]:
         """What is stored first (a finished run never touches the hub), then — following the stream
         through the hub — what was added meanwhile, then live entries; ``seq`` drops the overlap.
@@ -790,10 +783,10 @@ class RedisRunStore:
                         return
                     cursor = batch[-1].seq
             while True:
-                if sender is not None and not box.items:  # caught up: the writer sends from here
-                    if not await self._send_directly(box, sender, cursor):
+                if subscriber is not None and not box.items:  # caught up: the writer offers from here
+                    if not await self._subscribe(box, subscriber, cursor):
                         return
-                    cursor = sender.cursor
+                    cursor = subscriber.cursor
                     continue
                 arrived = await box.take()
                 if not arrived:
@@ -810,24 +803,18 @@ class RedisRunStore:
             self.hub.unfollow(stream, box)
 
     @staticmethod
-    async def _send_directly(box: _Mailbox, sender: DirectSender, cursor: int) -> bool:
-        """Let the mailbox's entries go straight out through ``sender`` until it steps aside; whether
-        the stream goes on (not ended, not failed, not given up by the watchdog)."""
-        sender.attach(cursor)
-        box.sender = sender
+    async def _subscribe(box: _Mailbox, subscriber: Subscriber, cursor: int) -> bool:
+        """Offer the mailbox's entries straight to ``subscriber`` until it steps aside; whether the
+        reading goes on (the subscriber not finished, the stream not given up by the watchdog)."""
+        subscriber.attach(cursor)
+        box.subscriber = subscriber
         box.since = time.monotonic()
         try:
-            await sender.wait()
+            await subscriber.wait()
         finally:
-            if box.sender is sender:
-                box.sender = None
-        return not (sender.ended or sender.failed or box.given_up)
-
-    async def read_frames(
-        self, run_id: str, *, after: int, sender: DirectSender | None = None
-    ) -> AsyncIterator[bytes]:
-        async for batch in self.read_batches(run_id, after=after, sender=sender):
-            yield sse_frames([(entry.seq, entry.text) for entry in batch])
+            if box.subscriber is subscriber:
+                box.subscriber = None
+        return not (subscriber.finished or box.given_up)
 
     async def save_checkpoint(self, run_id: str, data: str) -> None:
         await self._write(

@@ -22,22 +22,24 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, Field
 
 from kanawa import __version__
-from kanawa.server.auth import FailureThrottle, KeyRing, RateLimiter, is_loopback, key_hash
-from kanawa.server.budgets import apply_tenant_budget
-from kanawa.server.event_stream import ConnectionHandle, OpenStreams, RunEventStream, TooManyStreams
 from kanawa.server.extensions import Extension, merged_agents
-from kanawa.server.http_headers import PageSecurityHeaders, mask_access_log
-from kanawa.server.limits import BodySizeLimit
-from kanawa.server.page import PAGE_HTML
-from kanawa.server.resume import resume_point
-from kanawa.server.runs import InvalidDecisions, NotAwaitingApproval, RunLimitReached, RunManager
-from kanawa.server.servable import ServableAgent
+from kanawa.server.http.auth import FailureThrottle, KeyRing, RateLimiter, is_loopback, key_hash
+from kanawa.server.http.event_stream import ConnectionHandle, OpenStreams, RunEventStream, TooManyStreams
+from kanawa.server.http.headers import PageSecurityHeaders, mask_access_log
+from kanawa.server.http.limits import BodySizeLimit
+from kanawa.server.http.page import PAGE_HTML
+from kanawa.server.http.protocols.kanawa_sse import expired_frame, sse_frames
+from kanawa.server.http.resume import resume_point
+from kanawa.server.http.validation import Text, validation_failed
+from kanawa.server.runs.budgets import apply_tenant_budget
+from kanawa.server.runs.manager import InvalidDecisions, NotAwaitingApproval, RunLimitReached, RunManager
+from kanawa.server.runs.servable import ServableAgent
 from kanawa.server.settings import ServerSettings
-from kanawa.server.store import MemoryRunStore, RunRecord, RunStore
-from kanawa.server.validation import Text, validation_failed
+from kanawa.server.store.base import RunRecord, RunStore
+from kanawa.server.store.memory import MemoryRunStore
 
 if TYPE_CHECKING:
-    from kanawa.server.shared_limits import SharedRateLimiter
+    from kanawa.server.store.shared_limits import SharedRateLimiter
 
 RUN_ID = r"^[0-9a-f]{32}$"
 SSE_MEDIA = "text/event-stream"
@@ -212,7 +214,7 @@ def create_app(
         if store is not None:
             run_store: RunStore = store
         elif config.redis_url:
-            from kanawa.server.redis_store import RedisRunStore
+            from kanawa.server.store.redis import RedisRunStore
 
             run_store = RedisRunStore(
                 config.redis_url, ttl=config.run_ttl, cap=config.run_buffer, prefix=config.redis_prefix
@@ -226,13 +228,13 @@ def create_app(
             )
         dispatcher = None
         if config.celery_broker:
-            from kanawa.server.workers import Dispatcher
+            from kanawa.server.runs.workers import Dispatcher
 
             dispatcher = Dispatcher(config.celery_broker, queue=config.celery_queue)
         slots = None
         if config.redis_url and store is None:  # the limits hold across processes (shared_limits)
-            from kanawa.server.redis_store import RedisRunStore
-            from kanawa.server.shared_limits import SharedRateLimiter, SharedRunSlots
+            from kanawa.server.store.redis import RedisRunStore
+            from kanawa.server.store.shared_limits import SharedRateLimiter, SharedRunSlots
 
             assert isinstance(run_store, RedisRunStore)
             slots = SharedRunSlots(run_store.redis, prefix=config.redis_prefix, command=run_store.command)
@@ -306,6 +308,8 @@ def create_app(
             manager_of(request).store,
             run_id,
             after,
+            encode=sse_frames,
+            expired=expired_frame,
             ping=config.sse_ping,
             streams=streams,
             write_timeout=config.sse_write_timeout,

@@ -1,18 +1,17 @@
-"""A run's kept chunks in memory, compact: their SSE frames back to back, older ones compressed.
+"""A run's kept chunks in memory, compact: their texts back to back, older ones compressed.
 
 The in-memory store keeps every chunk of every run until the run's TTL, so what a kept chunk costs
 adds up with the number of runs: as Python objects (an ``Entry``, its ``str``, its ``seq``) a
-delta of ~150 bytes of JSON costs ~280. Here a chunk is its SSE frame (``id: <seq>`` and
-``data: <json>`` lines, encoded once when it is added) plus two 8-byte slots in integer arrays (its
-``seq`` and where its frame ends). Frames gather in an open block (a list of the frames as they
-came: no buffer grown by reallocation); once it holds :data:`BLOCK_BYTES` it is sealed, joined and
+delta of ~150 bytes of JSON costs ~280. Here a chunk is its JSON text (UTF-8, encoded once when it
+is added) plus two 8-byte slots in integer arrays (its ``seq`` and where its text ends). Texts
+gather in an open block (a list of the texts as they came: no buffer grown by reallocation); once it
+holds :data:`BLOCK_BYTES` it is sealed, joined and
 compressed, and so is what is open when the run's terminal chunk arrives. Compression is raw
 deflate at level 1 with a 4 KiB window and a small hash table: ~5 µs for a block, where
 ``zlib.compress``'s defaults set up a 32 KiB window and ~256 KiB of tables for every call, ten
 times that; chunks of one run repeat their keys, agent and time prefix, so a block shrinks about
 fivefold. Live readers read the open block; only a reader resuming from further back
-decompresses. A reader that has fallen behind gets all its frames as one ``bytes``, which the SSE
-endpoint sends as it is.
+decompresses.
 
 At most ``cap`` chunks are kept: the oldest are dropped first (sealed blocks whose chunks are all
 dropped are freed, the arrays trimmed once at least half of them is dropped: amortised O(1)).
@@ -23,15 +22,15 @@ from __future__ import annotations
 import zlib
 from array import array
 from bisect import bisect_right
-from collections.abc import Sequence
 from typing import Final
 
-_FRAME: Final = b"id: %d\r\ndata: %b\r\n\r\n"
+from kanawa.server.store.base import Entry
+
 BLOCK_BYTES: Final = 1024
-"""Frame bytes gathered in the open block before it is compressed."""
+"""Text bytes gathered in the open block before it is compressed."""
 _WINDOW_BITS: Final = -12
 """Raw deflate (no header or checksum: the block is never stored anywhere else) with a 4 KiB window,
-more than a block spans but for the rare frame longer than that."""
+more than a block spans but for the rare text longer than that."""
 _MEMORY_LEVEL: Final = 3
 
 
@@ -44,21 +43,10 @@ def _unpack(packed: bytes) -> bytes:
     return zlib.decompress(packed, _WINDOW_BITS)
 
 
-def sse_frame(seq: int, text: str) -> bytes:
-    """One chunk as a server-sent event: its ``seq`` as the event id, its JSON as the data line."""
-    return _FRAME % (seq, text.encode())
-
-
-def frame_text(frame: bytes | bytearray | memoryview, seq: int) -> str:
-    """The chunk JSON inside :func:`sse_frame`'s frame for ``seq``."""
-    prefix = len(b"id: %d\r\ndata: " % seq)
-    return bytes(frame[prefix:-4]).decode()
-
-
 class ChunkRing:
     """The kept chunks of one run, in ``seq`` order (see the module docstring).
 
-    Byte offsets are virtual: positions in the concatenation of every frame ever added, so they stay
+    Byte offsets are virtual: positions in the concatenation of every text ever added, so they stay
     valid as blocks are sealed and dropped."""
 
     __slots__ = (
@@ -79,7 +67,7 @@ class ChunkRing:
         self.cap = cap
         self._seqs = array("q")
         self._ends = array("q")
-        """Virtual end offset of each chunk's frame."""
+        """Virtual end offset of each chunk's text."""
         self._base = 0
         """Virtual start offset of the chunk at index 0 of the arrays."""
         self._head = 0
@@ -88,7 +76,7 @@ class ChunkRing:
         """Sealed blocks: ``(virtual start, virtual end, zlib data)`` (a list: an empty deque alone
         costs a 64-slot block per run, and blocks are dropped from the front only past the cap)."""
         self._open: list[bytes] = []
-        """The frames of the open block: those of the chunks from ``_open_index`` on."""
+        """The texts of the open block: those of the chunks from ``_open_index`` on."""
         self._open_index = 0
         self._terminals: list[int] = []
         """The seqs of kept terminal chunks (a run that waited for approval has one before its last)."""
@@ -97,7 +85,7 @@ class ChunkRing:
 
     @property
     def size(self) -> int:
-        """About the bytes this ring holds: its compressed blocks, its open frames and its arrays
+        """About the bytes this ring holds: its compressed blocks, its open texts and its arrays
         (what a memory budget counts; object headers aside)."""
         return self._packed_bytes + self._open_bytes + 16 * len(self._seqs)
 
@@ -113,11 +101,11 @@ class ChunkRing:
     def last(self) -> int | None:
         return self._seqs[-1] if len(self) else None
 
-    def add(self, seq: int, frame: bytes, terminal: bool) -> None:
+    def add(self, seq: int, text: bytes, terminal: bool) -> None:
         """Keep a chunk whose ``seq`` is above every kept one (the store checks)."""
-        end = self._ends[-1] + len(frame) if self._ends else self._base + len(frame)
-        self._open.append(frame)
-        self._open_bytes += len(frame)
+        end = self._ends[-1] + len(text) if self._ends else self._base + len(text)
+        self._open.append(text)
+        self._open_bytes += len(text)
         self._seqs.append(seq)
         self._ends.append(end)
         if terminal:
@@ -150,7 +138,7 @@ class ChunkRing:
             del self._blocks[:gone]
         if self._head * 2 >= len(self._seqs):
             if self._open_index < self._head:  # the open block's first chunks are dropped too
-                self._open_bytes -= sum(len(frame) for frame in self._open[: self._head - self._open_index])
+                self._open_bytes -= sum(len(text) for text in self._open[: self._head - self._open_index])
                 del self._open[: self._head - self._open_index]
                 self._open_index = self._head
             self._base = kept_from
@@ -159,8 +147,8 @@ class ChunkRing:
             self._open_index -= self._head
             self._head = 0
 
-    def _frames(self, start: int, stop: int) -> bytes:
-        """The frames of the chunks at indexes ``[start, stop)``."""
+    def _texts(self, start: int, stop: int) -> bytes:
+        """The texts of the chunks at indexes ``[start, stop)``."""
         opened = self._open_index
         if start >= opened:
             return b"".join(self._open[start - opened : stop - opened])
@@ -184,38 +172,34 @@ class ChunkRing:
                 return start, bisect_right(self._seqs, seq, lo=start), True
         return start, len(self._seqs), False
 
-    def frames_after(self, after: int, limit: int | None = None) -> tuple[bytes, int, bool]:
-        """The frames of the chunks after ``after`` (up to and including the first terminal one) as
-        one ``bytes``, the last seq among them (``after`` when there is none), and whether the last
-        one is terminal. ``limit``: at most about that many bytes (whole frames, at least one), so a
-        client that fell far behind is sent its backlog a piece at a time, never all of it at once."""
-        start, stop, ended = self._span(after)
-        if start >= stop:
-            return b"", after, False
-        if limit is not None:
-            cut = bisect_right(self._ends, self._start(start) + limit, lo=start + 1, hi=stop)
-            if cut < stop:
-                stop, ended = max(cut, start + 1), False
-        return self._frames(start, stop), self._seqs[stop - 1], ended
-
-    def entries_after(self, after: int) -> list[tuple[int, str, bool]]:
-        """``(seq, text, terminal)`` of the chunks after ``after`` (up to the first terminal one)."""
+    def entries_after(self, after: int, limit: int | None = None) -> list[Entry]:
+        """The chunks after ``after``, up to and including the first terminal one. ``limit``: about
+        that many text bytes at most (whole chunks, at least one), so a reader that fell far behind
+        gets its backlog a piece at a time, never all of it at once."""
         start, stop, ended = self._span(after)
         if start >= stop:
             return []
         origin = self._start(start)
-        frames = self._frames(start, stop)
+        if limit is not None:
+            cut = bisect_right(self._ends, origin + limit, lo=start + 1, hi=stop)
+            if cut < stop:
+                stop, ended = max(cut, start + 1), False
+        seqs, last = self._seqs, stop - 1
+        opened = self._open_index
+        if start >= opened:  # a reader near the head: the open block's texts as they are
+            texts = self._open
+            return [
+                Entry(seqs[index], texts[index - opened].decode(), ended and index == last)
+                for index in range(start, stop)
+            ]
+        joined = self._texts(start, stop)
         out = []
+        begin = 0
         for index in range(start, stop):
-            seq = self._seqs[index]
-            frame = frames[self._start(index) - origin : self._ends[index] - origin]
-            out.append((seq, frame_text(frame, seq), ended and index == stop - 1))
+            end = self._ends[index] - origin
+            out.append(Entry(seqs[index], joined[begin:end].decode(), ended and index == last))
+            begin = end
         return out
 
 
-def sse_frames(chunks: Sequence[tuple[int, str]]) -> bytes:
-    """Several chunks' frames as one ``bytes`` (one send, one socket write)."""
-    return "".join(f"id: {seq}\r\ndata: {text}\r\n\r\n" for seq, text in chunks).encode()
-
-
-__all__ = ["BLOCK_BYTES", "ChunkRing", "frame_text", "sse_frame", "sse_frames"]
+__all__ = ["BLOCK_BYTES", "ChunkRing"]

@@ -1,7 +1,7 @@
 """Running agents for the service: one task per run, writing numbered chunks to the run store.
 
 The story of a run (``RunManager.start``): a record is created (status ``running``), a task iterates
-``agent.stream(...)``, every event becomes chunks (:mod:`kanawa.server.chunks`) numbered 1, 2, 3 … and
+``agent.stream(...)``, every event becomes chunks (:mod:`kanawa.server.runs.chunks`) numbered 1, 2, 3 … and
 appended to the store, and the run's trace events (model calls, tool calls, handoffs) go into the same
 stream as ``trace`` chunks for the timeline page — with payloads dropped
 (:func:`kanawa.trace.redaction.drop_payloads`: timings, tokens, names and ids only; a tool's hidden
@@ -32,11 +32,11 @@ from kanawa.loop.runner import AgentLoopRunner
 from kanawa.loop.state import FinalOutputPhase, ToolCallRecord
 from kanawa.loop.steps import FinalResponse
 from kanawa.secrets import mask
-from kanawa.server.budgets import CURRENT_TENANT
-from kanawa.server.checkpoint import Checkpoint
-from kanawa.server.chunks import Chunk, done_chunk, error_chunk, event_chunks
-from kanawa.server.servable import ServableAgent, ServableRun
-from kanawa.server.store import Entry, RunRecord, RunStatus, RunStore
+from kanawa.server.runs.budgets import CURRENT_TENANT
+from kanawa.server.runs.checkpoint import Checkpoint
+from kanawa.server.runs.chunks import Chunk, done_chunk, error_chunk, event_chunks
+from kanawa.server.runs.servable import ServableAgent, ServableRun
+from kanawa.server.store.base import Entry, RunRecord, RunStatus, RunStore
 from kanawa.trace.costs import with_cost
 from kanawa.trace.events import TraceEvent, Tracer
 from kanawa.trace.redaction import drop_payloads
@@ -44,7 +44,7 @@ from kanawa.trace.serialize import event_to_record
 from kanawa.types import Message, Usage, UserMessage
 
 if TYPE_CHECKING:
-    from kanawa.server.shared_limits import SharedRunSlots
+    from kanawa.server.store.shared_limits import SharedRunSlots
 
 _log = get_logger("kanawa.server")
 CHECKPOINT_KINDS = frozenset(
@@ -183,7 +183,7 @@ class RunManager:
         self.dispatch = dispatch
         self.slots = slots
         """With Redis: the tenants' running runs counted across processes
-        (:mod:`kanawa.server.shared_limits`); ``None``: counted in this process."""
+        (:mod:`kanawa.server.store.shared_limits`); ``None``: counted in this process."""
         self._releases: set[asyncio.Task[None]] = set()
         """Set in Celery mode: sends a run to the workers instead of running it here."""
         self._tasks: dict[str, asyncio.Task[None]] = {}

@@ -6,7 +6,7 @@ each changed by one Lua script (Redis runs a script atomically, and takes the ti
 so the processes' clocks do not matter):
 
 - the rate limit is a token bucket per key hash (a hash of ``tokens`` and ``stamp``, expiring once
-  it would be full again), the same bucket :class:`~kanawa.server.auth.RateLimiter` keeps in memory;
+  it would be full again), the same bucket :class:`~kanawa.server.http.auth.RateLimiter` keeps in memory;
 - the runs a tenant has going are a sorted set of run ids scored by a lease's end. A run takes a
   place when it starts (refused beyond the limit), gives it back when it ends, and while it runs the
   process executing it renews the lease every :data:`LEASE_S` / 3 seconds — so a process that dies
@@ -76,7 +76,7 @@ return 1
 
 
 class SharedRateLimiter:
-    """:class:`~kanawa.server.auth.RateLimiter`'s bucket per key hash, in Redis."""
+    """:class:`~kanawa.server.http.auth.RateLimiter`'s bucket per key hash, in Redis."""
 
     def __init__(self, redis: Redis, *, prefix: str, per_minute: int) -> None:
         self._redis = redis
@@ -95,7 +95,7 @@ class SharedRateLimiter:
 
 Command = Callable[..., Awaitable[Any]]
 """Sends one Redis command given as its parts (``bytes``) and returns the reply: the run store's group
-commit (:meth:`~kanawa.server.redis_store.RedisRunStore.command`), one round trip for many."""
+commit (:meth:`~kanawa.server.store.redis.RedisRunStore.command`), one round trip for many."""
 
 
 class SharedRunSlots:

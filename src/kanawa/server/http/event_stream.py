@@ -9,11 +9,11 @@ cancelled tasks whose exceptions and tracebacks are reference cycles left to the
 Measured in one process with no sockets, 1,000 streams of one chunk: ~0.45 ms of CPU each, against
 ~0.1 ms for the same bytes through Starlette's plain ``StreamingResponse``. A run's stream needs
 less: its chunks come from the store or straight from the run's writer
-(:mod:`kanawa.server.direct`), so here
+(:mod:`kanawa.server.http.direct`), so here
 
 - the body is sent from the response's own task;
 - keep-alive comments come from one timer per stream (:meth:`DirectSender.keep_alive
-  <kanawa.server.direct.DirectSender.keep_alive>`), sent while the stream is idle;
+  <kanawa.server.http.direct.DirectSender.keep_alive>`), sent while the stream is idle;
 - one task waits for the client's disconnect; it ends by itself when the response is complete (the
   server answers ``receive`` with ``http.disconnect`` then), so nothing is cancelled;
 - server shutdown is one watcher per process (:class:`OpenStreams`), which reads the flag
@@ -25,17 +25,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Final
 
 from sse_starlette import EventSourceResponse
 from sse_starlette.sse import AppStatus
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from kanawa.server.chunks import Chunk
-from kanawa.server.direct import DirectSender
-from kanawa.server.store import ChunksExpired, RunStore
+from kanawa.server.http.direct import DirectSender, Encode
+from kanawa.server.store.base import ChunksExpired, RunStore
 
 PING: Final = b": ping\r\n\r\n"
 """The keep-alive comment (an SSE comment line: clients ignore it)."""
@@ -131,7 +129,8 @@ class RunEventStream(EventSourceResponse):
     """A run's chunks as server-sent events after ``after`` (module docstring): from the store, and —
     while the client keeps up — straight from the run's writer. Chunks that arrived together (a
     client that fell behind, the burst of trace records that closes a step) go out in one body
-    message: one send, one socket write."""
+    message: one send, one socket write. ``encode`` frames a batch for the wire protocol;
+    ``expired`` is what a resume past the kept chunks gets instead (the protocol's error event)."""
 
     def __init__(
         self,
@@ -139,12 +138,16 @@ class RunEventStream(EventSourceResponse):
         run_id: str,
         after: int,
         *,
+        encode: Encode,
+        expired: Callable[[ChunksExpired], bytes],
         ping: float,
         streams: OpenStreams,
         write_timeout: float | None = None,
         admitted: tuple[str, str | None] | None = None,
     ) -> None:
         self._sender: DirectSender | None = None
+        self._encode = encode
+        self._expired = expired
         self._streams = streams
         self._write_timeout = write_timeout
         self._admitted = admitted
@@ -169,7 +172,7 @@ class RunEventStream(EventSourceResponse):
             await super().__call__(scope, receive, send)  # headers only, or sse-starlette's refusal
             return
         timeout = self._write_timeout
-        sender = self._sender = DirectSender(send, write_timeout=timeout)
+        sender = self._sender = DirectSender(send, encode=self._encode, write_timeout=timeout)
         await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
         self._streams.opened(sender, receive)
         if self._ping_interval > 0:
@@ -196,12 +199,12 @@ class RunEventStream(EventSourceResponse):
         await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     async def _frames(self, store: RunStore, run_id: str, after: int) -> AsyncIterator[bytes]:
+        encode = self._encode
         try:
-            async for frames in store.read_frames(run_id, after=after, sender=self._sender):
-                yield frames
+            async for batch in store.read_batches(run_id, after=after, subscriber=self._sender):
+                yield encode(batch)
         except ChunksExpired as exc:
-            chunk = Chunk("", "error", {"code": "chunks_expired", "message": str(exc)}, time.time())
-            yield f"data: {chunk.encode(0)}\r\n\r\n".encode()
+            yield self._expired(exc)
 
 
 def _cut(scope: Scope) -> None:

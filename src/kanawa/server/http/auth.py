@@ -159,7 +159,7 @@ class RateLimiter:
 
     async def wait(self, who: str) -> float:
         """:meth:`check` with the interface of the shared limiter
-        (:class:`~kanawa.server.shared_limits.SharedRateLimiter`)."""
+        (:class:`~kanawa.server.store.shared_limits.SharedRateLimiter`)."""
         return self.check(who)
 
     def _sweep(self, now: float) -> None:

@@ -1,4 +1,5 @@
-"""The app as uvicorn's worker processes build it (``uvicorn --factory kanawa.server.factory:app_from_env``).
+"""The app as uvicorn's worker processes build it
+(``uvicorn --factory kanawa.server.http.factory:app_from_env``).
 
 ``kanawa serve`` passes its choices through the environment so every worker process builds the same
 app: ``KANAWA_SERVE_AGENTS`` (the ``module:attr`` registry, default the demo agents) and, when no API
@@ -11,7 +12,7 @@ import os
 
 from fastapi import FastAPI
 
-from kanawa.server.app import create_app
+from kanawa.server.http.app import create_app
 from kanawa.server.registry import load_agents
 from kanawa.server.settings import ServerSettings
 

@@ -231,7 +231,7 @@ def client_message(exc: BaseException) -> str:
     its fields (error class, provider and model, HTTP status) without the provider's text — which may
     name the provider's or this server's files, hosts and keys; other messages are masked
     (:func:`kanawa.secrets.mask`) and their file paths replaced with ``[path]``. The whole text stays
-    in the server's log (masked, :mod:`kanawa.server.runs`)."""
+    in the server's log (masked, :mod:`kanawa.server.runs.manager`)."""
     if isinstance(exc, LLMCallFailed):
         return f"model request at step {exc.step} failed: {_provider_summary(exc.error)}"
     if isinstance(exc, LLMError):

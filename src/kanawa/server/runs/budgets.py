@@ -20,11 +20,11 @@ from kanawa.agents.agent import Agent
 from kanawa.agents.budget import TokenGuard
 from kanawa.agents.handoffs import Handoff
 from kanawa.context import RunContext
-from kanawa.server.servable import ServableAgent
+from kanawa.server.runs.servable import ServableAgent
 from kanawa.server.settings import ServerSettings
 
 CURRENT_TENANT: ContextVar[str | None] = ContextVar("kanawa_server_tenant", default=None)
-"""The tenant of the run the current task serves (set by :class:`~kanawa.server.runs.RunManager`)."""
+"""The tenant of the run the current task serves (set by :class:`~kanawa.server.runs.manager.RunManager`)."""
 
 
 def tenant_session(context: RunContext[Any]) -> str:

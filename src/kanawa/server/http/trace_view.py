@@ -16,8 +16,8 @@ from pathlib import Path
 from fastapi import FastAPI
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
 
-from kanawa.server.http_headers import PageSecurityHeaders
-from kanawa.server.page import PAGE_HTML
+from kanawa.server.http.headers import PageSecurityHeaders
+from kanawa.server.http.page import PAGE_HTML
 from kanawa.trace.costs import trace_cost, with_cost
 from kanawa.trace.outcome import trace_outcome
 from kanawa.trace.records import TraceRecord, read_trace
