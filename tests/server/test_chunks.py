@@ -1,21 +1,36 @@
-"""Run events → SSE chunks (seed 002 §5-1, §7), including the multi-agent events by their ``kind``.
-
-The handoff, guardrail and approval events are modelled here as frozen dataclasses shaped like the
-library's (a ``kind`` literal and fields); the mapping must handle them by kind alone.
-"""
+"""Run events → chunks (seed 002 §5-1, §7): kanawa's own events by class, exhaustively, and an
+application's own events through the translations it gives."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass
 
+import pytest
 from pydantic import BaseModel
 
+from kanawa.agents.routing import RouteDecision
 from kanawa.llm.errors import LLMConnectionError
-from kanawa.loop.errors import AgentError, LLMCallFailed, MaxStepsExceeded
-from kanawa.loop.steps import FinalResponse, Thinking, ToolCallStep, ToolResultStep
-from kanawa.server.runs.chunks import Chunk, done_chunk, error_chunk, event_chunks, to_data
+from kanawa.loop.errors import GuardrailViolation, LLMCallFailed, MaxStepsExceeded
+from kanawa.loop.steps import (
+    ApprovalRequired,
+    FinalResponse,
+    GuardrailTripped,
+    HandoffStarted,
+    NestedEvent,
+    Thinking,
+    ToolCallStep,
+    ToolResultStep,
+)
+from kanawa.server.runs.chunks import (
+    Chunk,
+    ChunkTranslation,
+    UnknownEvent,
+    done_chunk,
+    error_chunk,
+    fields_chunk,
+    to_data,
+)
 from kanawa.tools.base import ToolErrorKind, ToolResult
 from kanawa.tools.errors import ToolValidationError
 from kanawa.types import (
@@ -28,48 +43,15 @@ from kanawa.types import (
     Usage,
 )
 
-
-@dataclass(frozen=True, slots=True)
-class HandoffStarted:
-    step: int
-    source: str
-    target: str
-    depth: int
-    call_id: str
-    kind: Literal["handoff_start"] = "handoff_start"
+KANAWA = ChunkTranslation()
 
 
-@dataclass(frozen=True, slots=True)
-class NestedEvent:
-    agent: str
-    depth: int
-    event: Any
-    kind: Literal["nested"] = "nested"
+def chunks_of(event: object, agent: str = "coord", translation: ChunkTranslation = KANAWA) -> list[Chunk]:
+    return translation.chunks(event, agent=agent, now=0.0)
 
 
-@dataclass(frozen=True, slots=True)
-class GuardrailTripped:
-    step: int
-    stage: str
-    guardrail: str
-    action: str
-    reasons: tuple[str, ...] = field(default_factory=tuple)
-    kind: Literal["guardrail"] = "guardrail"
-
-
-@dataclass(frozen=True, slots=True)
-class ApprovalRequired:
-    step: int
-    calls: tuple[ToolCall, ...]
-    kind: Literal["approval_required"] = "approval_required"
-
-
-class GuardrailViolation(AgentError):  # noqa: N818 (seed 002 name)
-    pass
-
-
-def one(event: object, agent: str = "coord") -> Chunk:
-    chunks = list(event_chunks(event, agent=agent, now=0.0))
+def one(event: object, agent: str = "coord", translation: ChunkTranslation = KANAWA) -> Chunk:
+    chunks = chunks_of(event, agent, translation)
     assert len(chunks) == 1
     return chunks[0]
 
@@ -115,30 +97,54 @@ def test_final_response_is_followed_by_usage() -> None:
     class Answer(BaseModel):
         value: int
 
-    chunks = list(
-        event_chunks(
-            FinalResponse(
-                3, Answer(value=5), '{"value":5}', Usage(input_tokens=10, output_tokens=2, requests=2)
-            ),
-            agent="a",
-            now=0,
-        )
+    chunks = chunks_of(
+        FinalResponse(3, Answer(value=5), '{"value":5}', Usage(input_tokens=10, output_tokens=2, requests=2)),
+        "a",
     )
     assert [c.type for c in chunks] == ["final", "usage"]
     assert chunks[0].data == {"step": 3, "output": {"value": 5}, "text": '{"value":5}'}
     assert chunks[1].data["total_tokens"] == 12  # type: ignore[call-overload,index]
 
 
-def test_thinking_and_unknown_kinds_map_generically() -> None:
-    assert one(Thinking(1, "policy", text="draft")).type == "thinking"
+def test_thinking_is_a_thinking_chunk_of_its_fields() -> None:
+    chunk = one(Thinking(1, "policy", text="draft"))
+    assert (chunk.type, chunk.data) == ("thinking", {"step": 1, "reason": "policy", "text": "draft"})
 
-    @dataclass(frozen=True)
-    class BudgetWarning:
-        spent: float
-        kind: str = "budget_warning"
 
-    chunk = one(BudgetWarning(0.5))
-    assert (chunk.type, chunk.data) == ("budget_warning", {"spent": 0.5})
+@dataclass(frozen=True, slots=True)
+class BudgetWarning:
+    """An application's own event (not one of kanawa's)."""
+
+    spent: float
+    kind: str = "budget_warning"
+
+
+def test_an_event_nobody_translates_fails_the_run_rather_than_being_guessed() -> None:
+    with pytest.raises(UnknownEvent, match="BudgetWarning"):
+        one(BudgetWarning(0.5))
+    with pytest.raises(UnknownEvent):  # inside a nested run's events too
+        one(NestedEvent("Inner", 1, BudgetWarning(0.5)))
+
+
+def test_an_applications_events_are_translated_by_the_translation_it_gives() -> None:
+    translation = KANAWA.with_extra({BudgetWarning: fields_chunk("budget_warning")})
+    chunk = one(BudgetWarning(0.5), translation=translation)
+    assert (chunk.type, chunk.data) == ("budget_warning", {"spent": 0.5})  # ``kind`` is never copied
+    nested = one(NestedEvent("Inner", 2, BudgetWarning(0.25)), translation=translation)
+    assert (nested.agent, nested.type, nested.data) == (
+        "Inner",
+        "budget_warning",
+        {"spent": 0.25, "depth": 2},
+    )
+    assert one(TextDelta("x"), translation=translation).data == {"text": "x"}  # kanawa's own unchanged
+
+
+def test_an_event_class_is_translated_once() -> None:
+    translation = KANAWA.with_extra({BudgetWarning: fields_chunk("budget_warning")})
+    with pytest.raises(ValueError, match="BudgetWarning"):
+        translation.with_extra({BudgetWarning: fields_chunk("other")})
+    with pytest.raises(ValueError, match="TextDelta"):
+        KANAWA.with_extra({TextDelta: fields_chunk("text")})
 
 
 def test_handoff_and_nested_events_carry_the_handed_off_agents_name() -> None:
@@ -173,7 +179,10 @@ def test_guardrail_warn_and_approval_required_chunks() -> None:
 def test_seed_7_errors_become_error_chunks_with_safe_messages() -> None:
     secret = "sk-ant-api03-" + "A" * 40
     cases = [
-        (GuardrailViolation("blocked by guardrail no_pii"), "GuardrailViolation"),
+        (
+            GuardrailViolation(GuardrailTripped(1, "output", "no_pii", "block", ("an email address",))),
+            "GuardrailViolation",
+        ),
         (ToolValidationError("bad arguments for add"), "ToolValidationError"),
         (MaxStepsExceeded(10), "MaxStepsExceeded"),
         (LLMCallFailed(LLMConnectionError(f"502 from upstream with {secret}"), step=1), "LLMCallFailed"),
@@ -203,13 +212,10 @@ def test_to_data_handles_pydantic_enums_and_nested_dataclasses() -> None:
 
 
 def test_a_route_chunk_carries_a_models_brief_question_but_never_the_whole_input() -> None:
-    from kanawa.agents.routing import RouteDecision
     from kanawa.server.runs.chunks import ROUTE_QUESTION_CHARS
 
     essay = "志望理由。" * 2000
-    (ruled,) = event_chunks(
-        RouteDecision(("Guard", "Eval"), essay, "rules", "rule 0 matched", rule=0), agent="s", now=0
-    )
+    (ruled,) = chunks_of(RouteDecision(("Guard", "Eval"), essay, "rules", "rule 0 matched", rule=0), "s")
     assert ruled.type == "route"
     assert ruled.data == {
         "agents": ["Guard", "Eval"],
@@ -217,14 +223,12 @@ def test_a_route_chunk_carries_a_models_brief_question_but_never_the_whole_input
         "reason": "rule 0 matched",
         "rule": 0,
     }
-    (fallback,) = event_chunks(RouteDecision(("Eval",), essay, "fallback", "bad JSON"), agent="s", now=0)
+    (fallback,) = chunks_of(RouteDecision(("Eval",), essay, "fallback", "bad JSON"), "s")
     assert isinstance(fallback.data, dict)
     assert "question" not in fallback.data
-    (brief,) = event_chunks(
-        RouteDecision(("Eval",), "添削の依頼", "llm", "the model chose"), agent="s", now=0
-    )
+    (brief,) = chunks_of(RouteDecision(("Eval",), "添削の依頼", "llm", "the model chose"), "s")
     assert isinstance(brief.data, dict)
     assert brief.data["question"] == "添削の依頼"
-    (long,) = event_chunks(RouteDecision(("Eval",), essay, "llm", "the model chose"), agent="s", now=0)
+    (long,) = chunks_of(RouteDecision(("Eval",), essay, "llm", "the model chose"), "s")
     assert isinstance(long.data, dict)
     assert long.data["question"] == essay[:ROUTE_QUESTION_CHARS] + "…"

@@ -60,7 +60,7 @@ from kanawa.loop.policies import (
     default_policy,
 )
 from kanawa.loop.result import RunResult
-from kanawa.loop.state import AgentLoopState, CompletedPhase, FinalOutputPhase, ToolUsePhase
+from kanawa.loop.state import AgentLoopState, CompletedPhase, FinalOutputPhase, LoopCounters, ToolUsePhase
 from kanawa.loop.steps import (
     AgentStep,
     ApprovalRequired,
@@ -271,6 +271,15 @@ class AgentLoopRunner(Generic[OutputT]):
     def step(self) -> int:
         """The current step (``state.current_step``): 0 before the first request."""
         return self.state.current_step
+
+    def counters(self) -> LoopCounters:
+        """What this run's limits have counted so far (saved with a checkpoint)."""
+        return self.state.counters()
+
+    def restore_counters(self, counters: LoopCounters) -> None:
+        """Continue the counts of an earlier part of this run (before iterating it): its limits then
+        hold for the whole run."""
+        self.state.restore(counters)
 
     def emit(self, event: object) -> None:
         """Queue ``event`` to be yielded from this run's stream (``RunContext.emit``): while a tool

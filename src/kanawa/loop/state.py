@@ -163,6 +163,38 @@ class AgentLoopState:
     def mark_completed(self) -> None:
         self.phase = COMPLETED
 
+    def counters(self) -> LoopCounters:
+        """The counts the run's limits check, now."""
+        phase = self.phase
+        return LoopCounters(
+            self.current_step,
+            tool_calls=tuple(self.tool_call_history),
+            decode_retries=phase.retry_count if isinstance(phase, FinalOutputPhase) else None,
+        )
+
+    def restore(self, counters: LoopCounters) -> None:
+        """Take over ``counters`` of an earlier part of this run (into a state nothing has counted in)."""
+        self.current_step = counters.steps
+        self.restore_tool_calls(counters.tool_calls)
+        if counters.decode_retries is not None:
+            self.phase = FinalOutputPhase(retry_count=counters.decode_retries)
+
+
+@dataclass(frozen=True, slots=True)
+class LoopCounters:
+    """What a run's limits count, as one value: the steps taken, the tool calls recorded (the
+    duplicate and per-tool checks) and the retries of a structured answer that did not decode.
+
+    A run continued elsewhere — by another worker after a checkpoint, or after a person's approval —
+    takes them over (:meth:`AgentLoopState.restore`), so ``max_steps`` and the tool-call limits hold
+    for the whole run, not for each part of it."""
+
+    steps: int = 0
+    _: KW_ONLY
+    tool_calls: tuple[ToolCallRecord, ...] = ()
+    decode_retries: int | None = None
+    """The retry count of the final-output phase the run was in (``None``: not in that phase)."""
+
 
 __all__ = [
     "COMPLETED",
@@ -170,6 +202,7 @@ __all__ = [
     "AgentLoopState",
     "CompletedPhase",
     "FinalOutputPhase",
+    "LoopCounters",
     "LoopPhase",
     "ToolCallRecord",
     "ToolUsePhase",

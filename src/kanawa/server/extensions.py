@@ -8,6 +8,9 @@ origin, one set of API keys, its runs ordinary runs:
 - ``router``: a FastAPI ``APIRouter`` included as it is (its paths are its own; routes that must be
   private use the ``/v1`` API from the page with the caller's key, so no second auth scheme exists);
 - ``agents``: registered beside the app's agents (a name may not be taken twice);
+- ``event_chunks``: the chunks of the application's own run events (event class → its translation,
+  :data:`~kanawa.server.runs.chunks.EventChunks`): a run of its agents may yield them beside
+  kanawa's own events (a class may not be translated twice);
 - ``lifespan``: entered when the server starts, *before* the run manager exists, and left after the
   manager has cancelled and drained the runs still going — so a run never sees its resources closed
   under it.
@@ -21,9 +24,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import KW_ONLY, dataclass, field
+from typing import Any
 
 from fastapi import APIRouter
 
+from kanawa.server.runs.chunks import ChunkTranslation, EventChunks
 from kanawa.server.runs.servable import ServableAgent
 
 ExtensionLifespan = Callable[[], AbstractAsyncContextManager[object]]
@@ -37,6 +42,7 @@ class Extension:
     _: KW_ONLY
     router: APIRouter | None = None
     agents: Mapping[str, ServableAgent] = field(default_factory=dict)
+    event_chunks: Mapping[type[Any], EventChunks] = field(default_factory=dict)
     lifespan: ExtensionLifespan | None = None
 
 
@@ -53,4 +59,14 @@ def merged_agents(
     return registry
 
 
-__all__ = ["Extension", "ExtensionLifespan", "merged_agents"]
+def merged_translation(extensions: tuple[Extension, ...]) -> ChunkTranslation:
+    """kanawa's chunk translation with every extension's events; ``ValueError`` when an event class
+    is translated twice."""
+    translation = ChunkTranslation()
+    for extension in extensions:
+        if extension.event_chunks:
+            translation = translation.with_extra(extension.event_chunks)
+    return translation
+
+
+__all__ = ["Extension", "ExtensionLifespan", "merged_agents", "merged_translation"]

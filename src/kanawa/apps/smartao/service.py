@@ -10,10 +10,12 @@ The story of one served run:
    by the extension's lifespan, or on first use) and drives a fresh
    :class:`~kanawa.apps.smartao.coordinator.Coordinator` — fresh per run so the demo models keep no
    history between runs and the guardrails set now (the tenant budget) apply to every inner agent.
-3. The Coordinator's events pass through unchanged; :mod:`kanawa.server.runs.chunks` maps them by ``kind``:
+3. The Coordinator's events pass through unchanged; :mod:`kanawa.server.runs.chunks` translates them:
    ``route``, the agents' nested chunks (``delta``, ``tool_call``, ``tool_response``, ``final`` …, with
-   the agent's name), ``findings`` (``{"agent", "data"}``), ``patch`` (``{"patch", "dropped"}``),
-   ``rubric`` (``{"rubric", "cached"}``), and the closing ``final`` whose ``output`` is the
+   the agent's name) and, through SmartAO's own translations (:data:`SMARTAO_EVENT_CHUNKS`, given to
+   the server by the extension), ``findings`` (``{"agent", "data"}``), ``patch``
+   (``{"patch", "dropped"}``), ``rubric`` (``{"rubric", "cached"}``); then the closing ``final`` whose
+   ``output`` is the
    :class:`~kanawa.apps.smartao.coordinator.CoachingReport`, then ``usage`` and ``done`` (with the cost).
 
 The process owns the resources: :meth:`SmartAOHost.lifespan` starts making them when the server
@@ -36,17 +38,26 @@ from pydantic import ValidationError
 
 from kanawa.agents.agent import Agent
 from kanawa.apps.smartao.agents import DraftAgent, EvalAgent, GuardAgent, RefAgent, StyleAgent
-from kanawa.apps.smartao.coordinator import Coordinator, SmartAOEvent
+from kanawa.apps.smartao.coordinator import Coordinator, Findings, PatchReady, RubricReady, SmartAOEvent
 from kanawa.apps.smartao.session import EssayRequest, SmartAOResources, sample_resources
 from kanawa.apps.smartao.textlint import TextlintError, TextlintSidecar, textlint_available
 from kanawa.llm.base import LLMAdapter
 from kanawa.loop.errors import AgentError
 from kanawa.loop.hooks import RunHooks
+from kanawa.loop.state import LoopCounters
 from kanawa.loop.steps import FinalResponse, NestedEvent
 from kanawa.server.runs.budgets import CURRENT_TENANT
+from kanawa.server.runs.chunks import EventChunks, fields_chunk
 from kanawa.tools.base import Tool
 from kanawa.trace.events import TraceEvent, Tracer
 from kanawa.types import AssistantMessage, Message, Usage, UserMessage
+
+SMARTAO_EVENT_CHUNKS: Mapping[type[Any], EventChunks] = {
+    Findings: fields_chunk("findings"),
+    PatchReady: fields_chunk("patch"),
+    RubricReady: fields_chunk("rubric"),
+}
+"""SmartAO's own run events as chunks (each one chunk of its fields)."""
 
 DEMO_MODEL_NAME = "smartao-demo"
 """What ``GET /v1/agents`` lists as the model when no model is configured (the page shows デモ出力)."""
@@ -304,6 +315,13 @@ class SmartAOServiceRun:
         """Agents finished so far."""
         return self.state.current_step
 
+    def counters(self) -> LoopCounters:
+        """The run's steps (agents finished): a composite run keeps no loop counters of its own."""
+        return LoopCounters(self.state.current_step)
+
+    def restore_counters(self, counters: LoopCounters) -> None:
+        self.state.current_step = counters.steps
+
     @property
     def cost(self) -> float | None:
         """The run's USD cost once it ended (``None`` before, or when a model has no known price)."""
@@ -336,6 +354,7 @@ class SmartAOServiceRun:
 
 __all__ = [
     "DEMO_MODEL_NAME",
+    "SMARTAO_EVENT_CHUNKS",
     "EssayInputError",
     "SmartAOAgent",
     "SmartAOHost",

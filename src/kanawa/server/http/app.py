@@ -22,7 +22,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, Field
 
 from kanawa import __version__
-from kanawa.server.extensions import Extension, merged_agents
+from kanawa.server.extensions import Extension, merged_agents, merged_translation
 from kanawa.server.http.auth import FailureThrottle, KeyRing, RateLimiter, is_loopback, key_hash
 from kanawa.server.http.event_stream import ConnectionHandle, OpenStreams, RunEventStream, TooManyStreams
 from kanawa.server.http.headers import PageSecurityHeaders, mask_access_log
@@ -192,6 +192,7 @@ def create_app(
         raise ValueError("KANAWA_CELERY_BROKER needs KANAWA_REDIS_URL: runs stream through Redis")
     mounted = tuple(extensions)
     registry = merged_agents(agents if agents is not None else demo_agents(), mounted)
+    translation = merged_translation(mounted)
     tenant_guard = apply_tenant_budget(registry.values(), config)
     if config.keys_configured:
         ring = KeyRing.parse(config.api_keys, file=config.api_keys_file)
@@ -242,7 +243,14 @@ def create_app(
                 app.state.limiter = SharedRateLimiter(
                     run_store.redis, prefix=config.redis_prefix, per_minute=config.rate_limit
                 )
-        manager = RunManager(registry, run_store, max_runs=config.max_runs, dispatch=dispatcher, slots=slots)
+        manager = RunManager(
+            registry,
+            run_store,
+            max_runs=config.max_runs,
+            dispatch=dispatcher,
+            slots=slots,
+            translation=translation,
+        )
         app.state.manager = manager
         streams = app.state.streams = OpenStreams(
             per_tenant=config.max_streams, per_run=config.max_run_streams

@@ -1,29 +1,37 @@
-"""Run events → SSE chunks (seed 002 §5-1): ``{time, agent, type, data, seq}``.
+"""Run events → chunks (seed 002 §5-1): ``{time, agent, type, data, seq}``, whatever the wire.
 
-This is the one place that knows how a run's events look on the wire. It maps by the event's ``kind``
-literal, never by class, so events added to :mod:`kanawa.loop.steps` later (handoffs, guardrails,
-approvals) work without an import of their classes:
+This is the one place that knows what a run's events become. :class:`ChunkTranslation` matches kanawa's
+own events by class, exhaustively (:data:`ServedEvent`: the loop's :data:`~kanawa.loop.steps.RunEvent`
+union and a team's :class:`~kanawa.agents.routing.RouteDecision`; a new event class fails type checking
+at the ``assert_never`` until it is translated), and an application's own events (SmartAO's findings,
+patch, rubric) by the translations the application gives (:data:`EventChunks`, through
+``Extension(event_chunks=...)``). The chunks are protocol-neutral: each wire protocol frames them
+(:mod:`kanawa.server.http.protocols`).
 
 ======================  ====================  ===================================================
-event ``kind``          chunk ``type``        ``data``
+event                   chunk ``type``        ``data``
 ======================  ====================  ===================================================
-``text_delta``          ``delta``             ``{"text"}``
-``reasoning_delta``     ``delta``             ``{"reasoning"}``
-``tool_call_started``   ``tool_call_start``   ``{"index", "id", "name"}``
-``tool_call_args_delta``  ``tool_call_delta``   ``{"index", "id", "delta"}``
-``tool_call``           ``tool_call``         ``{"step", "id", "name", "arguments"}``
-``tool_result``         ``tool_response``     ``{"step", "call_id", "name", "content", "is_error", …}``
-``final_response``      ``final``             ``{"step", "output", "text"}``, then a ``usage`` chunk
-``thinking``            ``thinking``          ``{"step", "reason"}``
-``nested``              the inner event's     the inner event's, plus ``depth``; ``agent`` is the
+``TextDelta``           ``delta``             ``{"text"}``
+``ReasoningDelta``      ``delta``             ``{"reasoning"}``
+``ToolCallStarted``     ``tool_call_start``   ``{"index", "id", "name"}``
+``ToolCallArgsDelta``   ``tool_call_delta``   ``{"index", "id", "delta"}``
+``ToolCallStep``        ``tool_call``         ``{"step", "id", "name", "arguments"}``
+``ToolResultStep``      ``tool_response``     ``{"step", "call_id", "name", "content", "is_error", …}``
+``FinalResponse``       ``final``             ``{"step", "output", "text"}``, then a ``usage`` chunk
+``Thinking``            ``thinking``          ``{"step", "reason", "text"}``
+``NestedEvent``         the inner event's     the inner event's, plus ``depth``; ``agent`` is the
                                               handed-off agent's name
-``guardrail``           ``guardrail``         the event's fields (``action`` ``warn``/``block`` …)
-``route``               ``route``             ``{"agents", "source", "reason", "rule"}``, and
+``GuardrailTripped``    ``guardrail``         the event's fields (``action`` ``warn``/``block`` …)
+``HandoffStarted``      ``handoff_start``     the event's fields
+``HandoffEnded``        ``handoff_end``       the event's fields
+``ApprovalRequired``    ``approval_required`` ``{"step", "calls"}``
+``RouteDecision``       ``route``             ``{"agents", "source", "reason", "rule"}``, and
                                               ``question`` only when a model restated the request
                                               (at most :data:`ROUTE_QUESTION_CHARS`): a rule
                                               router's question is the whole input, which the
                                               client sent and which would be stored once more
-anything else           its ``kind``          its dataclass fields as JSON
+an application's        what its translation  (:func:`fields_chunk`: the event's fields)
+                        says
 ======================  ====================  ===================================================
 
 Errors (§7) become ``error`` chunks with ``{"code", "message"}``: the exception's class name and its
@@ -38,18 +46,31 @@ import dataclasses
 import enum
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, TypeAlias, assert_never, cast, get_args, get_origin
 
 from pydantic import BaseModel, TypeAdapter
 
+from kanawa.agents.routing import RouteDecision
 from kanawa.llm.errors import LLMError
 from kanawa.loop.errors import AgentError, LLMCallFailed
+from kanawa.loop.steps import (
+    ApprovalRequired,
+    FinalResponse,
+    GuardrailTripped,
+    HandoffEnded,
+    HandoffStarted,
+    NestedEvent,
+    RunEvent,
+    Thinking,
+    ToolCallStep,
+    ToolResultStep,
+)
 from kanawa.secrets import mask
 from kanawa.tools.errors import ToolError
 from kanawa.trace.serialize import iso_time, to_json_value
-from kanawa.types import JsonValue, Usage
+from kanawa.types import JsonValue, ReasoningDelta, TextDelta, ToolCallArgsDelta, ToolCallStarted, Usage
 
 HIDDEN_FIELDS: Final = frozenset({"kind", "detail", "output", "partial_result"})
 """Dataclass fields never copied generically (``output`` of a tool result is the raw Python value;
@@ -135,64 +156,110 @@ def usage_data(usage: Usage) -> JsonValue:
     }
 
 
-def event_chunks(event: object, *, agent: str, now: float) -> Iterator[Chunk]:
-    """The chunks one run event becomes (usually one; a final response also yields its usage)."""
-    kind = str(getattr(event, "kind", type(event).__name__))
-    if kind == "nested":
-        inner = getattr(event, "event", None)
-        nested_agent = str(getattr(event, "agent", agent))
-        depth = getattr(event, "depth", None)
-        for chunk in event_chunks(inner, agent=nested_agent, now=now):
+ServedEvent: TypeAlias = "RunEvent[Any] | RouteDecision"
+"""kanawa's own events a served run yields: the loop's and a team's routing decision."""
+
+_SERVED_TYPES: Final = frozenset(
+    [*(get_origin(member) or member for member in get_args(RunEvent)), RouteDecision]
+)
+"""The classes of :data:`ServedEvent` (events are final dataclasses: their exact class is looked up)."""
+
+EventChunks: TypeAlias = Callable[[Any, str, float], Iterable[Chunk]]
+"""An application's translation of one of its own events: ``(event, agent, now)`` → its chunks."""
+
+
+class UnknownEvent(TypeError):  # noqa: N818 - reads as the condition
+    """A run yielded an event that is neither kanawa's own nor one the application gave a translation
+    for: the run fails (with an ``internal_error`` chunk) rather than guess its shape."""
+
+
+class ChunkTranslation:
+    """Run events → chunks (module docstring): kanawa's own exhaustively, an application's through
+    ``extra`` (event class → its :data:`EventChunks`)."""
+
+    __slots__ = ("_extra",)
+
+    def __init__(self, extra: Mapping[type[Any], EventChunks] | None = None) -> None:
+        self._extra = dict(extra or {})
+
+    def with_extra(self, extra: Mapping[type[Any], EventChunks]) -> ChunkTranslation:
+        """This translation and ``extra`` besides; ``ValueError`` when a class is translated twice."""
+        taken = sorted(cls.__name__ for cls in extra if cls in self._extra or cls in _SERVED_TYPES)
+        if taken:
+            raise ValueError(f"events translated twice: {', '.join(taken)}")
+        return ChunkTranslation({**self._extra, **extra})
+
+    def chunks(self, event: object, *, agent: str, now: float) -> list[Chunk]:
+        """The chunks one run event becomes (usually one; a final response also gives its usage)."""
+        if type(event) in _SERVED_TYPES:
+            return served_chunks(cast("ServedEvent", event), agent, now, self._nested)
+        translate = self._extra.get(type(event))
+        if translate is None:
+            raise UnknownEvent(
+                f"no chunk translation for a {type(event).__name__} event: an application gives one "
+                "for each of its own events (Extension(event_chunks=...))"
+            )
+        return list(translate(event, agent, now))
+
+    def _nested(self, event: NestedEvent, now: float) -> list[Chunk]:
+        depth = to_data(event.depth)
+        out = []
+        for chunk in self.chunks(event.event, agent=event.agent, now=now):
             data = chunk.data
-            if isinstance(data, dict) and depth is not None:
-                data = {**data, "depth": to_data(depth)}
-            yield Chunk(chunk.agent, chunk.type, data, chunk.time)
-        return
-    if kind == "text_delta":
-        yield Chunk(agent, "delta", {"text": str(getattr(event, "text", ""))}, now)
-    elif kind == "reasoning_delta":
-        yield Chunk(agent, "delta", {"reasoning": str(getattr(event, "text", ""))}, now)
-    elif kind == "tool_call_started":
-        yield Chunk(agent, "tool_call_start", to_data(event), now)
-    elif kind == "tool_call_args_delta":
-        yield Chunk(agent, "tool_call_delta", to_data(event), now)
-    elif kind == "tool_call":
-        call = getattr(event, "call", None)
-        data = {"step": getattr(event, "step", None), **_as_dict(to_data(call))}
-        data.pop("provider_details", None)
-        yield Chunk(agent, "tool_call", data, now)
-    elif kind == "tool_result":
-        result = getattr(event, "result", None)
-        body = _as_dict(to_data(result))
-        body["content"] = _content_text(getattr(result, "content", ()))
-        yield Chunk(agent, "tool_response", {"step": getattr(event, "step", None), **body}, now)
-    elif kind == "final_response":
-        output = getattr(event, "output", None)
-        yield Chunk(
-            agent,
-            "final",
-            {
-                "step": getattr(event, "step", None),
-                "output": to_data(output),
-                "text": str(getattr(event, "text", "")),
-            },
-            now,
-        )
-        usage = getattr(event, "usage", None)
-        if isinstance(usage, Usage):
-            yield Chunk(agent, "usage", usage_data(usage), now)
-    elif kind == "handoff_start":
-        yield Chunk(agent, "handoff_start", to_data(event), now)
-    elif kind == "handoff_end":
-        yield Chunk(agent, "handoff_end", to_data(event), now)
-    elif kind == "guardrail":
-        yield Chunk(agent, "guardrail", to_data(event), now)
-    elif kind == "route":
-        yield Chunk(agent, "route", _route_data(event), now)
-    elif kind == "approval_required":
-        yield Chunk(agent, "approval_required", to_data(event), now)
-    else:
-        yield Chunk(agent, kind, to_data(event), now)
+            if isinstance(data, dict):
+                data = {**data, "depth": depth}
+            out.append(Chunk(chunk.agent, chunk.type, data, chunk.time))
+        return out
+
+
+def served_chunks(
+    event: ServedEvent, agent: str, now: float, nested: Callable[[NestedEvent, float], list[Chunk]]
+) -> list[Chunk]:
+    """The chunks of one of kanawa's own events (``nested`` translates a nested run's event)."""
+    if isinstance(event, TextDelta):
+        return [Chunk(agent, "delta", {"text": event.text}, now)]
+    if isinstance(event, ReasoningDelta):
+        return [Chunk(agent, "delta", {"reasoning": event.text}, now)]
+    if isinstance(event, NestedEvent):
+        return nested(event, now)
+    if isinstance(event, ToolCallStarted):
+        return [Chunk(agent, "tool_call_start", to_data(event), now)]
+    if isinstance(event, ToolCallArgsDelta):
+        return [Chunk(agent, "tool_call_delta", to_data(event), now)]
+    if isinstance(event, ToolCallStep):
+        call: dict[str, JsonValue] = {"step": event.step, **_as_dict(to_data(event.call))}
+        call.pop("provider_details", None)
+        return [Chunk(agent, "tool_call", call, now)]
+    if isinstance(event, ToolResultStep):
+        body = _as_dict(to_data(event.result))
+        body["content"] = _content_text(event.result.content)
+        return [Chunk(agent, "tool_response", {"step": event.step, **body}, now)]
+    if isinstance(event, FinalResponse):
+        final = {"step": event.step, "output": to_data(event.output), "text": event.text}
+        return [Chunk(agent, "final", final, now), Chunk(agent, "usage", usage_data(event.usage), now)]
+    if isinstance(event, Thinking):
+        return [Chunk(agent, "thinking", to_data(event), now)]
+    if isinstance(event, GuardrailTripped):
+        return [Chunk(agent, "guardrail", to_data(event), now)]
+    if isinstance(event, HandoffStarted):
+        return [Chunk(agent, "handoff_start", to_data(event), now)]
+    if isinstance(event, HandoffEnded):
+        return [Chunk(agent, "handoff_end", to_data(event), now)]
+    if isinstance(event, ApprovalRequired):
+        return [Chunk(agent, "approval_required", to_data(event), now)]
+    if isinstance(event, RouteDecision):
+        return [Chunk(agent, "route", _route_data(event), now)]
+    assert_never(event)
+
+
+def fields_chunk(chunk_type: str) -> EventChunks:
+    """The translation of an application event that is one chunk of ``chunk_type`` whose ``data``
+    are the event's fields (:func:`to_data`: hidden fields such as ``kind`` left out)."""
+
+    def translate(event: Any, agent: str, now: float) -> Iterable[Chunk]:
+        return (Chunk(agent, chunk_type, to_data(event), now),)
+
+    return translate
 
 
 def _route_data(event: object) -> JsonValue:
@@ -262,10 +329,15 @@ def _as_dict(value: JsonValue) -> dict[str, JsonValue]:
 __all__ = [
     "TERMINAL_TYPES",
     "Chunk",
+    "ChunkTranslation",
+    "EventChunks",
+    "ServedEvent",
+    "UnknownEvent",
     "client_message",
     "done_chunk",
     "error_chunk",
-    "event_chunks",
+    "fields_chunk",
+    "served_chunks",
     "to_data",
     "usage_data",
 ]

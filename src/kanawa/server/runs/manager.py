@@ -28,13 +28,12 @@ from typing import TYPE_CHECKING, Any
 
 from kanawa._logging import get_logger
 from kanawa.loop.approval import Approvals, unanswered_calls
-from kanawa.loop.runner import AgentLoopRunner
-from kanawa.loop.state import FinalOutputPhase, ToolCallRecord
-from kanawa.loop.steps import FinalResponse
+from kanawa.loop.state import LoopCounters
+from kanawa.loop.steps import ApprovalRequired, FinalResponse, HandoffEnded, Thinking, ToolResultStep
 from kanawa.secrets import mask
 from kanawa.server.runs.budgets import CURRENT_TENANT
 from kanawa.server.runs.checkpoint import Checkpoint
-from kanawa.server.runs.chunks import Chunk, done_chunk, error_chunk, event_chunks
+from kanawa.server.runs.chunks import Chunk, ChunkTranslation, done_chunk, error_chunk
 from kanawa.server.runs.servable import ServableAgent, ServableRun
 from kanawa.server.store.base import Entry, RunRecord, RunStatus, RunStore
 from kanawa.trace.costs import with_cost
@@ -47,8 +46,12 @@ if TYPE_CHECKING:
     from kanawa.server.store.shared_limits import SharedRunSlots
 
 _log = get_logger("kanawa.server")
-CHECKPOINT_KINDS = frozenset(
-    {"tool_result", "thinking", "final_response", "handoff_end", "approval_required"}
+CHECKPOINT_EVENTS: tuple[type[Any], ...] = (
+    ToolResultStep,
+    Thinking,
+    FinalResponse,
+    HandoffEnded,
+    ApprovalRequired,
 )
 """Events after which a step is complete and the run's state is saved."""
 
@@ -176,8 +179,11 @@ class RunManager:
         max_runs: int = 64,
         dispatch: Callable[[str], Awaitable[None]] | None = None,
         slots: SharedRunSlots | None = None,
+        translation: ChunkTranslation | None = None,
     ) -> None:
         self.agents = dict(agents)
+        self.translation = translation if translation is not None else ChunkTranslation()
+        """Run events → chunks: kanawa's own, and the applications' (:mod:`.chunks`)."""
         self.store = store
         self.max_runs = max_runs
         self.dispatch = dispatch
@@ -260,11 +266,9 @@ class RunManager:
         the whole run. Chunks up to ``replayed_to`` were sent before and are not sent again."""
         user_input: Approvals | list[Message] = point.approvals if point.approvals is not None else []
         runner = agent.stream(user_input, history=list(point.messages), run_id=run_id)
-        runner.state.current_step = point.steps
-        if isinstance(runner, AgentLoopRunner):  # a composite run (SmartAO) keeps no loop counters
-            runner.state.restore_tool_calls(point.tool_calls)
-            if point.decode_retries is not None:
-                runner.state.phase = FinalOutputPhase(retry_count=point.decode_retries)
+        runner.restore_counters(
+            LoopCounters(point.steps, tool_calls=point.tool_calls, decode_retries=point.decode_retries)
+        )
         return self._execute(
             agent,
             runner,
@@ -328,14 +332,15 @@ class RunManager:
             self._router.skip_start.add(run_id)
         status: RunStatus = "completed"
         reason: str | None = None
+        translate = self.translation.chunks
         try:
             async for event in runner:
                 if offset.requests and isinstance(event, FinalResponse):
                     event = dataclasses.replace(event, usage=offset + event.usage)
                 chunks = self._trace_chunks(traces)  # what the trace recorded up to the event first
-                chunks.extend(event_chunks(event, agent=agent.name, now=time.time()))
+                chunks.extend(translate(event, agent=agent.name, now=time.time()))
                 stop = await writer.write_many(chunks)
-                if getattr(event, "kind", "") in CHECKPOINT_KINDS:
+                if isinstance(event, CHECKPOINT_EVENTS):
                     await self._checkpoint(agent.name, run_id, runner, writer.seq, before)
                 if stop:
                     status, reason = "cancelled", "cancelled"
@@ -382,21 +387,16 @@ class RunManager:
     async def _checkpoint(
         self, agent: str, run_id: str, runner: ServableRun, seq: int, before: _Spent
     ) -> None:
-        tool_calls: tuple[ToolCallRecord, ...] = ()
-        decode_retries: int | None = None
-        if isinstance(runner, AgentLoopRunner):  # the loop's counters, so its limits span the run
-            tool_calls = tuple(runner.state.tool_call_history)
-            phase = runner.state.phase
-            decode_retries = phase.retry_count if isinstance(phase, FinalOutputPhase) else None
+        counters = runner.counters()  # the loop's counters, so its limits span the run
         point = Checkpoint(
             agent,
             tuple(runner.messages),
             seq + 1,
             before.usage + runner.usage,
-            runner.step,
-            tool_calls=tool_calls,
+            counters.steps,
+            tool_calls=counters.tool_calls,
             cost_usd=before.plus(runner.cost),
-            decode_retries=decode_retries,
+            decode_retries=counters.decode_retries,
         )
         await self.store.save_checkpoint(run_id, point.dumps())
 

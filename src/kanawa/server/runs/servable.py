@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Sequence
 from typing import Any, Protocol
 
 from kanawa.loop.hooks import RunHooks
+from kanawa.loop.state import LoopCounters
 from kanawa.trace.events import Tracer
 from kanawa.types import Message, Usage
 
@@ -31,12 +32,6 @@ class ModelNamed(Protocol):
     def model(self) -> str: ...
 
 
-class ServableState(Protocol):
-    """The step counter a continued run sets (steps go on numbering after a checkpoint)."""
-
-    current_step: int
-
-
 class ServableResult(Protocol):
     """How a finished run ended: its termination reason, usage and conversation."""
 
@@ -51,9 +46,9 @@ class ServableResult(Protocol):
 
 
 class ServableRun(Protocol):
-    """One run: iterate it for events (their ``kind`` picks the chunk type), then read ``result``.
-    ``usage``, ``messages`` and ``step`` are what a checkpoint saves; ``cost`` goes into the ``done``
-    chunk."""
+    """One run: iterate it for events (:mod:`kanawa.server.runs.chunks` translates them), then read
+    ``result``. ``usage``, ``messages`` and :meth:`counters` are what a checkpoint saves; ``cost``
+    goes into the ``done`` chunk."""
 
     def __aiter__(self) -> ServableRun: ...
 
@@ -66,13 +61,16 @@ class ServableRun(Protocol):
     def messages(self) -> Sequence[Message]: ...
 
     @property
-    def step(self) -> int: ...
-
-    @property
     def cost(self) -> float | None: ...
 
-    @property
-    def state(self) -> ServableState: ...
+    def counters(self) -> LoopCounters:
+        """What the run's limits have counted (its steps at least): saved with each checkpoint."""
+        ...
+
+    def restore_counters(self, counters: LoopCounters) -> None:
+        """Before the run is iterated: go on counting from an earlier part of it (a checkpoint), so
+        its limits hold for the whole run."""
+        ...
 
     @property
     def result(self) -> ServableResult: ...
@@ -114,4 +112,4 @@ class ServableAgent(Protocol):
     ) -> ServableRun: ...
 
 
-__all__ = ["ModelNamed", "Named", "ServableAgent", "ServableResult", "ServableRun", "ServableState"]
+__all__ = ["ModelNamed", "Named", "ServableAgent", "ServableResult", "ServableRun"]

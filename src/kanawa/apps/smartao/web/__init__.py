@@ -29,7 +29,7 @@ from fastapi import APIRouter
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
 from kanawa.apps.smartao.rubric import load_rubric
-from kanawa.apps.smartao.service import SmartAOAgent, SmartAOHost
+from kanawa.apps.smartao.service import SMARTAO_EVENT_CHUNKS, SmartAOAgent, SmartAOHost
 from kanawa.apps.smartao.session import sample_text
 from kanawa.llm.base import LLMAdapter
 from kanawa.server.extensions import Extension
@@ -112,7 +112,13 @@ def smartao_extension(
     :class:`SmartAOHost`), started with the server and closed at its end."""
     host = SmartAOHost(directory, textlint=textlint)
     agent = SmartAOAgent(host, model_spec=model, models=dict(models or {}), name=name)
-    return Extension("smartao", router=smartao_router(), agents={name: agent}, lifespan=host.lifespan)
+    return Extension(
+        "smartao",
+        router=smartao_router(),
+        agents={name: agent},
+        event_chunks=SMARTAO_EVENT_CHUNKS,
+        lifespan=host.lifespan,
+    )
 
 
 __all__ = ["PAGE_PATH", "samples", "smartao_extension", "smartao_router"]
