@@ -26,6 +26,7 @@ from typing_extensions import TypeVar
 from kanawa.types import Message, Usage
 
 if TYPE_CHECKING:
+    from kanawa.loop.options import RunOptions
     from kanawa.trace.events import Tracer
 
 __all__ = ["CURRENT_TOOL_CALL_ID", "DepsT", "MessagesView", "RunContext", "RunProgress"]
@@ -135,7 +136,9 @@ class RunContext(Generic[DepsT]):
     length) is how many handoffs deep this run is (0 for a run a caller started); :attr:`tool_call_id`
     is the id of the call the reading tool runs for (``None`` outside one); ``streaming`` says whether
     the run streams the model's deltas; ``tracer`` is the run's tracer, which a nested run inherits
-    when its agent has none.
+    when its agent has none; ``options`` are what the run's starter added to it
+    (:class:`~kanawa.loop.options.RunOptions`), whose :meth:`~kanawa.loop.options.RunOptions.for_nested`
+    part a nested run inherits.
     """
 
     deps: DepsT
@@ -147,6 +150,7 @@ class RunContext(Generic[DepsT]):
     handoff_path: tuple[str, ...] = field(default=(), repr=False)
     streaming: bool = field(default=False, repr=False)
     tracer: Tracer | None = field(default=None, repr=False, compare=False)
+    options: RunOptions | None = field(default=None, repr=False, compare=False)
     _messages: MessagesView = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -37,6 +37,7 @@ from kanawa.llm.settings import ModelSettings
 from kanawa.loop.approval import ApprovalPolicy, Approvals
 from kanawa.loop.config import AgentConfiguration
 from kanawa.loop.hooks import RunHooks
+from kanawa.loop.options import RunOptions
 from kanawa.loop.policies import TerminationPolicy, default_policy
 from kanawa.loop.result import RunResult
 from kanawa.loop.runner import AgentLoopRunner
@@ -260,12 +261,20 @@ class Agent(Generic[OutputT, DepsT]):
         settings: ModelSettings | None = None,
         run_id: str | None = None,
         deps: DepsT | None = None,
+        options: RunOptions | None = None,
     ) -> AgentLoopRunner[OutputT]:
         """Start a streaming run: iterate it for steps *and* the model's deltas (``TextDelta``,
         ``ReasoningDelta``, ``ToolCallStarted``, ``ToolCallArgsDelta``); ``.result`` once it is done.
-        ``deps`` go on the run's context (``.context``)."""
+        ``deps`` go on the run's context (``.context``); ``options`` add to this run only
+        (:class:`~kanawa.loop.options.RunOptions`: trace sinks, guardrails), never to the agent."""
         return self._start(
-            user_input, history=history, stream=True, settings=settings, run_id=run_id, deps=deps
+            user_input,
+            history=history,
+            stream=True,
+            settings=settings,
+            run_id=run_id,
+            deps=deps,
+            options=options,
         )
 
     async def run(
@@ -277,13 +286,21 @@ class Agent(Generic[OutputT, DepsT]):
         settings: ModelSettings | None = None,
         run_id: str | None = None,
         deps: DepsT | None = None,
+        options: RunOptions | None = None,
     ) -> RunResult[OutputT]:
         """Run to the end and return the :class:`RunResult`. ``stream=True`` talks to the model over its
         streaming API (same result); ``history`` is an earlier conversation (e.g. ``result.messages``);
         ``deps`` are the run's dependencies, handed to tools and instructions on its
-        :class:`~kanawa.context.RunContext`. Raises ``TypeError`` when they do not fit ``deps_type``."""
+        :class:`~kanawa.context.RunContext`. Raises ``TypeError`` when they do not fit ``deps_type``.
+        ``options`` add to this run only (:class:`~kanawa.loop.options.RunOptions`)."""
         runner = self._start(
-            user_input, history=history, stream=stream, settings=settings, run_id=run_id, deps=deps
+            user_input,
+            history=history,
+            stream=stream,
+            settings=settings,
+            run_id=run_id,
+            deps=deps,
+            options=options,
         )
         async for _ in runner:
             pass
@@ -298,6 +315,7 @@ class Agent(Generic[OutputT, DepsT]):
         settings: ModelSettings | None = None,
         run_id: str | None = None,
         deps: DepsT | None = None,
+        options: RunOptions | None = None,
     ) -> RunResult[OutputT]:
         """:meth:`run` for scripts: runs its own event loop. Raises ``RuntimeError`` inside a running loop."""
         try:
@@ -305,7 +323,13 @@ class Agent(Generic[OutputT, DepsT]):
         except RuntimeError:
             return asyncio.run(
                 self.run(
-                    user_input, history=history, stream=stream, settings=settings, run_id=run_id, deps=deps
+                    user_input,
+                    history=history,
+                    stream=stream,
+                    settings=settings,
+                    run_id=run_id,
+                    deps=deps,
+                    options=options,
                 )
             )
         raise RuntimeError(
@@ -323,7 +347,10 @@ class Agent(Generic[OutputT, DepsT]):
         deps: DepsT | None = None,
         handoff_path: tuple[str, ...] = (),
         tracer: Tracer | None = None,
+        options: RunOptions | None = None,
     ) -> AgentLoopRunner[OutputT]:
+        """Start a run. ``tracer``: the tracer of the run this one is nested in (it already carries
+        ``options``' trace sinks), used when this agent has none."""
         self._check_deps(deps)
         approvals = user_input if isinstance(user_input, Approvals) else None
         merged = self.settings.merged(settings) if self.settings is not None else settings
@@ -341,7 +368,7 @@ class Agent(Generic[OutputT, DepsT]):
             config=self.config,
             settings=merged,
             stream=stream,
-            tracer=self.tracer if self.tracer is not None else tracer,
+            tracer=_run_tracer(self.tracer, tracer, options),
             policy=self._policy,
             prompts=self.prompts,
             agent_name=self._name,
@@ -353,24 +380,30 @@ class Agent(Generic[OutputT, DepsT]):
                 else None
             ),
             deps=deps,
-            guardrails=self._guardrails,
+            guardrails=(
+                (*self._guardrails, *options.guardrails)
+                if options is not None and options.guardrails
+                else self._guardrails
+            ),
             approval_policy=self.approval_policy,
             approvals=approvals,
             handoff_path=handoff_path,
+            options=options,
         )
 
     def _start_handoff(
         self, messages: Sequence[Message], *, context: RunContext[Any], source: str
     ) -> AgentLoopRunner[OutputT]:
         """Start this agent as the target of ``source``'s handoff (:mod:`kanawa.agents.handoffs`): on
-        the handed-over ``messages``, with the source run's deps, streaming mode and (when this agent
-        has none) tracer, one level deeper."""
+        the handed-over ``messages``, with the source run's deps, streaming mode, (when this agent
+        has none) tracer and the run options a nested run inherits, one level deeper."""
         return self._start_nested(
             messages,
             deps=context.deps,
             stream=context.streaming,
             tracer=context.tracer,
             handoff_path=(*context.handoff_path, source),
+            options=context.options.for_nested() if context.options is not None else None,
         )
 
     def _start_nested(
@@ -381,6 +414,7 @@ class Agent(Generic[OutputT, DepsT]):
         stream: bool,
         tracer: Tracer | None,
         handoff_path: tuple[str, ...],
+        options: RunOptions | None = None,
     ) -> AgentLoopRunner[OutputT]:
         """Start a run inside another agent's work (a handoff, a coordinator's route): ``handoff_path``
         names the agents above it, so its own handoffs count their depth from there."""
@@ -393,6 +427,7 @@ class Agent(Generic[OutputT, DepsT]):
             deps=deps,
             handoff_path=handoff_path,
             tracer=tracer,
+            options=options,
         )
 
     async def on_handoff_return(
@@ -517,6 +552,16 @@ def _normalise_tools(tools: Iterable[Tool | Callable[..., Any]]) -> tuple[Tool, 
         seen.add(made.name)
         out.append(made)
     return tuple(out)
+
+
+def _run_tracer(own: Tracer | None, inherited: Tracer | None, options: RunOptions | None) -> Tracer | None:
+    """A run's tracer: the agent's own with the options' sinks besides; without one, the tracer of
+    the run it is nested in (which carries them already), else the options' sinks alone."""
+    if options is None or not options.trace_sinks:
+        return own if own is not None else inherited
+    if own is None and inherited is not None:
+        return inherited
+    return options.tracer_for(own)
 
 
 __all__ = ["Agent", "BaseAgent", "UserInput"]

@@ -18,6 +18,7 @@ _EXPORTS: dict[str, str] = {
     "AgentLoopState": "kanawa.loop.state",
     "ToolCallRecord": "kanawa.loop.state",
     "LoopCounters": "kanawa.loop.state",
+    "RunOptions": "kanawa.loop.options",
     "LoopPhase": "kanawa.loop.state",
     "ToolUsePhase": "kanawa.loop.state",
     "FinalOutputPhase": "kanawa.loop.state",
@@ -82,6 +83,7 @@ if TYPE_CHECKING:
         ToolCallLimitPolicy,
         default_policy,
     )
+    from kanawa.loop.options import RunOptions
     from kanawa.loop.result import RunResult
     from kanawa.loop.runner import AgentLoopRunner
     from kanawa.loop.state import (
@@ -123,6 +125,7 @@ __all__ = [
     "MaxStepsExceeded",
     "OutputDecodingFailed",
     "RunEvent",
+    "RunOptions",
     "RunResult",
     "StandardTerminationPolicy",
     "TerminateImmediately",

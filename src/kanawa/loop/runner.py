@@ -50,6 +50,7 @@ from kanawa.loop.errors import (
 from kanawa.loop.execution import ToolRound
 from kanawa.loop.hooks import RunHooks, Warnings, combine_hooks
 from kanawa.loop.model_call import ModelCaller
+from kanawa.loop.options import RunOptions
 from kanawa.loop.policies import (
     ContinueWithThinking,
     ContinueWithTools,
@@ -180,6 +181,7 @@ class AgentLoopRunner(Generic[OutputT]):
         approval_policy: ApprovalPolicy | None = None,
         approvals: Approvals | None = None,
         handoff_path: tuple[str, ...] = (),
+        options: RunOptions | None = None,
     ) -> None:
         self.config = config if config is not None else AgentConfiguration()
         self.run_id = run_id or uuid.uuid4().hex
@@ -193,6 +195,7 @@ class AgentLoopRunner(Generic[OutputT]):
             handoff_path=handoff_path,
             streaming=stream,
             tracer=tracer,
+            options=options,
         )
         self.state = AgentLoopState()
         self._model = model

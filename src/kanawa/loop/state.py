@@ -189,7 +189,7 @@ class LoopCounters:
     takes them over (:meth:`AgentLoopState.restore`), so ``max_steps`` and the tool-call limits hold
     for the whole run, not for each part of it."""
 
-    steps: int = 0
+    steps: int
     _: KW_ONLY
     tool_calls: tuple[ToolCallRecord, ...] = ()
     decode_retries: int | None = None

@@ -9,7 +9,8 @@ The story of one served run:
 2. The run takes the process's :class:`SmartAOResources` from :class:`SmartAOHost` (made at start-up
    by the extension's lifespan, or on first use) and drives a fresh
    :class:`~kanawa.apps.smartao.coordinator.Coordinator` — fresh per run so the demo models keep no
-   history between runs and the guardrails set now (the tenant budget) apply to every inner agent.
+   history between runs, and the run's options (the server's trace sink, the tenant budget) apply to
+   every inner agent of this run alone.
 3. The Coordinator's events pass through unchanged; :mod:`kanawa.server.runs.chunks` translates them:
    ``route``, the agents' nested chunks (``delta``, ``tool_call``, ``tool_response``, ``final`` …, with
    the agent's name) and, through SmartAO's own translations (:data:`SMARTAO_EVENT_CHUNKS`, given to
@@ -44,6 +45,7 @@ from kanawa.apps.smartao.textlint import TextlintError, TextlintSidecar, textlin
 from kanawa.llm.base import LLMAdapter
 from kanawa.loop.errors import AgentError
 from kanawa.loop.hooks import RunHooks
+from kanawa.loop.options import NO_OPTIONS, RunOptions
 from kanawa.loop.state import LoopCounters
 from kanawa.loop.steps import FinalResponse, NestedEvent
 from kanawa.server.runs.budgets import CURRENT_TENANT
@@ -205,7 +207,8 @@ class SmartAOAgent:
     """The SmartAO Coordinator under one service name (:class:`~kanawa.server.runs.servable.ServableAgent`).
 
     ``model`` / ``models`` as for :class:`Coordinator` (``None``: the offline demo model); ``tracer``
-    (replaced by the service with one that also forwards to the tracer given) reaches every inner agent.
+    and ``guardrails`` reach every inner agent of every run, and so do a run's
+    :class:`~kanawa.loop.options.RunOptions` for that run (the service's are never put on this object).
     """
 
     host: SmartAOHost
@@ -250,39 +253,56 @@ class SmartAOAgent:
     def guardrails(self, value: Sequence[RunHooks]) -> None:
         self._guardrails = tuple(value)
 
-    def coordinator(self, resources: SmartAOResources, *, run_id: str | None = None) -> Coordinator:
-        """A Coordinator for one run, with the current guardrails and tracer on every agent. Given the
-        service's ``run_id``, each inner agent's run names it as its parent in the trace
-        (:class:`_ChildRuns`), so the run's timeline shows every agent."""
+    def coordinator(
+        self, resources: SmartAOResources, *, run_id: str | None = None, options: RunOptions | None = None
+    ) -> Coordinator:
+        """A Coordinator for one run, with the guardrails and tracer (this agent's, and the run's
+        ``options``) on every agent. Given the service's ``run_id``, each inner agent's run names it as
+        its parent in the trace (:class:`_ChildRuns`), so the run's timeline shows every agent."""
+        extra = options if options is not None else NO_OPTIONS
         coordinator = Coordinator(
             resources,
             model=self.model_spec,
             models=self.models,
-            guardrails=self._guardrails,
+            guardrails=(*self._guardrails, *extra.guardrails),
             depth=self.depth,
         )
-        if self.tracer is not None:
-            tracer = self.tracer
+        run_tracer = extra.tracer_for(self.tracer)
+        if run_tracer is not None:
+            tracer = run_tracer
             if run_id is not None:
-                tracer = Tracer(sinks=[_ChildRuns(self.tracer, run_id)], session=self.tracer.session)
+                tracer = Tracer(sinks=[_ChildRuns(run_tracer, run_id)], session=run_tracer.session)
             inner: list[Agent[Any, Any]] = [coordinator.front, coordinator.eval_agent]
             for agent in [*inner, *coordinator.agents.values()]:
                 agent.tracer = tracer
         return coordinator
 
     def stream(
-        self, user_input: Any, *, history: Sequence[Message] = (), run_id: str | None = None
+        self,
+        user_input: Any,
+        *,
+        history: Sequence[Message] = (),
+        run_id: str | None = None,
+        options: RunOptions | None = None,
     ) -> SmartAOServiceRun:
         """Start a run (nothing happens until it is iterated; a bad input fails it then)."""
-        return SmartAOServiceRun(self, user_input, run_id=run_id)
+        return SmartAOServiceRun(self, user_input, run_id=run_id, options=options)
 
 
 class SmartAOServiceRun:
     """One served coaching run: the Coordinator's events, plus what the run manager reads of a run."""
 
-    def __init__(self, agent: SmartAOAgent, user_input: object, *, run_id: str | None = None) -> None:
+    def __init__(
+        self,
+        agent: SmartAOAgent,
+        user_input: object,
+        *,
+        run_id: str | None = None,
+        options: RunOptions | None = None,
+    ) -> None:
         self._agent = agent
         self._input = user_input
+        self._options = options
         self.run_id = run_id
         """The service's run id: every inner agent runs under it, so the run's timeline shows them."""
         self.state = _Step()
@@ -337,7 +357,8 @@ class SmartAOServiceRun:
         request = essay_request(self._input)
         resources = await self._agent.host.get()
         tenant = CURRENT_TENANT.get() or ""  # the run manager's: whose key started this run
-        running = self._agent.coordinator(resources, run_id=self.run_id).stream(request, tenant=tenant)
+        coordinator = self._agent.coordinator(resources, run_id=self.run_id, options=self._options)
+        running = coordinator.stream(request, tenant=tenant)
         async with aclosing(running) as events:
             async for event in events:
                 if isinstance(event, NestedEvent) and isinstance(event.event, FinalResponse):

@@ -2,25 +2,23 @@
 
 With ``KANAWA_TENANT_MAX_TOKENS``, ``KANAWA_TENANT_MAX_REQUESTS`` or ``KANAWA_TENANT_MAX_COST_USD`` set,
 the app makes one :class:`~kanawa.agents.budget.TokenGuard` whose session is the tenant of the run
-being served, and adds it to every registered agent and every agent they can hand off to (a handoff
-target's model requests are the tenant's spending too). The tenant reaches the guard through a context
-variable the run manager sets around each run's task, so nothing tenant-specific is put on the agents
-themselves. With ``KANAWA_REDIS_URL`` the totals live in Redis and every worker shares them; a spent
-budget ends the run with a ``BudgetExceeded`` error chunk before the model request it no longer
-covers (seed 002 §7).
+being served, and the run manager gives it to every run it starts as a run option
+(:class:`~kanawa.loop.options.RunOptions`), which reaches the run's nested runs too (a handoff
+target's model requests are the tenant's spending too). The agents are never changed: two apps
+serving the same agents have a guard each, and each run is counted by its own app's guard alone. The
+tenant reaches the guard through a context variable the run manager sets around each run's task.
+With ``KANAWA_REDIS_URL`` the totals live in Redis and every worker shares them; a spent budget ends
+the run with a ``BudgetExceeded`` error chunk before the model request it no longer covers (seed 002
+§7).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
 from contextvars import ContextVar
 from typing import Any
 
-from kanawa.agents.agent import Agent
 from kanawa.agents.budget import TokenGuard
-from kanawa.agents.handoffs import Handoff
 from kanawa.context import RunContext
-from kanawa.server.runs.servable import ServableAgent
 from kanawa.server.settings import ServerSettings
 
 CURRENT_TENANT: ContextVar[str | None] = ContextVar("kanawa_server_tenant", default=None)
@@ -54,41 +52,15 @@ def tenant_budget(
     )
 
 
-def apply_tenant_budget(agents: Iterable[ServableAgent], settings: ServerSettings) -> TokenGuard | None:
-    """Make the tenants' guard from ``settings`` and add it to ``agents`` (and their handoff targets);
-    ``None`` when no tenant limit is configured."""
-    guard = tenant_budget(
+def tenant_guard(settings: ServerSettings) -> TokenGuard | None:
+    """The tenants' guard from ``settings``; ``None`` when no tenant limit is configured."""
+    return tenant_budget(
         max_tokens=settings.tenant_max_tokens,
         max_requests=settings.tenant_max_requests,
         max_cost_usd=settings.tenant_max_cost_usd,
         redis_url=settings.redis_url,
         key_prefix=settings.redis_prefix,
     )
-    if guard is not None:
-        guard_agents(agents, guard)
-    return guard
 
 
-def guard_agents(agents: Iterable[ServableAgent], guard: TokenGuard) -> None:
-    """Add ``guard`` to each agent and to every agent reachable through their handoffs (once each)."""
-    for agent in _reachable(agents):
-        if guard not in agent.guardrails:
-            agent.guardrails = (*agent.guardrails, guard)
-
-
-def _reachable(agents: Iterable[ServableAgent]) -> Iterator[ServableAgent]:
-    seen: set[int] = set()
-    stack = list(agents)
-    while stack:
-        agent = stack.pop()
-        if id(agent) in seen:
-            continue
-        seen.add(id(agent))
-        yield agent
-        for handoff in agent.handoffs:
-            target = handoff.target if isinstance(handoff, Handoff) else handoff
-            if isinstance(target, Agent):
-                stack.append(target)
-
-
-__all__ = ["CURRENT_TENANT", "apply_tenant_budget", "guard_agents", "tenant_budget", "tenant_session"]
+__all__ = ["CURRENT_TENANT", "tenant_budget", "tenant_guard", "tenant_session"]

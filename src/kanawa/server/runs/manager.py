@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Any
 
 from kanawa._logging import get_logger
 from kanawa.loop.approval import Approvals, unanswered_calls
+from kanawa.loop.hooks import RunHooks
+from kanawa.loop.options import RunOptions
 from kanawa.loop.state import LoopCounters
 from kanawa.loop.steps import ApprovalRequired, FinalResponse, HandoffEnded, Thinking, ToolResultStep
 from kanawa.secrets import mask
@@ -37,7 +39,7 @@ from kanawa.server.runs.chunks import Chunk, ChunkTranslation, done_chunk, error
 from kanawa.server.runs.servable import ServableAgent, ServableRun
 from kanawa.server.store.base import Entry, RunRecord, RunStatus, RunStore
 from kanawa.trace.costs import with_cost
-from kanawa.trace.events import TraceEvent, Tracer
+from kanawa.trace.events import TraceEvent
 from kanawa.trace.redaction import drop_payloads
 from kanawa.trace.serialize import event_to_record
 from kanawa.types import Message, Usage, UserMessage
@@ -113,19 +115,6 @@ class _TraceRouter:
         self.pending.clear()
 
 
-class _Forward:
-    """Sends events on to an agent's own tracer (its redaction and sinks apply unchanged)."""
-
-    def __init__(self, tracer: Tracer) -> None:
-        self._tracer = tracer
-
-    def emit(self, event: TraceEvent) -> None:
-        self._tracer.emit(event)
-
-    async def aclose(self) -> None:
-        await self._tracer.aclose()
-
-
 @dataclass(frozen=True, slots=True)
 class _Spent:
     """Usage and cost of a run's parts before the current runner (restored from a checkpoint)."""
@@ -180,6 +169,7 @@ class RunManager:
         dispatch: Callable[[str], Awaitable[None]] | None = None,
         slots: SharedRunSlots | None = None,
         translation: ChunkTranslation | None = None,
+        guardrails: Sequence[RunHooks] = (),
     ) -> None:
         self.agents = dict(agents)
         self.translation = translation if translation is not None else ChunkTranslation()
@@ -195,11 +185,9 @@ class RunManager:
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._by_tenant: dict[str, set[str]] = {}
         self._router = _TraceRouter()
-        for agent in self.agents.values():
-            sinks: list[Any] = [self._router]
-            if agent.tracer is not None and agent.tracer.enabled:
-                sinks.append(_Forward(agent.tracer))
-            agent.tracer = Tracer(sinks=sinks, session=agent.tracer.session if agent.tracer else None)
+        self._options = RunOptions(trace_sinks=(self._router,), guardrails=tuple(guardrails))
+        """What every run gets from the service (the agents are never changed): its trace events'
+        sink, and ``guardrails`` (the tenants' budget)."""
 
     async def start(
         self, tenant: str, agent_name: str, user_input: str, *, session_id: str | None = None
@@ -227,7 +215,7 @@ class RunManager:
             if self.slots is not None:
                 await self.slots.release(tenant, run_id)
             raise
-        runner = agent.stream(user_input, run_id=run_id)
+        runner = agent.stream(user_input, run_id=run_id, options=self._options)
         self._spawn(tenant, run_id, self._execute(agent, runner, run_id, seq=0))
         return record
 
@@ -265,7 +253,7 @@ class RunManager:
         messages; the loop's counters (steps, tool calls) and phase restored so its limits hold for
         the whole run. Chunks up to ``replayed_to`` were sent before and are not sent again."""
         user_input: Approvals | list[Message] = point.approvals if point.approvals is not None else []
-        runner = agent.stream(user_input, history=list(point.messages), run_id=run_id)
+        runner = agent.stream(user_input, history=list(point.messages), run_id=run_id, options=self._options)
         runner.restore_counters(
             LoopCounters(point.steps, tool_calls=point.tool_calls, decode_retries=point.decode_retries)
         )

@@ -2,7 +2,7 @@
 
 An :class:`~kanawa.agents.agent.Agent` is one; so is anything that drives several agents as one run
 (SmartAO's coordinator, :mod:`kanawa.apps.smartao.service`). These protocols name exactly the surface
-:class:`~kanawa.server.runs.manager.RunManager`, ``GET /v1/agents`` and the tenant budgets use, so such a
+:class:`~kanawa.server.runs.manager.RunManager` and ``GET /v1/agents`` use, so such a
 composite is registered like any agent without imitating an ``Agent``'s internals — and a run of it
 gets the same chunks, resume, auth and budgets.
 """
@@ -12,9 +12,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Sequence
 from typing import Any, Protocol
 
-from kanawa.loop.hooks import RunHooks
+from kanawa.loop.options import RunOptions
 from kanawa.loop.state import LoopCounters
-from kanawa.trace.events import Tracer
 from kanawa.types import Message, Usage
 
 
@@ -81,13 +80,12 @@ class ServableRun(Protocol):
 class ServableAgent(Protocol):
     """Something the service can run under a name.
 
-    ``tracer`` is replaced by the run manager (its trace chunks); ``guardrails`` gets the tenant budget
-    (:mod:`kanawa.server.runs.budgets`), which also walks ``handoffs``; ``stream`` must not raise for a bad
-    input — the run it returns should fail with one of kanawa's errors instead, so the client gets an
-    ``error`` chunk.
+    The service never changes it: what it adds to a run — the sink of the run's ``trace`` chunks,
+    the tenant's budget guard — it gives that run as ``options``
+    (:class:`~kanawa.loop.options.RunOptions`), which must reach the run's nested runs too. ``stream``
+    must not raise for a bad input — the run it returns should fail with one of kanawa's errors
+    instead, so the client gets an ``error`` chunk.
     """
-
-    tracer: Tracer | None
 
     @property
     def name(self) -> str: ...
@@ -98,17 +96,13 @@ class ServableAgent(Protocol):
     @property
     def model(self) -> ModelNamed: ...
 
-    @property
-    def handoffs(self) -> Sequence[object]: ...
-
-    @property
-    def guardrails(self) -> tuple[RunHooks, ...]: ...
-
-    @guardrails.setter
-    def guardrails(self, value: Sequence[RunHooks]) -> None: ...
-
     def stream(
-        self, user_input: Any, *, history: Sequence[Message] = (), run_id: str | None = None
+        self,
+        user_input: Any,
+        *,
+        history: Sequence[Message] = (),
+        run_id: str | None = None,
+        options: RunOptions | None = None,
     ) -> ServableRun: ...
 
 

@@ -61,13 +61,14 @@ def make_celery(broker: str, *, queue: str = DEFAULT_QUEUE) -> Celery:
 def _manager() -> RunManager:
     """One registry and run manager per worker process (the store is made per task: each task runs
     in its own event loop)."""
-    from kanawa.server.runs.budgets import apply_tenant_budget
+    from kanawa.server.runs.budgets import tenant_guard
     from kanawa.server.store.memory import MemoryRunStore
 
     settings = ServerSettings.from_env()
-    agents = load_agents(settings.serve_agents)
-    apply_tenant_budget(agents.values(), settings)
-    return RunManager(agents, MemoryRunStore())
+    guard = tenant_guard(settings)
+    return RunManager(
+        load_agents(settings.serve_agents), MemoryRunStore(), guardrails=(guard,) if guard is not None else ()
+    )
 
 
 def _warm_up() -> None:
