@@ -7,7 +7,7 @@ mkdocstrings renders a docstring, each role becomes a code span that links to th
 the reference:
 
 * the name is resolved in the scope of the object whose docstring it is (``Tool`` in ``kanawa.tools``
-  is ``kanawa.tools.base.Tool``; ``.limits`` in ``kanawa.server`` is ``kanawa.server.http.limits``);
+  is ``kanawa.tools.base.Tool``; ``.auth`` in ``kanawa.server.http`` is ``kanawa.server.http.auth``);
 * ``~`` shows the last component only, as in Sphinx;
 * the link is optional: a name the reference does not document (a private helper, a module without a
   page) is shown as code without a link instead of failing the strict build.

@@ -4,26 +4,36 @@ Seed 002 §2 (App → AgentRouter → HTTP SSE out), §5 (the chunk protocol ``{
 seq}``, ``seq`` strictly increasing, resume by ``seq``), §7 (errors become ``type:"error"`` chunks) and
 §8 (integration tests over HTTP, a load test of concurrent sessions).
 
+Three layers, importing one way — :mod:`.http` → :mod:`.runs` → :mod:`.store`:
+
+- :mod:`.store` keeps run records, numbered chunks and checkpoints (in memory, or Redis Streams with
+  ``KANAWA_REDIS_URL``) and feeds the readers at the head of a run through a subscriber protocol;
+- :mod:`.runs` runs the agents: the run manager, the translation of run events into chunks,
+  checkpoints, tenant budgets, Celery workers, and the :class:`~kanawa.server.runs.servable.ServableAgent`
+  surface it needs of an agent (anything meeting it can be registered, not only an ``Agent``);
+- :mod:`.http` is the FastAPI app: routers, authentication, limits, pages, and one module per wire
+  protocol under :mod:`kanawa.server.http.protocols`.
+
 The story of one request:
 
 1. ``POST /v1/runs {"agent": "calc", "input": "2+3?"}`` arrives with ``Authorization: Bearer <key>``.
-   The body size is checked (:mod:`.limits`), the key is hashed and mapped to a tenant, and the key's
-   rate limit is taken (:mod:`.auth`).
-2. The :class:`~kanawa.server.runs.manager.RunManager` creates a run record owned by that tenant in the run
-   store and starts a task that iterates ``agent.stream(input)``. The task belongs to the manager, not
-   to the request: a client that goes away leaves the run running.
-3. Each event of the run becomes chunks (:mod:`.chunks`, mapping by the event's ``kind``); each chunk
-   gets the next ``seq`` and is appended to the store — an in-memory ring (:mod:`.store`) or, with
-   ``KANAWA_REDIS_URL``, a Redis Stream whose entry ids are the seqs (:mod:`.redis_store`). After each
-   completed step the run's state is checkpointed (:mod:`.checkpoint`).
-4. The response is an SSE stream with ``X-Run-Id``; it reads the store from seq 0 and writes
-   ``id: <seq>`` / ``data: <chunk>`` until the run's ``done`` chunk, with keep-alive pings between.
+   The body size is checked (:mod:`kanawa.server.http.limits`), the key is hashed and mapped to a
+   tenant, and the key's rate limit is taken (:mod:`kanawa.server.http.auth`).
+2. The :class:`~kanawa.server.runs.manager.RunManager` creates a run record owned by that tenant in the
+   run store and starts a task that iterates ``agent.stream(input, options=...)`` — the options carry
+   the run's trace sink and the tenant's budget guard; the agent itself is never changed. The task
+   belongs to the manager, not to the request: a client that goes away leaves the run running.
+3. Each event of the run becomes chunks (:mod:`kanawa.server.runs.chunks`); each chunk gets the next
+   ``seq`` and is appended to the store. After each completed step the run's state is checkpointed
+   (:mod:`kanawa.server.runs.checkpoint`).
+4. The response is an SSE stream with ``X-Run-Id`` (:mod:`kanawa.server.http.protocols.kanawa_sse`);
+   it reads the store from seq 0 and writes ``id: <seq>`` / ``data: <chunk>`` until the run's ``done``
+   chunk, with keep-alive pings between — straight from the run's writer while the client keeps up.
 5. A client that lost the connection calls ``GET /v1/runs/{id}/events`` with ``Last-Event-ID: <seq>``
    and gets exactly the chunks after it. Another tenant asking for the same id gets 404.
 
-The live timeline page (:mod:`.page`) follows the same stream in a browser. Applications mount their
-own pages, routes and agents with ``create_app(..., extensions=[Extension(...)])`` (:mod:`.extensions`);
-anything meeting :class:`~kanawa.server.runs.servable.ServableAgent` can be registered, not only an ``Agent``.
+Applications mount their own pages, routes, agents and event translations with
+``create_app(..., extensions=[Extension(...)])`` (:mod:`.extensions`).
 """
 
 from __future__ import annotations

@@ -23,7 +23,6 @@ import dataclasses
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kanawa._logging import get_logger
@@ -31,31 +30,20 @@ from kanawa.loop.approval import Approvals, unanswered_calls
 from kanawa.loop.hooks import RunHooks
 from kanawa.loop.options import RunOptions
 from kanawa.loop.state import LoopCounters
-from kanawa.loop.steps import ApprovalRequired, FinalResponse, HandoffEnded, Thinking, ToolResultStep
+from kanawa.loop.steps import FinalResponse
 from kanawa.secrets import mask
 from kanawa.server.runs.budgets import CURRENT_TENANT
 from kanawa.server.runs.checkpoint import Checkpoint
-from kanawa.server.runs.chunks import Chunk, ChunkTranslation, done_chunk, error_chunk
+from kanawa.server.runs.chunks import ChunkTranslation, done_chunk, error_chunk
+from kanawa.server.runs.execution import CHECKPOINT_EVENTS, ChunkWriter, Spent, TraceRouter, trace_chunks
 from kanawa.server.runs.servable import ServableAgent, ServableRun
 from kanawa.server.store.base import Entry, RunRecord, RunStatus, RunStore
-from kanawa.trace.costs import with_cost
-from kanawa.trace.events import TraceEvent
-from kanawa.trace.redaction import drop_payloads
-from kanawa.trace.serialize import event_to_record
-from kanawa.types import Message, Usage, UserMessage
+from kanawa.types import Message, UserMessage
 
 if TYPE_CHECKING:
     from kanawa.server.store.shared_limits import SharedRunSlots
 
 _log = get_logger("kanawa.server")
-CHECKPOINT_EVENTS: tuple[type[Any], ...] = (
-    ToolResultStep,
-    Thinking,
-    FinalResponse,
-    HandoffEnded,
-    ApprovalRequired,
-)
-"""Events after which a step is complete and the run's state is saved."""
 
 
 class RunLimitReached(Exception):  # noqa: N818 - reads as the condition
@@ -69,92 +57,6 @@ class NotAwaitingApproval(Exception):  # noqa: N818 - reads as the condition
 class InvalidDecisions(ValueError):  # noqa: N818 - reads as the condition
     """Approval decisions that do not fit the calls waiting (a call both approved and rejected, or
     one that is not waiting): refused before anything is saved or run."""
-
-
-class _TraceRouter:
-    """A trace sink that hands each event of a run the server executes to that run's chunk writer.
-
-    A run started inside a served run — a handoff target, an agent a coordinator routes to — has its
-    own run id (a trace tree needs one per run) and names its parent in its ``agent_start``
-    (``parent_run_id``); its events go to the served run's chunks too, so the timeline shows every
-    agent that worked on the request."""
-
-    def __init__(self) -> None:
-        self.pending: dict[str, list[TraceEvent]] = {}
-        self.skip_start: set[str] = set()
-        """Runs continued from a checkpoint: their ``agent_start`` was sent by the first worker."""
-        self._served: dict[str, str] = {}
-        """Nested run id → the id of the served run it works for."""
-
-    def emit(self, event: TraceEvent) -> None:
-        run_id = event.run_id
-        queue = self.pending.get(run_id)
-        if queue is None:
-            served = self._served.get(run_id)
-            if served is None and event.event == "agent_start":
-                parent = event.data.get("parent_run_id")
-                if isinstance(parent, str):
-                    served = parent if parent in self.pending else self._served.get(parent)
-                    if served is not None:
-                        self._served[run_id] = served
-            queue = self.pending.get(served) if served is not None else None
-            if queue is None:
-                return
-        elif event.event == "agent_start" and run_id in self.skip_start:
-            return
-        queue.append(event)
-
-    def end(self, run_id: str) -> None:
-        """The served run ``run_id`` ended: forget it and the nested runs that worked for it."""
-        self.pending.pop(run_id, None)
-        self.skip_start.discard(run_id)
-        for nested in [n for n, served in self._served.items() if served == run_id]:
-            del self._served[nested]
-
-    async def aclose(self) -> None:
-        self.pending.clear()
-
-
-@dataclass(frozen=True, slots=True)
-class _Spent:
-    """Usage and cost of a run's parts before the current runner (restored from a checkpoint)."""
-
-    usage: Usage = dataclasses.field(default_factory=Usage)
-    cost_usd: float | None = 0.0
-
-    def plus(self, cost: float | None) -> float | None:
-        """The run's cost so far: unknown once any part's cost is unknown (never a partial sum)."""
-        return None if self.cost_usd is None or cost is None else self.cost_usd + cost
-
-
-@dataclass(slots=True)
-class _Writer:
-    """Numbers chunks and appends them. Chunks up to ``replayed_to`` were already sent by a worker that
-    died after its last checkpoint; the step being replayed produces them again, and they are skipped
-    so no client sees one twice."""
-
-    store: RunStore
-    run_id: str
-    agent: str
-    seq: int
-    replayed_to: int = 0
-
-    async def write(self, chunk: Chunk, *, terminal: bool = False) -> bool:
-        self.seq += 1
-        if self.seq <= self.replayed_to:
-            return False
-        return await self.store.append(self.run_id, Entry(self.seq, chunk.encode(self.seq), terminal))
-
-    async def write_many(self, chunks: Sequence[Chunk]) -> bool:
-        """Chunks a step made together, stored as one batch (a client at the head gets one send)."""
-        entries = []
-        for chunk in chunks:
-            self.seq += 1
-            if self.seq > self.replayed_to:
-                entries.append(Entry(self.seq, chunk.encode(self.seq), False))
-        if not entries:
-            return False
-        return await self.store.append_many(self.run_id, entries)
 
 
 class RunManager:
@@ -184,7 +86,7 @@ class RunManager:
         """Set in Celery mode: sends a run to the workers instead of running it here."""
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._by_tenant: dict[str, set[str]] = {}
-        self._router = _TraceRouter()
+        self._router = TraceRouter()
         self._options = RunOptions(trace_sinks=(self._router,), guardrails=tuple(guardrails))
         """What every run gets from the service (the agents are never changed): its trace events'
         sink, and ``guardrails`` (the tenants' budget)."""
@@ -265,7 +167,7 @@ class RunManager:
             replayed_to=replayed_to,
             # an approval's continuation is a new part of the run, with its own agent_start
             continuation=not point.fresh and point.approvals is None,
-            spent=_Spent(point.usage, point.cost_usd),
+            spent=Spent(point.usage, point.cost_usd),
         )
 
     async def _watch_cancel(self, run_id: str, work: asyncio.Task[None], *, every: float = 0.2) -> None:
@@ -307,14 +209,14 @@ class RunManager:
         seq: int,
         replayed_to: int = 0,
         continuation: bool = False,
-        spent: _Spent | None = None,
+        spent: Spent | None = None,
     ) -> None:
         """Drive one runner to its end, writing chunks. ``continuation``: the run goes on from a
         checkpoint (its ``agent_start`` was sent before); ``spent``: usage and cost of the run's
         earlier parts, added to this runner's."""
-        writer = _Writer(self.store, run_id, agent.name, seq, replayed_to)
+        writer = ChunkWriter(self.store, run_id, agent.name, seq, replayed_to)
         traces = self._router.pending.setdefault(run_id, [])
-        before = spent if spent is not None else _Spent()
+        before = spent if spent is not None else Spent()
         offset = before.usage
         if continuation:
             self._router.skip_start.add(run_id)
@@ -325,7 +227,7 @@ class RunManager:
             async for event in runner:
                 if offset.requests and isinstance(event, FinalResponse):
                     event = dataclasses.replace(event, usage=offset + event.usage)
-                chunks = self._trace_chunks(traces)  # what the trace recorded up to the event first
+                chunks = trace_chunks(traces)  # what the trace recorded up to the event first
                 chunks.extend(translate(event, agent=agent.name, now=time.time()))
                 stop = await writer.write_many(chunks)
                 if isinstance(event, CHECKPOINT_EVENTS):
@@ -334,7 +236,7 @@ class RunManager:
                     status, reason = "cancelled", "cancelled"
                     break
             else:
-                await writer.write_many(self._trace_chunks(traces))
+                await writer.write_many(trace_chunks(traces))
                 result = runner.result
                 reason = str(result.termination_reason)
                 if reason == "approval_required":
@@ -346,7 +248,7 @@ class RunManager:
             # the whole (masked) text for the operator; the client gets chunks.client_message's
             _log.info("run %s failed: %s: %s", run_id, type(exc).__name__, mask(str(exc)))
             status, reason = "failed", "error"
-            failure = self._trace_chunks(traces)
+            failure = trace_chunks(traces)
             failure.append(error_chunk(exc, agent=agent.name, now=time.time()))
             await writer.write_many(failure)
         finally:
@@ -361,19 +263,8 @@ class RunManager:
             terminal=True,
         )
 
-    @staticmethod
-    def _trace_chunks(traces: list[TraceEvent]) -> list[Chunk]:
-        """The run's trace events recorded so far as ``trace`` chunks (taken from ``traces``)."""
-        chunks = []
-        for event in traces:
-            record = with_cost(event_to_record(drop_payloads(event)))  # a model call's price
-            record.pop("session", None)  # the agent's tracer session is shared by every tenant's runs
-            chunks.append(Chunk(event.agent, "trace", dict(record), event.time))
-        traces.clear()
-        return chunks
-
     async def _checkpoint(
-        self, agent: str, run_id: str, runner: ServableRun, seq: int, before: _Spent
+        self, agent: str, run_id: str, runner: ServableRun, seq: int, before: Spent
     ) -> None:
         counters = runner.counters()  # the loop's counters, so its limits span the run
         point = Checkpoint(

@@ -1,0 +1,128 @@
+"""One run's execution, the parts the run manager drives it with: numbering and storing its chunks,
+routing its trace events (and its nested runs') into them, what its earlier parts spent, and which
+events close a step (after which a checkpoint is saved)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kanawa.loop.steps import ApprovalRequired, FinalResponse, HandoffEnded, Thinking, ToolResultStep
+from kanawa.server.runs.chunks import Chunk
+from kanawa.server.store.base import Entry, RunStore
+from kanawa.trace.costs import with_cost
+from kanawa.trace.events import TraceEvent
+from kanawa.trace.redaction import drop_payloads
+from kanawa.trace.serialize import event_to_record
+from kanawa.types import Usage
+
+CHECKPOINT_EVENTS: tuple[type[Any], ...] = (
+    ToolResultStep,
+    Thinking,
+    FinalResponse,
+    HandoffEnded,
+    ApprovalRequired,
+)
+"""Events after which a step is complete and the run's state is saved."""
+
+
+class TraceRouter:
+    """A trace sink that hands each event of a run the server executes to that run's chunk writer.
+
+    A run started inside a served run — a handoff target, an agent a coordinator routes to — has its
+    own run id (a trace tree needs one per run) and names its parent in its ``agent_start``
+    (``parent_run_id``); its events go to the served run's chunks too, so the timeline shows every
+    agent that worked on the request."""
+
+    def __init__(self) -> None:
+        self.pending: dict[str, list[TraceEvent]] = {}
+        self.skip_start: set[str] = set()
+        """Runs continued from a checkpoint: their ``agent_start`` was sent by the first worker."""
+        self._served: dict[str, str] = {}
+        """Nested run id → the id of the served run it works for."""
+
+    def emit(self, event: TraceEvent) -> None:
+        run_id = event.run_id
+        queue = self.pending.get(run_id)
+        if queue is None:
+            served = self._served.get(run_id)
+            if served is None and event.event == "agent_start":
+                parent = event.data.get("parent_run_id")
+                if isinstance(parent, str):
+                    served = parent if parent in self.pending else self._served.get(parent)
+                    if served is not None:
+                        self._served[run_id] = served
+            queue = self.pending.get(served) if served is not None else None
+            if queue is None:
+                return
+        elif event.event == "agent_start" and run_id in self.skip_start:
+            return
+        queue.append(event)
+
+    def end(self, run_id: str) -> None:
+        """The served run ``run_id`` ended: forget it and the nested runs that worked for it."""
+        self.pending.pop(run_id, None)
+        self.skip_start.discard(run_id)
+        for nested in [n for n, served in self._served.items() if served == run_id]:
+            del self._served[nested]
+
+    async def aclose(self) -> None:
+        self.pending.clear()
+
+
+@dataclass(frozen=True, slots=True)
+class Spent:
+    """Usage and cost of a run's parts before the current runner (restored from a checkpoint)."""
+
+    usage: Usage = dataclasses.field(default_factory=Usage)
+    cost_usd: float | None = 0.0
+
+    def plus(self, cost: float | None) -> float | None:
+        """The run's cost so far: unknown once any part's cost is unknown (never a partial sum)."""
+        return None if self.cost_usd is None or cost is None else self.cost_usd + cost
+
+
+@dataclass(slots=True)
+class ChunkWriter:
+    """Numbers chunks and appends them. Chunks up to ``replayed_to`` were already sent by a worker that
+    died after its last checkpoint; the step being replayed produces them again, and they are skipped
+    so no client sees one twice."""
+
+    store: RunStore
+    run_id: str
+    agent: str
+    seq: int
+    replayed_to: int = 0
+
+    async def write(self, chunk: Chunk, *, terminal: bool = False) -> bool:
+        self.seq += 1
+        if self.seq <= self.replayed_to:
+            return False
+        return await self.store.append(self.run_id, Entry(self.seq, chunk.encode(self.seq), terminal))
+
+    async def write_many(self, chunks: Sequence[Chunk]) -> bool:
+        """Chunks a step made together, stored as one batch (a client at the head gets one send)."""
+        entries = []
+        for chunk in chunks:
+            self.seq += 1
+            if self.seq > self.replayed_to:
+                entries.append(Entry(self.seq, chunk.encode(self.seq), False))
+        if not entries:
+            return False
+        return await self.store.append_many(self.run_id, entries)
+
+
+def trace_chunks(traces: list[TraceEvent]) -> list[Chunk]:
+    """The run's trace events recorded so far as ``trace`` chunks (taken from ``traces``)."""
+    chunks = []
+    for event in traces:
+        record = with_cost(event_to_record(drop_payloads(event)))  # a model call's price
+        record.pop("session", None)  # the agent's tracer session is shared by every tenant's runs
+        chunks.append(Chunk(event.agent, "trace", dict(record), event.time))
+    traces.clear()
+    return chunks
+
+
+__all__ = ["CHECKPOINT_EVENTS", "ChunkWriter", "Spent", "TraceRouter", "trace_chunks"]
