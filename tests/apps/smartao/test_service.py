@@ -162,6 +162,8 @@ async def test_the_agent_list_and_the_page_routes(client: httpx.AsyncClient) -> 
 
 async def test_a_tenant_budget_reaches_the_inner_agents(tmp_path: Path, reference_db: Path) -> None:
     extension = smartao_extension(data_dir(tmp_path, reference_db), textlint=False)
+    agent = extension.agents["smartao"]
+    assert isinstance(agent, SmartAOAgent)
     settings = settings_for("embedded", None, tenant_max_requests=2)
     server = LiveServer(create_app(agents={}, settings=settings, extensions=[extension])).start()
     try:
@@ -169,6 +171,9 @@ async def test_a_tenant_budget_reaches_the_inner_agents(tmp_path: Path, referenc
             _, events = await start_run(http, "smartao", REQUEST)
     finally:
         server.stop()
+    # the budget reached the inner agents through the run's options: the service agent is untouched
+    assert agent.guardrails == ()
+    assert agent.tracer is None
     [error] = of_type(events, "error")
     assert error["data"]["code"] == "BudgetExceeded"  # type: ignore[index]
     assert events[-1].chunk["data"]["status"] == "failed"
