@@ -70,6 +70,7 @@ if TYPE_CHECKING:
         ToolNotFound,
         raise_for_tool_result,
     )
+    from kanawa.loop.options import RunOptions
     from kanawa.loop.policies import (
         ContinueWithThinking,
         ContinueWithTools,
@@ -83,7 +84,6 @@ if TYPE_CHECKING:
         ToolCallLimitPolicy,
         default_policy,
     )
-    from kanawa.loop.options import RunOptions
     from kanawa.loop.result import RunResult
     from kanawa.loop.runner import AgentLoopRunner
     from kanawa.loop.state import (

@@ -202,7 +202,9 @@ class RunEventStream(EventSourceResponse):
         encode = self._encode
         try:
             async for batch in store.read_batches(run_id, after=after, subscriber=self._sender):
-                yield encode(batch)
+                frames = encode(batch)
+                del batch  # a client that stopped reading holds the frames it was sent, not the chunks
+                yield frames
         except ChunksExpired as exc:
             yield self._expired(exc)
 

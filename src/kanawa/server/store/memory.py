@@ -284,12 +284,13 @@ class MemoryRunStore:
             if first is not None and cursor < first - 1:
                 raise ChunksExpired(first)
             if run.last_seq > cursor:
-                batch = run.ring.entries_after(cursor, SEND_BYTES)
-                yield batch
-                last = batch[-1]
-                if last.terminal:
+                after = cursor
+                cursor, ended = run.ring.batch_end(after, SEND_BYTES)
+                # yielded unnamed: a reader whose client stopped reading does not keep the batch alive
+                # here while the batch's frames wait in the send
+                yield run.ring.entries_after(after, SEND_BYTES)
+                if ended:
                     return
-                cursor = last.seq
                 continue
             if subscriber is None:
                 await _next_chunk(run)

@@ -172,18 +172,29 @@ class ChunkRing:
                 return start, bisect_right(self._seqs, seq, lo=start), True
         return start, len(self._seqs), False
 
+    def _batch(self, after: int, limit: int | None) -> tuple[int, int, bool]:
+        """:meth:`_span`, cut to about ``limit`` text bytes (whole chunks, at least one)."""
+        start, stop, ended = self._span(after)
+        if limit is not None and start < stop:
+            cut = bisect_right(self._ends, self._start(start) + limit, lo=start + 1, hi=stop)
+            if cut < stop:
+                stop, ended = max(cut, start + 1), False
+        return start, stop, ended
+
+    def batch_end(self, after: int, limit: int | None = None) -> tuple[int, bool]:
+        """The last seq of :meth:`entries_after`'s batch (``after`` when there is none) and whether it
+        is terminal, without making the batch."""
+        start, stop, ended = self._batch(after, limit)
+        return (self._seqs[stop - 1], ended) if start < stop else (after, False)
+
     def entries_after(self, after: int, limit: int | None = None) -> list[Entry]:
         """The chunks after ``after``, up to and including the first terminal one. ``limit``: about
         that many text bytes at most (whole chunks, at least one), so a reader that fell far behind
         gets its backlog a piece at a time, never all of it at once."""
-        start, stop, ended = self._span(after)
+        start, stop, ended = self._batch(after, limit)
         if start >= stop:
             return []
         origin = self._start(start)
-        if limit is not None:
-            cut = bisect_right(self._ends, origin + limit, lo=start + 1, hi=stop)
-            if cut < stop:
-                stop, ended = max(cut, start + 1), False
         seqs, last = self._seqs, stop - 1
         opened = self._open_index
         if start >= opened:  # a reader near the head: the open block's texts as they are
