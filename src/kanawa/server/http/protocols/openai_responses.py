@@ -153,7 +153,7 @@ class TextConfig(_Open):
 class ResponsesRequest(_Open):
     """``POST /v1/responses`` (fields kanawa does not use are accepted and ignored)."""
 
-    model: ShortText = Field(min_length=1)
+    model: ShortText = Field(min_length=1, examples=["echo"])
     input: LongText | Annotated[list[InputItem], Field(max_length=1000)]
     instructions: LongText | None = None
     stream: bool | None = False
