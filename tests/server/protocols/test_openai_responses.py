@@ -108,6 +108,19 @@ def test_a_stream_with_client_tools_and_its_continuation(client: OpenAI) -> None
     assert second.output_text == "Kyoto is rainy"
 
 
+def test_a_completed_response_is_continued_by_the_next_question(client: OpenAI) -> None:
+    first = client.responses.create(model="concierge", input="one")
+    second = client.responses.create(model="concierge", input="two", previous_response_id=first.id)
+    assert second.output_text == "Hello! You said: two"
+    assert second.id.startswith(first.id + "_"), "the same run goes on"
+    with client.responses.create(model="slow", input="30", stream=True) as running:
+        going = next(iter(running)).response.id
+        with pytest.raises(openai.ConflictError) as busy:
+            client.responses.create(model="slow", input="more", previous_response_id=going)
+        assert busy.value.body["code"] == "conflict"  # type: ignore[index]
+        client.responses.cancel(going)
+
+
 def test_a_continuation_must_answer_the_calls_waiting(client: OpenAI) -> None:
     first = client.responses.create(model="concierge", input="Weather?", tools=WEATHER)  # type: ignore[arg-type]
     with pytest.raises(openai.BadRequestError) as refused:
