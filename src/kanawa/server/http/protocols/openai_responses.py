@@ -60,7 +60,6 @@ Chunks of agents working inside the run (a handoff's target) are not the respons
 from __future__ import annotations
 
 import copy
-import json
 from collections.abc import AsyncIterator
 from typing import Annotated, Any, Final, Literal
 
@@ -91,6 +90,7 @@ from kanawa.server.http.protocols.openai_inputs import (
     tool_spec,
 )
 from kanawa.server.http.protocols.openai_runs import (
+    JSON,
     Part,
     admit_stream,
     manager_of,
@@ -98,6 +98,7 @@ from kanawa.server.http.protocols.openai_runs import (
     part_chunks,
     release_stream,
     top_level,
+    until_shutdown,
     usage_counts,
 )
 from kanawa.server.runs import InvalidContinuation, NotContinuable, RunLimitReached
@@ -521,8 +522,7 @@ class ResponseTranslator:
 
 def sse_event(event: dict[str, Any], sequence: int) -> bytes:
     event["sequence_number"] = sequence
-    body = json.dumps(event, ensure_ascii=False, separators=(",", ":"))
-    return f"event: {event['type']}\ndata: {body}\n\n".encode()
+    return f"event: {event['type']}\ndata: {JSON.encode(event)}\n\n".encode()
 
 
 # ----------------------------------------------------------------------------------------- the routes
@@ -569,9 +569,9 @@ async def _finished(
     return translator.snapshot()
 
 
-def _stream_response(body: AsyncIterator[bytes], part: Part) -> StreamingResponse:
+def _stream_response(request: Request, body: AsyncIterator[bytes], part: Part) -> StreamingResponse:
     return StreamingResponse(
-        body,
+        until_shutdown(request, body),
         media_type=SSE,
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no", "X-Run-Id": part.run_id},
     )
@@ -664,7 +664,7 @@ async def create_response(body: ResponsesRequest, request: Request, who: CallerA
         created = record.created if record is not None else 0.0
         translator = ResponseTranslator(part, model=body.model, created=created, echo=_echo(body, None))
         if body.stream:
-            return _stream_response(events(request, translator, admitted=admitted), part)
+            return _stream_response(request, events(request, translator, admitted=admitted), part)
         try:
             return JSONResponse(await _finished(request, translator))
         finally:
@@ -697,7 +697,7 @@ async def retrieve_response(
             admitted = admit_stream(request, who.tenant, record.run_id)
             after = -1 if starting_after is None else starting_after
             return _stream_response(
-                events(request, translator, starting_after=after, admitted=admitted), part
+                request, events(request, translator, starting_after=after, admitted=admitted), part
             )
         return JSONResponse(await _finished(request, translator, until=record.last_seq))
     except OpenAIError as exc:
