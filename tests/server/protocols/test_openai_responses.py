@@ -254,4 +254,15 @@ def test_another_tenants_response_is_a_404_exactly_like_a_missing_one(
             with pytest.raises(openai.NotFoundError):
                 other.responses.create(model="concierge", input="x", previous_response_id=response_id)
     assert bodies[0] == bodies[1]
+    for malformed in ("not-a-response", f"{mine.id}_99", "resp_" + "0" * 31):
+        with pytest.raises(openai.NotFoundError):
+            client.responses.retrieve(malformed)
     assert client.responses.retrieve(mine.id).output_text == "Hello! You said: mine"
+
+
+def test_a_run_waiting_for_a_persons_approval_ends_the_response_incomplete(client: OpenAI) -> None:
+    response = client.responses.create(model="mailer", input="send essay 42")
+    assert response.status == "incomplete"
+    assert [item.type for item in response.output] == []
+    with pytest.raises(openai.ConflictError):
+        client.responses.create(model="mailer", input="go on", previous_response_id=response.id)
