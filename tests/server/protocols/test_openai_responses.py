@@ -141,6 +141,17 @@ def test_a_completed_response_is_continued_by_the_next_question(client: OpenAI) 
         client.responses.cancel(going)
 
 
+def test_a_conversation_goes_on_past_the_step_limit_of_one_turn(client: OpenAI) -> None:
+    """Each next question is a turn of its own: the loop's ``max_steps`` (10) counts per turn."""
+    response = client.responses.create(model="concierge", input="turn 0")
+    for turn in range(1, 12):
+        response = client.responses.create(
+            model="concierge", input=f"turn {turn}", previous_response_id=response.id
+        )
+        assert response.status == "completed", response.error
+    assert response.output_text == "Hello! You said: turn 11"
+
+
 def test_a_continuation_must_answer_the_calls_waiting(client: OpenAI) -> None:
     first = client.responses.create(model="concierge", input="Weather?", tools=WEATHER)  # type: ignore[arg-type]
     with pytest.raises(openai.BadRequestError) as refused:
