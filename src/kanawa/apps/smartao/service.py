@@ -285,7 +285,10 @@ class SmartAOAgent:
         run_id: str | None = None,
         options: RunOptions | None = None,
     ) -> SmartAOServiceRun:
-        """Start a run (nothing happens until it is iterated; a bad input fails it then)."""
+        """Start a run (nothing happens until it is iterated; a bad input fails it then). ``options``
+        are accepted like any servable's: their trace sinks and guardrails reach the inner agents;
+        the coaching run follows its own agents' instructions and tools (it offers no client tools),
+        so a request's other additions do not change it."""
         return SmartAOServiceRun(self, user_input, run_id=run_id, options=options)
 
 

@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 
 from kanawa.server.http.dependencies import API_ERRORS, BODY_ERRORS, CallerArg, RunIdArg, manager_of, owned
 from kanawa.server.http.validation import Text
-from kanawa.server.runs.manager import InvalidDecisions, NotAwaitingApproval
+from kanawa.server.runs.manager import WAITING, InvalidDecisions, NotAwaitingApproval
 from kanawa.server.store.base import RunRecord
 
 
@@ -82,7 +82,7 @@ async def get_run(run_id: RunIdArg, request: Request, who: CallerArg) -> RunInfo
 async def cancel_run(run_id: RunIdArg, request: Request, who: CallerArg) -> RunInfo:
     """Ask a run to stop; its stream ends with a ``done`` chunk of status ``cancelled``."""
     record = await owned(request, who, run_id)
-    if record.status in ("running", "awaiting_approval"):
+    if record.status == "running" or record.status in WAITING:
         await manager_of(request).cancel(record)
         record = await owned(request, who, run_id)
     return run_info(record)

@@ -84,7 +84,9 @@ class ServableAgent(Protocol):
     the tenant's budget guard — it gives that run as ``options``
     (:class:`~kanawa.loop.options.RunOptions`), which must reach the run's nested runs too. ``stream``
     must not raise for a bad input — the run it returns should fail with one of kanawa's errors
-    instead, so the client gets an ``error`` chunk.
+    instead, so the client gets an ``error`` chunk. ``options`` also carry the request's own
+    additions (instructions, the client's tools, an output cap and schema); a run that calls a client
+    tool ends with termination reason ``tools_pending`` and ``result.pending_tool_calls``.
     """
 
     @property

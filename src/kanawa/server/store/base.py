@@ -25,8 +25,12 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Final, Literal, Protocol, TypeAlias
 
-RunStatus: TypeAlias = Literal["running", "completed", "failed", "cancelled", "awaiting_approval"]
-FINISHED: frozenset[str] = frozenset({"completed", "failed", "cancelled", "awaiting_approval"})
+RunStatus: TypeAlias = Literal[
+    "running", "completed", "failed", "cancelled", "awaiting_approval", "awaiting_tool_output"
+]
+FINISHED: frozenset[str] = frozenset(
+    {"completed", "failed", "cancelled", "awaiting_approval", "awaiting_tool_output"}
+)
 SEND_BYTES: Final = 64 * 1024
 """About the most chunk bytes :meth:`RunStore.read_batches` yields at once: a client far behind
 its run (a resume from the start of a long one) gets its backlog a piece at a time, so one that stops

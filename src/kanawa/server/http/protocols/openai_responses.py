@@ -1,0 +1,426 @@
+"""OpenAI's Responses API over kanawa's runs: any registered agent is a "model".
+
+Routes (all behind the Bearer key; errors in OpenAI's shape, :mod:`.openai_errors`):
+
+- ``POST /v1/responses`` — ``model`` (an agent's name; unknown: 404 ``model_not_found``),
+  ``input`` (a string, or input items: ``message`` with role ``user``/``assistant``/``system``/
+  ``developer`` and text content, ``function_call``, ``function_call_output``, and
+  ``item_reference`` to an item of an earlier response — which continues that response's run with
+  the items after the last reference, as ``previous_response_id`` does; other item types such as
+  ``reasoning`` are skipped), ``instructions`` (added to the agent's;
+  system/developer messages too), ``tools`` (``function`` only: the client's tools, offered beside
+  the agent's own), ``text.format`` (``json_schema``: asked of the model when the agent answers in
+  text; an agent with an output type answers in its own schema, as JSON), ``max_output_tokens``,
+  ``metadata`` (echoed in the answer to this request; not kept for ``GET``),
+  ``previous_response_id`` (continues *the same run*: with ``function_call_output`` items when the
+  previous response ended with the client's calls — exactly those calls must be answered — or
+  with a next question after one that completed; 409 while its run still works or after it failed
+  or was cancelled), ``stream``. ``store``
+  is accepted: every response is kept for the run TTL (``KANAWA_RUN_TTL``) whatever it says.
+  Non-streaming: the Response object; streaming: server-sent events (below).
+- ``GET /v1/responses/{id}`` — the response as it stands (``in_progress`` while the run works);
+  ``?stream=true&starting_after=N`` — its events after sequence number ``N`` (from the start
+  without it), live until it ends: no gap, no duplicate.
+- ``POST /v1/responses/{id}/cancel`` — stops the run; the response ends ``cancelled``.
+
+Another tenant's response id is a 404 exactly like a missing one. Ids: ``resp_<run id>`` for a
+run's first response, ``resp_<run id>_<seq>`` for a later one (:mod:`.openai_runs`).
+
+What a run's chunks become — output items and events — is :mod:`.openai_response_events`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from typing import Annotated, Any, Final, Literal
+
+from fastapi import APIRouter, Path, Query, Request, Response
+from fastapi.responses import JSONResponse, StreamingResponse
+from pydantic import Field
+
+from kanawa.server.http.dependencies import API_ERRORS, BODY_ERRORS, CallerArg
+from kanawa.server.http.protocols.openai_errors import OpenAIError
+from kanawa.server.http.protocols.openai_inputs import (
+    Content,
+    FunctionTool,
+    InvalidInput,
+    JsonData,
+    JsonObject,
+    LongText,
+    OtherTool,
+    ShortText,
+    ToolName,
+    _Open,
+    add_tool_call,
+    content_text,
+    output_schema,
+    run_options,
+    split_turn,
+    tool_answer,
+    tool_spec,
+)
+from kanawa.server.http.protocols.openai_response_events import PREFIX, ResponseTranslator, sse_event
+from kanawa.server.http.protocols.openai_runs import (
+    Part,
+    admit_stream,
+    manager_of,
+    owned_part,
+    part_chunks,
+    release_stream,
+    until_shutdown,
+)
+from kanawa.server.runs.manager import InvalidContinuation, NotContinuable, RunLimitReached
+from kanawa.server.store.base import RunRecord
+from kanawa.types import AssistantMessage, Message, ToolCall, UserMessage
+
+SSE: Final = "text/event-stream"
+
+
+# ------------------------------------------------------------------------------------------ request
+
+
+class InputMessage(_Open):
+    type: Literal["message"] | None = None
+    role: Literal["user", "assistant", "system", "developer"]
+    content: Content
+
+
+class FunctionCallItem(_Open):
+    type: Literal["function_call"]
+    call_id: ShortText
+    name: ToolName
+    arguments: LongText
+
+
+class FunctionCallOutputItem(_Open):
+    type: Literal["function_call_output"]
+    call_id: ShortText
+    output: Content
+
+
+class OtherItem(_Open):
+    """An input item kanawa keeps no state for (``item_reference``, ``reasoning``, ``mcp_call`` …):
+    skipped — the run's own history holds what they stood for."""
+
+    type: ShortText
+
+
+class ItemReference(_Open):
+    """An earlier item by id — what a client that keeps its history by reference (the Vercel AI SDK
+    with ``store`` on) sends in place of the items a response gave it. One of kanawa's own items
+    (``msg_``/``rs_``/``mcp_``/``fc_<run id>_…``) names its run: the request continues that run,
+    which holds those items, with what follows the last reference."""
+
+    type: Literal["item_reference"]
+    id: ShortText
+
+
+InputItem = InputMessage | FunctionCallItem | FunctionCallOutputItem | ItemReference | OtherItem
+_OWN_ITEM: Final = re.compile(r"^(?:msg|rs|mcp|fc)_(?P<run>[0-9a-f]{32})_[0-9]")
+
+
+class TextFormat(_Open):
+    type: Literal["text", "json_schema", "json_object"]
+    name: ShortText | None = None
+    schema_: JsonObject | None = Field(default=None, alias="schema")
+    strict: bool | None = None
+    description: LongText | None = None
+
+
+class TextConfig(_Open):
+    format: TextFormat | None = None
+
+
+class ResponsesRequest(_Open):
+    """``POST /v1/responses`` (fields kanawa does not use are accepted and ignored)."""
+
+    model: ShortText = Field(min_length=1, examples=["echo"])
+    input: LongText | Annotated[list[InputItem], Field(max_length=1000)]
+    instructions: LongText | None = None
+    stream: bool | None = False
+    previous_response_id: ShortText | None = None
+    store: bool | None = None
+    metadata: (
+        Annotated[dict[ShortText, Annotated[str, Field(max_length=512)]], Field(max_length=16)] | None
+    ) = None
+    max_output_tokens: Annotated[int, Field(ge=1, le=1_000_000)] | None = None
+    text: TextConfig | None = None
+    tools: Annotated[list[FunctionTool | OtherTool], Field(max_length=128)] | None = None
+    tool_choice: JsonData = None
+
+
+def _messages(body: ResponsesRequest, *, start: int = 0) -> tuple[list[Message], list[str]]:
+    """The input (its items from ``start``) as messages, and the instructions: the request's, then
+    every system/developer turn's."""
+    instructions = [body.instructions] if body.instructions else []
+    if isinstance(body.input, str):
+        return [UserMessage(body.input)], instructions
+    messages: list[Message] = []
+    for index, item in enumerate(body.input):
+        where = f"input[{index}]"
+        if isinstance(item, InputMessage):
+            text = content_text(item.content, param=where)
+            if item.role in ("system", "developer"):
+                instructions.append(text)
+            elif index < start:
+                continue
+            elif item.role == "user":
+                messages.append(UserMessage(text))
+            else:
+                messages.append(AssistantMessage(text=text))
+        elif index < start:
+            continue
+        elif isinstance(item, FunctionCallItem):
+            add_tool_call(messages, ToolCall(item.call_id, item.name, item.arguments))
+        elif isinstance(item, FunctionCallOutputItem):
+            messages.append(tool_answer(messages, item.call_id, content_text(item.output, param=where)))
+    return messages, instructions
+
+
+def _last_reference(body: ResponsesRequest) -> tuple[str, int] | None:
+    """The run named by the input's last reference to one of kanawa's items, and its index."""
+    if isinstance(body.input, str):
+        return None
+    for index in range(len(body.input) - 1, -1, -1):
+        item = body.input[index]
+        if isinstance(item, ItemReference):
+            match = _OWN_ITEM.match(item.id)
+            if match is not None:
+                return match["run"], index
+    return None
+
+
+def _options(body: ResponsesRequest, instructions: list[str]) -> Any:
+    specs = []
+    for index, tool in enumerate(body.tools or ()):
+        if not isinstance(tool, FunctionTool):
+            raise InvalidInput(
+                f"tools of type {tool.type!r} are not supported: declare functions", param=f"tools[{index}]"
+            )
+        specs.append(tool_spec(tool.name, tool.description, tool.parameters, tool.strict))
+    schema = None
+    fmt = body.text.format if body.text is not None else None
+    if fmt is not None and fmt.type == "json_schema":
+        if fmt.schema_ is None:
+            raise InvalidInput("text.format json_schema needs a schema", param="text.format.schema")
+        schema = output_schema(fmt.name, fmt.schema_, strict=fmt.strict, description=fmt.description)
+    elif fmt is not None and fmt.type == "json_object":
+        schema = output_schema("response", {"type": "object"}, strict=False, description=None)
+    joined = "\n\n".join(text for text in instructions if text) or None
+    return run_options(joined, specs, body.max_output_tokens, schema)
+
+
+# ----------------------------------------------------------------------------------------- the routes
+
+
+async def events(
+    request: Request,
+    translator: ResponseTranslator,
+    *,
+    starting_after: int = -1,
+    admitted: tuple[str, str | None],
+) -> AsyncIterator[bytes]:
+    """The response's events with sequence numbers, those up to ``starting_after`` left out (a
+    resumed stream), until the run's part ends. Releases the stream's place when it ends."""
+    store = manager_of(request).store
+    sequence = -1
+    try:
+        for event in translator.opening():
+            sequence += 1
+            if sequence > starting_after:
+                yield sse_event(event, sequence)
+        async for chunk in part_chunks(store, translator.part):
+            frames = []
+            for event in translator.feed(chunk):
+                sequence += 1  # every event counts, sent or skipped: numbers never shift
+                if sequence > starting_after:
+                    frames.append(sse_event(event, sequence))
+            if frames:
+                yield b"".join(frames)
+    except OpenAIError as exc:
+        yield sse_event(
+            {"type": "error", "code": exc.code, "message": exc.message, "param": None}, sequence + 1
+        )
+    finally:
+        release_stream(request, admitted)
+
+
+async def _finished(
+    request: Request, translator: ResponseTranslator, *, until: int | None = None
+) -> dict[str, Any]:
+    """The Response object after the part's chunks (up to ``until``, or to its end)."""
+    async for chunk in part_chunks(manager_of(request).store, translator.part, until=until):
+        translator.feed(chunk)
+    return translator.snapshot()
+
+
+def _stream_response(request: Request, body: AsyncIterator[bytes], part: Part) -> StreamingResponse:
+    return StreamingResponse(
+        until_shutdown(request, body),
+        media_type=SSE,
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no", "X-Run-Id": part.run_id},
+    )
+
+
+_RESPONSE_DOC: dict[int | str, dict[str, Any]] = {
+    200: {
+        "description": "The Response object (``application/json``), or with ``stream`` its events "
+        "as server-sent events (``event:`` the type, ``data:`` the event with its ``sequence_number``).",
+        "content": {"application/json": {"schema": {"type": "object"}}, SSE: {"schema": {"type": "string"}}},
+    },
+    400: {"description": "Input a run cannot take (OpenAI error shape)"},
+    404: {"description": "Unknown model, or no such response (another tenant's included)"},
+    409: {
+        "description": "The previous response's run cannot be continued (still running, failed, cancelled)"
+    },
+}
+
+router = APIRouter(tags=["openai"])
+
+
+def _echo(body: ResponsesRequest, options: Any) -> dict[str, Any]:
+    fmt = body.text.format if body.text is not None and body.text.format is not None else None
+    return {
+        "instructions": body.instructions,
+        "max_output_tokens": body.max_output_tokens,
+        "metadata": body.metadata,
+        "previous_response_id": body.previous_response_id,
+        "tools": [
+            {**tool.model_dump(exclude_none=True), "strict": bool(tool.strict)}
+            for tool in body.tools or ()
+            if isinstance(tool, FunctionTool)
+        ],
+        "format": None if fmt is None else fmt.model_dump(by_alias=True, exclude_none=True),
+    }
+
+
+async def _go_on(
+    request: Request, record: RunRecord, messages: list[Message], options: Any, *, param: str
+) -> Part:
+    """Continue ``record``'s run with the request's messages: the part that answers."""
+    try:
+        after = await manager_of(request).go_on(record, messages, options=options)
+    except NotContinuable as exc:
+        raise OpenAIError(409, f"the run cannot be continued: {exc}", param=param) from None
+    return Part(record.run_id, after)
+
+
+async def _begin(request: Request, tenant: str, body: ResponsesRequest) -> tuple[Part, RunRecord | None]:
+    """Start the run (or continue the previous response's) and say which part answers."""
+    manager = manager_of(request)
+    if body.model not in manager.agents:
+        raise OpenAIError(
+            404,
+            f"the model {body.model!r} does not exist (no agent of that name)",
+            code="model_not_found",
+            param="model",
+        )
+    try:
+        reference = _last_reference(body) if body.previous_response_id is None else None
+        messages, instructions = _messages(body, start=0 if reference is None else reference[1] + 1)
+        options = _options(body, instructions)
+        if body.previous_response_id is not None:
+            record, _ = await owned_part(request, tenant, Part.parse(body.previous_response_id, PREFIX))
+            return await _go_on(request, record, messages, options, param="previous_response_id"), record
+        if reference is not None:
+            run_id, index = reference
+            found = await manager.store.get(tenant, run_id)
+            if found is None:  # another tenant's item exactly like a missing one
+                raise OpenAIError(404, "no item with that id", code="not_found", param=f"input[{index}]")
+            return await _go_on(request, found, messages, options, param=f"input[{index}]"), found
+        conversation = split_turn(messages, instructions)
+        record = await manager.start(
+            tenant, body.model, list(conversation.turn), history=conversation.history, options=options
+        )
+    except (InvalidInput, InvalidContinuation) as exc:
+        raise OpenAIError(400, str(exc), param=getattr(exc, "param", None) or "input") from None
+    except RunLimitReached as exc:
+        raise OpenAIError(429, str(exc), headers={"Retry-After": "1"}) from None
+    return Part(record.run_id), record
+
+
+@router.post(
+    "/v1/responses",
+    response_class=Response,
+    responses={**_RESPONSE_DOC, **BODY_ERRORS, **API_ERRORS},
+    summary="Create a model response (OpenAI Responses API)",
+)
+async def create_response(body: ResponsesRequest, request: Request, who: CallerArg) -> Response:
+    """Run the agent named by ``model`` on the input (module docstring of
+    ``kanawa.server.http.protocols.openai_responses``)."""
+    try:
+        admitted = admit_stream(request, who.tenant, None)
+        try:
+            part, record = await _begin(request, who.tenant, body)
+        except BaseException:
+            release_stream(request, admitted)
+            raise
+        created = record.created if record is not None else 0.0
+        translator = ResponseTranslator(part, model=body.model, created=created, echo=_echo(body, None))
+        if body.stream:
+            return _stream_response(request, events(request, translator, admitted=admitted), part)
+        try:
+            return JSONResponse(await _finished(request, translator))
+        finally:
+            release_stream(request, admitted)
+    except OpenAIError as exc:
+        return exc.response()
+
+
+ResponseIdArg = Annotated[str, Path(max_length=120, description="A response id (``resp_…``).")]
+
+
+@router.get(
+    "/v1/responses/{response_id}",
+    response_class=Response,
+    responses={**_RESPONSE_DOC, **API_ERRORS},
+    summary="Retrieve a response, or resume its event stream",
+)
+async def retrieve_response(
+    response_id: ResponseIdArg,
+    request: Request,
+    who: CallerArg,
+    stream: bool = False,
+    starting_after: Annotated[int | None, Query(ge=0, le=2**53)] = None,
+) -> Response:
+    """The response as it stands; with ``stream=true`` its events after ``starting_after``."""
+    try:
+        record, part = await owned_part(request, who.tenant, Part.parse(response_id, PREFIX))
+        translator = ResponseTranslator(part, model=record.agent, created=record.created)
+        if stream:
+            admitted = admit_stream(request, who.tenant, record.run_id)
+            after = -1 if starting_after is None else starting_after
+            return _stream_response(
+                request, events(request, translator, starting_after=after, admitted=admitted), part
+            )
+        return JSONResponse(await _finished(request, translator, until=record.last_seq))
+    except OpenAIError as exc:
+        return exc.response()
+
+
+@router.post(
+    "/v1/responses/{response_id}/cancel",
+    response_class=Response,
+    responses={**_RESPONSE_DOC, **API_ERRORS},
+    summary="Cancel a response (stops its run)",
+)
+async def cancel_response(response_id: ResponseIdArg, request: Request, who: CallerArg) -> Response:
+    """Stop the run; the Response answered is ``cancelled`` once the run has stopped (or as it
+    ended, when it had ended already)."""
+    try:
+        record, part = await owned_part(request, who.tenant, Part.parse(response_id, PREFIX))
+        manager = manager_of(request)
+        if record.status in ("running", "awaiting_approval", "awaiting_tool_output"):
+            await manager.cancel(record)
+        translator = ResponseTranslator(part, model=record.agent, created=record.created)
+        admitted = admit_stream(request, who.tenant, record.run_id)
+        try:
+            return JSONResponse(await _finished(request, translator))
+        finally:
+            release_stream(request, admitted)
+    except OpenAIError as exc:
+        return exc.response()
+
+
+__all__ = ["ResponsesRequest", "router"]
