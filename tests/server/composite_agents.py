@@ -13,10 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kanawa.loop.errors import AgentError
-from kanawa.loop.hooks import RunHooks
 from kanawa.loop.options import RunOptions
+from kanawa.loop.state import LoopCounters
 from kanawa.loop.steps import FinalResponse
-from kanawa.trace.events import Tracer
 from kanawa.types import AssistantMessage, Message, Usage, UserMessage
 
 
@@ -68,8 +67,6 @@ class Relay:
 
     helper: Helper = field(default_factory=Helper)
     name: str = "relay"
-    tracer: Tracer | None = None
-    _guardrails: tuple[RunHooks, ...] = ()
 
     @property
     def tools(self) -> tuple[()]:
@@ -82,14 +79,6 @@ class Relay:
     @property
     def handoffs(self) -> tuple[()]:
         return ()
-
-    @property
-    def guardrails(self) -> tuple[RunHooks, ...]:
-        return self._guardrails
-
-    @guardrails.setter
-    def guardrails(self, value: Sequence[RunHooks]) -> None:
-        self._guardrails = tuple(value)
 
     def stream(
         self,
@@ -136,9 +125,11 @@ class RelayRun:
     def messages(self) -> Sequence[Message]:
         return self._messages
 
-    @property
-    def step(self) -> int:
-        return self.state.current_step
+    def counters(self) -> LoopCounters:
+        return LoopCounters(self.state.current_step)
+
+    def restore_counters(self, counters: LoopCounters) -> None:
+        self.state.current_step = counters.steps
 
     @property
     def cost(self) -> float | None:
