@@ -13,6 +13,7 @@ from kanawa.llm.errors import (
     LLMRateLimitError,
     LLMStreamInterruptedError,
     LLMTimeoutError,
+    is_context_length_error,
 )
 from kanawa.llm.models import parse_model_string, resolve_model
 from kanawa.llm.settings import ModelSettings
@@ -29,6 +30,7 @@ __all__ = [
     "ModelSettings",
     "SupportsToolSpec",
     "ToolLike",
+    "is_context_length_error",
     "parse_model_string",
     "resolve_model",
     "tool_specs",

@@ -20,6 +20,7 @@ from typing import Final
 
 from kanawa.llm.errors import LLMError
 from kanawa.llm.tokens import text_counter
+from kanawa.loop.compaction.compactor import CompactionReport
 from kanawa.tools.base import ToolResult
 from kanawa.trace.context import TraceParent, current_parent
 from kanawa.trace.events import TraceEvent, Tracer
@@ -118,6 +119,27 @@ class RunTrace:
                     "status_code": error.status_code,
                     "retryable": error.retryable,
                     "retry_after": error.retry_after,
+                },
+            )
+        )
+
+    def compaction(self, step: int, report: CompactionReport) -> None:
+        """The history was compacted before this step's request (counts only, never content)."""
+        self._event(
+            TraceEvent(
+                "compaction",
+                self._session,
+                self._agent,
+                run_id=self._run_id,
+                step=step,
+                model=self._model,
+                data={
+                    "cause": report.cause,
+                    "strategy": report.strategy,
+                    "messages_before": report.messages_before,
+                    "messages_after": report.messages_after,
+                    "tokens_before": report.tokens_before,
+                    "tokens_after": report.tokens_after,
                 },
             )
         )
