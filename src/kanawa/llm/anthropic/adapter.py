@@ -78,6 +78,9 @@ _ERROR_STATUS: Mapping[str, int] = {
 }
 """In-stream ``error`` event types → the HTTP status the same fault has outside a stream."""
 
+CONTEXT_MANAGEMENT_BETA = "context-management-2025-06-27"
+"""The beta a request carrying ``context_management`` (old tool results cleared by the server) needs."""
+
 _EXCERPT = 300
 
 _SDK_ERRORS: tuple[type[BaseException], ...] = (
@@ -182,6 +185,8 @@ class AnthropicAdapter(ClosableAdapter):
         """POST the body through the SDK (required fields by name, the rest as ``extra_body``)."""
         rest = {k: v for k, v in body.items() if k not in ("model", "messages", "max_tokens", "stream")}
         options: dict[str, Any] = {} if request_timeout is None else {"timeout": request_timeout}
+        if "context_management" in rest:  # server-side context editing (NativeCompaction) is a beta
+            options["extra_headers"] = {"anthropic-beta": CONTEXT_MANAGEMENT_BETA}
         try:
             return await self._client.messages.create(
                 model=body["model"],

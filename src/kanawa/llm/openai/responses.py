@@ -43,8 +43,13 @@ from kanawa.llm.openai.audit import AuditContext, audit_failure, audit_request, 
 from kanawa.llm.openai.catalogue import check_settings
 from kanawa.llm.openai.common import DEFAULT_TIMEOUT, MAPPED_EXCEPTIONS, build_client, map_openai_error
 from kanawa.llm.openai.credentials import base_url_host, normalize_base_url
-from kanawa.llm.openai.responses_output import ResponsesStreamAssembler, completed_response
-from kanawa.llm.openai.responses_payload import build_responses_payload, response_format_of
+from kanawa.llm.openai.responses_compact import compacted_messages
+from kanawa.llm.openai.responses_output import ResponsesStreamAssembler, completed_response, parse_usage
+from kanawa.llm.openai.responses_payload import (
+    build_responses_payload,
+    messages_to_responses_input,
+    response_format_of,
+)
 from kanawa.llm.settings import ModelSettings
 from kanawa.llm.tokens import count_message_tokens
 from kanawa.secrets import guard_credentials
@@ -59,6 +64,7 @@ from kanawa.types import (
     TextDelta,
     ToolCallArgsDelta,
     ToolCallStarted,
+    Usage,
 )
 
 __all__ = ["OpenAIResponsesAdapter"]
@@ -206,6 +212,41 @@ class OpenAIResponsesAdapter(ClosableAdapter):
         return completed_response(
             data, request_id=request_id, model=self._model, context=context, stop=settings.stop
         )
+
+    # --------------------------------------------------------------- compaction
+    @seal_errors
+    async def compact_history(
+        self, messages: Sequence[Message], *, settings: ModelSettings | None = None
+    ) -> tuple[list[Message], Usage]:
+        """OpenAI's own compaction (``responses/compact``) of ``messages``: the messages that replace
+        those after the instructions (:mod:`kanawa.llm.openai.responses_compact`) and the usage billed.
+        Used by :class:`~kanawa.loop.compaction.NativeCompaction`."""
+        merged = self._settings.merged(settings)
+        instructions, items = messages_to_responses_input(messages)
+        timeout = self._timeout_for(merged)
+        context = AuditContext(
+            model=self._model,
+            response_format="text",
+            stream=False,
+            tool_count=0,
+            input_message_count=len(messages),
+            base_url_host=self._host,
+            use_custom_base_url=self._host != _DEFAULT_HOST,
+        )
+        try:
+            async with asyncio.timeout(timeout):
+                raw = await self._client.responses.with_raw_response.compact(
+                    model=self._model,
+                    input=items,  # type: ignore[arg-type]  # the payload builder's items are the params
+                    instructions=instructions if instructions is not None else openai.omit,
+                    timeout=timeout,
+                )
+                data = raw.http_response.json()  # as sent: user items are not an SDK output type
+        except MAPPED_EXCEPTIONS as exc:
+            raise self._failed(exc, context) from None
+        output = data.get("output") if isinstance(data, dict) else None
+        usage = parse_usage(data.get("usage") if isinstance(data, dict) else None)
+        return compacted_messages(output if isinstance(output, list) else []), usage
 
     # ------------------------------------------------------------------- stream
     @seal_stream_errors

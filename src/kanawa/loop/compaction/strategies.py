@@ -36,6 +36,7 @@ DEFAULT_SUMMARY_INSTRUCTIONS = (
     "is given, fold it into yours. Write the summary only, in the language of the conversation."
 )
 
+
 @dataclass(frozen=True, slots=True)
 class CompactionRequest:
     """What a strategy is given: the cut, the run's model and settings, the size to aim at, and the
