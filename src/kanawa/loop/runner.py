@@ -9,7 +9,9 @@ Read :meth:`AgentLoopRunner._run` top to bottom; it is the whole story:
    go and no response schema; without tools, and in ``final_output``, the response schema goes and no
    tools — never both;
 3. the model answers (``adapter.stream`` when streaming, whose deltas are yielded as they arrive;
-   ``adapter.chat`` otherwise) and the answer is appended to the conversation;
+   ``adapter.chat`` otherwise) and the answer is appended to the conversation — with ``compaction=``,
+   the history is first compacted when it has grown past the trigger, and a context-length refusal
+   compacts once more and is retried once (:mod:`kanawa.loop.compaction`);
 4. the termination policy decides: run tools (all of one turn concurrently, then
    ``ToolCallStep``/``ToolResultStep`` pairs in call order), think again, decode the output (with the
    final-output phase and decode retries), or stop. Only tools the request offered ever run: a call
@@ -320,7 +322,6 @@ class AgentLoopRunner(Generic[OutputT]):
         """One model request per turn of the loop, then the policy's decision, each phase in its own
         method: the request (:meth:`_ask` / :meth:`_ask_streamed`), the tools (:meth:`_on_tool_calls`)
         and the answer (:meth:`_on_answer`). A phase that ends the run sets the termination reason."""
-        state = self.state
         messages = self._messages
         while self._reason is None:
             step = self._next_step()
@@ -345,30 +346,14 @@ class AgentLoopRunner(Generic[OutputT]):
             if hooks is not None:
                 async for warning in self._checked(hooks.after_response(step, response, self.context)):
                     yield warning
-            decision = self._policy.decide(response, state)
-            if isinstance(decision, TerminateWithOutput):
-                async with aclosing(self._on_answer(step, decision.text, held)) as answered:
-                    async for event in answered:
+            decided = await self._on_decision(step, response, tools, held)
+            if isinstance(decided, list):
+                for event in decided:
+                    yield event
+            else:  # the answer, or a tool turn watched by guardrails: events come as it runs
+                async with aclosing(decided) as events:
+                    async for event in events:
                         yield event
-                continue
-            for delta in held:  # not an answer: nothing for an output guardrail to hold back
-                yield delta
-            if isinstance(decision, ContinueWithTools):
-                turn = await self._on_tool_calls(step, decision.calls, tools)
-                if isinstance(turn, list):
-                    for event in turn:
-                        yield event
-                else:  # guardrails or tools that emit: events come while the tools run
-                    async with aclosing(turn) as running:
-                        async for event in running:
-                            yield event
-            elif isinstance(decision, ContinueWithThinking):
-                yield self._record(Thinking(step, "policy", text=response.message.text))
-            elif isinstance(decision, TerminateImmediately):
-                self._answer_unrun_calls(response, decision.reason)
-                self._finish(decision.reason)
-            else:
-                assert_never(decision)
 
     def _next_step(self) -> int:
         """Seed 003's step budget: the request past ``max_steps`` fails the run."""
@@ -437,6 +422,41 @@ class AgentLoopRunner(Generic[OutputT]):
         return True
 
     # ----------------------------------------------------------------------------- the decisions
+
+    async def _on_decision(
+        self, step: int, response: LLMResponse, tools: Sequence[ToolSpec], held: list[StreamDelta]
+    ) -> list[RunEvent[OutputT]] | AsyncGenerator[RunEvent[OutputT], None]:
+        """Seed 003's termination policy decides what the response means: run its tools, think again,
+        decode the answer, or stop. Returns the events to yield, or a generator of them when they come
+        while work runs (the answer passing output guardrails, a tool turn with guardrails). Deltas
+        held back for an output guardrail go out first unless the response is the answer."""
+        decision = self._policy.decide(response, self.state)
+        if isinstance(decision, TerminateWithOutput):
+            return self._on_answer(step, decision.text, held)
+        events: list[RunEvent[OutputT]] = list(held)  # not an answer: nothing to hold back
+        if isinstance(decision, ContinueWithTools):
+            turn = await self._on_tool_calls(step, decision.calls, tools)
+            if not isinstance(turn, list):
+                return self._after(events, turn) if events else turn
+            events.extend(turn)
+        elif isinstance(decision, ContinueWithThinking):
+            events.append(self._record(Thinking(step, "policy", text=response.message.text)))
+        elif isinstance(decision, TerminateImmediately):
+            self._answer_unrun_calls(response, decision.reason)
+            self._finish(decision.reason)
+        else:
+            assert_never(decision)
+        return events
+
+    @staticmethod
+    async def _after(
+        first: Sequence[RunEvent[OutputT]], then: AsyncGenerator[RunEvent[OutputT], None]
+    ) -> AsyncGenerator[RunEvent[OutputT], None]:
+        for event in first:
+            yield event
+        async with aclosing(then) as events:
+            async for event in events:
+                yield event
 
     async def _on_tool_calls(
         self, step: int, calls: Sequence[ToolCall], tools: Sequence[ToolSpec]
