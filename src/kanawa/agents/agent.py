@@ -35,7 +35,6 @@ from kanawa.llm.lifecycle import close_adapter
 from kanawa.llm.models import resolve_model
 from kanawa.llm.settings import ModelSettings
 from kanawa.loop.approval import ApprovalPolicy, Approvals
-from kanawa.loop.compaction.settings import Compaction
 from kanawa.loop.config import AgentConfiguration
 from kanawa.loop.hooks import RunHooks
 from kanawa.loop.policies import TerminationPolicy, default_policy
@@ -50,6 +49,7 @@ from kanawa.types import Message, SystemMessage, UserMessage
 
 if TYPE_CHECKING:
     from kanawa.agents.memory.hook import Memory
+    from kanawa.loop.compaction.settings import Compaction
 
 UserInput = str | Sequence[Message] | Approvals
 """A user turn as text, messages to append to the conversation as they are, or a person's decisions on
@@ -159,8 +159,11 @@ class Agent(Generic[OutputT, DepsT]):
         self._tools = _normalise_tools([*tools, *handoff_tools(self, self._handoffs)])
         self.guardrails = guardrails
         self.approval_policy = approval_policy
-        if compaction is not None and not isinstance(compaction, Compaction):
-            raise TypeError(f"compaction must be a Compaction, not {type(compaction).__name__}")
+        if compaction is not None:
+            from kanawa.loop.compaction.settings import Compaction
+
+            if not isinstance(compaction, Compaction):
+                raise TypeError(f"compaction must be a Compaction, not {type(compaction).__name__}")
         self.compaction = compaction
         model = _require_model(name, model)
         self._model_spec: str | LLMAdapter = model

@@ -33,15 +33,13 @@ import time
 import uuid
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from contextlib import aclosing, suppress
-from typing import Any, Generic, assert_never
+from typing import TYPE_CHECKING, Any, Generic, assert_never
 
 from kanawa.context import RunContext
 from kanawa.llm.base import LLMAdapter
 from kanawa.llm.errors import is_context_length_error
 from kanawa.llm.settings import ModelSettings
 from kanawa.loop.approval import ApprovalPolicy, Approvals, plan_resume, rejected_result
-from kanawa.loop.compaction.compactor import Compactor
-from kanawa.loop.compaction.settings import Compaction
 from kanawa.loop.config import AgentConfiguration
 from kanawa.loop.decoding import DecodeError, OutputDecoder, decoder_for
 from kanawa.loop.errors import (
@@ -95,6 +93,10 @@ from kanawa.types import (
     Usage,
     UserMessage,
 )
+
+if TYPE_CHECKING:  # imported when a run has compaction: most runs never load it
+    from kanawa.loop.compaction.compactor import Compactor
+    from kanawa.loop.compaction.settings import Compaction
 
 Preprocess = Callable[[list[Message], RunContext[Any]], Awaitable[list[Message]]]
 """Rewrites the conversation once, before the first request (dynamic instructions,
@@ -231,11 +233,13 @@ class AgentLoopRunner(Generic[OutputT]):
             else None
         )
         self._steps: list[AgentStep[OutputT]] = []
-        self._compactor = (
-            None if compaction is None else Compactor(compaction, model, tools=self._specs, settings=settings)
-        )
-        if self._compactor is not None:
-            settings = self._compactor.settings
+        compactor: Compactor | None = None
+        if compaction is not None:
+            from kanawa.loop.compaction.compactor import Compactor
+
+            compactor = Compactor(compaction, model, tools=self._specs, settings=settings)
+            settings = compactor.settings
+        self._compactor = compactor
         self._caller = ModelCaller(model, settings=settings, trace=self._trace)
         self._final: FinalResponse[OutputT] | None = None
         self._reason: TerminationReason | str | None = None

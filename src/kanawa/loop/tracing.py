@@ -16,15 +16,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from kanawa.llm.errors import LLMError
 from kanawa.llm.tokens import text_counter
-from kanawa.loop.compaction.compactor import CompactionReport
 from kanawa.tools.base import ToolResult
 from kanawa.trace.context import TraceParent, current_parent
 from kanawa.trace.events import TraceEvent, Tracer
 from kanawa.types import JsonValue, LLMResponse, ToolCall, Usage, text_of
+
+if TYPE_CHECKING:
+    from kanawa.loop.compaction.compactor import CompactionReport
 
 RESULT_LIMIT: Final = 300
 """Longest tool result text kept in a ``tool_end`` event."""

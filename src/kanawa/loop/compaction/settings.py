@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from dataclasses import KW_ONLY, dataclass, field
 
-from kanawa.llm.catalogue import card_for
 from kanawa.loop.compaction.strategies import CompactionStrategy, DropOldest
 
 
@@ -66,6 +65,8 @@ class Compaction:
         Raises ``ValueError`` naming the model when neither knows it."""
         if self.context_window is not None:
             return self.context_window
+        from kanawa.llm.catalogue import card_for  # the catalogue's data is read only when needed
+
         card = card_for(model)
         if card is None:
             raise ValueError(
