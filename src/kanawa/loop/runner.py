@@ -437,13 +437,13 @@ class AgentLoopRunner(Generic[OutputT]):
         decision = self._policy.decide(response, self.state)
         if isinstance(decision, TerminateWithOutput):
             return self._on_answer(step, decision.text, held)
-        events: list[RunEvent[OutputT]] = list(held)  # not an answer: nothing to hold back
         if isinstance(decision, ContinueWithTools):
             turn = await self._on_tool_calls(step, decision.calls, tools)
-            if not isinstance(turn, list):
-                return self._after(events, turn) if events else turn
-            events.extend(turn)
-        elif isinstance(decision, ContinueWithThinking):
+            if not held:
+                return turn
+            return [*held, *turn] if isinstance(turn, list) else self._after(held, turn)
+        events: list[RunEvent[OutputT]] = list(held)  # not an answer: nothing to hold back
+        if isinstance(decision, ContinueWithThinking):
             events.append(self._record(Thinking(step, "policy", text=response.message.text)))
         elif isinstance(decision, TerminateImmediately):
             self._answer_unrun_calls(response, decision.reason)
@@ -464,7 +464,7 @@ class AgentLoopRunner(Generic[OutputT]):
 
     async def _on_tool_calls(
         self, step: int, calls: Sequence[ToolCall], tools: Sequence[ToolSpec]
-    ) -> list[AgentStep[OutputT]] | AsyncGenerator[RunEvent[OutputT], None]:
+    ) -> list[RunEvent[OutputT]] | AsyncGenerator[RunEvent[OutputT], None]:
         """The model asked for tools: record the calls, then stop for approval, stop with the calls
         pending (``auto_execute_tools=False``), or run them. Returns the steps to yield — or, when
         guardrails watch the tools or a tool emits events, the turn to iterate (:meth:`_tool_turn`).
@@ -480,7 +480,7 @@ class AgentLoopRunner(Generic[OutputT]):
                 self._finish(TerminationReason.APPROVAL_REQUIRED)
                 return [self._record(ApprovalRequired(step, waiting))]
         if not self.config.auto_execute_tools:
-            pending = [self._record(ToolCallStep(step, call)) for call in calls]
+            pending: list[RunEvent[OutputT]] = [self._record(ToolCallStep(step, call)) for call in calls]
             self._pending = tuple(calls)
             self._finish(TerminationReason.TOOLS_PENDING)
             return pending
@@ -554,7 +554,7 @@ class AgentLoopRunner(Generic[OutputT]):
 
     def _join_results(
         self, step: int, calls: Sequence[ToolCall], results: Sequence[ToolResult]
-    ) -> list[AgentStep[OutputT]]:
+    ) -> list[RunEvent[OutputT]]:
         """Add a turn's results to the conversation and return its ``ToolCallStep``/``ToolResultStep``
         pairs in call order (raising first under ``strict_tools``)."""
         messages = self._messages
@@ -563,7 +563,7 @@ class AgentLoopRunner(Generic[OutputT]):
         if self.config.strict_tools:
             for result in results:
                 raise_for_tool_result(result)
-        steps: list[AgentStep[OutputT]] = []
+        steps: list[RunEvent[OutputT]] = []
         for call, result in zip(calls, results, strict=True):
             steps.append(self._record(ToolCallStep(step, call)))
             steps.append(self._record(ToolResultStep(step, result)))
