@@ -29,6 +29,7 @@ pytestmark = [ONCE, SLOW]
 
 NEEDS_EXTRA: dict[str, tuple[str, list[str]]] = {
     "serve": ("server", ["serve"]),
+    "mcp": ("mcp", ["mcp"]),
     "trace view": ("server", ["trace", "view", "run.jsonl"]),
     "worker": ("celery", ["worker"]),
     "ace import": ("ace", ["ace", "import", "playbook.txt", "--dataset", "demo"]),
