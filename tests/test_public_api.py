@@ -61,6 +61,7 @@ EXPORTED_MEMBERS: dict[str, list[str]] = {
         "resolve_model",
         "tool",
     ],
+    "kanawa.a2a": ["A2AAgent", "A2AConnection", "A2AModel"],
     "kanawa.agents": [
         "Agent",
         "AgentTeam",
@@ -218,6 +219,7 @@ EXPORTED_MEMBERS: dict[str, list[str]] = {
         "events_for",
         "response_from",
     ],
+    "kanawa.mcp_server": ["AgentToolset", "UnknownAgentToolError", "build_server", "serve_stdio"],
     "kanawa.loop": [
         "AgentConfiguration",
         "AgentError",
