@@ -15,8 +15,8 @@ import sys
 from kanawa import Agent
 from kanawa.a2a import A2AAgent
 from kanawa.llm.testing import ScriptedLLM
-from kanawa.loop.steps import NestedEvent
-from kanawa.types import AssistantMessage, TextDelta, ToolCall
+from kanawa.loop.steps import NestedEvent, ToolResultStep
+from kanawa.types import AssistantMessage, TextDelta, ToolCall, text_of
 
 
 async def main(url: str, token: str | None) -> None:
@@ -52,7 +52,9 @@ async def main(url: str, token: str | None) -> None:
         "boss", "Use the researcher.", tools=[researcher.as_tool()], model=ScriptedLLM([ask, "Noted."])
     )
     result = await boss.run("Who designed the Eiffel Tower?")
-    print("tool result:", result.messages[-2].parts[0].text)  # type: ignore[union-attr]
+    for step in result.steps:
+        if isinstance(step, ToolResultStep):
+            print("tool result:", text_of(step.result.content))
 
 
 if __name__ == "__main__":
