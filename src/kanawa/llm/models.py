@@ -45,6 +45,9 @@ PROVIDERS: dict[str, ProviderEntry] = {
     "azure-chat": ProviderEntry(
         "kanawa.llm.openai.azure", "AzureOpenAIChatAdapter", "openai", "AZURE_OPENAI_API_KEY"
     ),
+    "bedrock": ProviderEntry(
+        "kanawa.llm.anthropic.bedrock", "BedrockAnthropicAdapter", "bedrock", "AWS_ACCESS_KEY_ID"
+    ),
 }
 """Prefix → adapter. ``google`` is accepted as an alias of ``gemini``."""
 

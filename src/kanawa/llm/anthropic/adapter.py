@@ -25,12 +25,12 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import AsyncIterator, Mapping
-from typing import Any, Unpack
+from typing import Any, ClassVar, Unpack
 
 import anthropic
 import anyio
 import httpx2
-from anthropic import AsyncAnthropic, AsyncStream
+from anthropic import AsyncAnthropic, AsyncAnthropicBedrock, AsyncAnthropicVertex, AsyncStream
 
 from kanawa.llm.adapter_base import Assembly, Call, ChatRequest, ConnectionOptions, ProviderAdapter
 from kanawa.llm.anthropic.payload import ThinkingMode, build_request
@@ -88,6 +88,9 @@ _SDK_ERRORS: tuple[type[BaseException], ...] = (
 
 _NAME_PREFIXES = ("anthropic:", "anthropic/")
 
+AnthropicClient = AsyncAnthropic | AsyncAnthropicBedrock | AsyncAnthropicVertex
+"""The SDK's clients for Anthropic's own API, Amazon Bedrock and Google Vertex AI: one Messages API."""
+
 
 class AnthropicAdapter(ProviderAdapter[dict[str, Any], AsyncStream[Any]]):
     """An Anthropic model (``anthropic:<model>``) as an :class:`~kanawa.llm.LLMAdapter`.
@@ -97,14 +100,15 @@ class AnthropicAdapter(ProviderAdapter[dict[str, Any], AsyncStream[Any]]):
     """
 
     provider = PROVIDER
-    NAME_PREFIXES = _NAME_PREFIXES
-    SDK_ERRORS = _SDK_ERRORS
+    NAME_PREFIXES: ClassVar[tuple[str, ...]] = _NAME_PREFIXES
+    SDK_ERRORS: ClassVar[tuple[type[BaseException], ...]] = _SDK_ERRORS
+    STREAM_ERROR_STATUS: ClassVar[Mapping[str, int]] = _ERROR_STATUS
 
     def __init__(
         self,
         model: str,
         *,
-        client: AsyncAnthropic | None = None,
+        client: AnthropicClient | None = None,
         default_max_tokens: int | None = None,
         thinking_mode: ThinkingMode | None = None,
         default_headers: Mapping[str, str] | None = None,
@@ -113,8 +117,8 @@ class AnthropicAdapter(ProviderAdapter[dict[str, Any], AsyncStream[Any]]):
         super().__init__(model, options)
         self._configure(default_max_tokens, thinking_mode)
         if client is not None:
-            self._client: AsyncAnthropic = client
-            guard_credentials(client.api_key, client.auth_token)
+            self._client: AnthropicClient = client
+            guard_credentials(getattr(client, "api_key", None), getattr(client, "auth_token", None))
             return
         key = options.get("api_key") or os.environ.get(ENV_KEY)
         if not key:
@@ -185,7 +189,9 @@ class AnthropicAdapter(ProviderAdapter[dict[str, Any], AsyncStream[Any]]):
         return stream
 
     def _items(self, handle: AsyncStream[Any]) -> AsyncIterator[Any]:
-        return AsyncStream.raw_events(handle.response).__aiter__()
+        """The raw events, decoded by the client's own decoder: SSE from Anthropic and Vertex AI, the
+        AWS event stream from Bedrock — each as the same ``(event, data)`` pairs."""
+        return handle._iter_events().__aiter__()
 
     async def _close(self, handle: AsyncStream[Any]) -> None:
         await handle.close()
@@ -211,7 +217,7 @@ class AnthropicAdapter(ProviderAdapter[dict[str, Any], AsyncStream[Any]]):
         error = data.get("error")
         error = error if isinstance(error, Mapping) else {}
         kind = str(error.get("type") or "api_error")
-        status = _ERROR_STATUS.get(kind, 500)
+        status = self._stream_error_status(kind)
         return error_for_status(
             status,
             _describe(kind, error.get("message")),
@@ -219,6 +225,9 @@ class AnthropicAdapter(ProviderAdapter[dict[str, Any], AsyncStream[Any]]):
             model=self._model,
             code=kind,
         )
+
+    def _stream_error_status(self, kind: str) -> int:
+        return self.STREAM_ERROR_STATUS.get(kind, 500)
 
     def _map_error(
         self, exc: BaseException, call: Call[dict[str, Any]], handle: AsyncStream[Any] | None
@@ -231,7 +240,7 @@ class AnthropicAdapter(ProviderAdapter[dict[str, Any], AsyncStream[Any]]):
             return LLMTimeoutError("request timed out", provider=provider, model=model)
         if isinstance(exc, anthropic.APIStatusError):
             body_error = _body_error(exc.body)
-            kind = str(body_error.get("type") or "") or None
+            kind = str(body_error.get("type") or body_error.get("status") or "") or None
             return error_for_status(
                 exc.status_code,
                 _describe(kind or "http_error", body_error.get("message")),
@@ -261,8 +270,14 @@ def _json_object(text: str) -> dict[str, Any]:
 
 
 def _body_error(body: object) -> Mapping[str, Any]:
-    error = body.get("error") if isinstance(body, Mapping) else None
-    return error if isinstance(error, Mapping) else {}
+    """The error object of a failed request: ``{"error": {...}}`` (Anthropic, Vertex AI) or the body
+    itself when it carries only a ``message`` (Amazon Bedrock)."""
+    if not isinstance(body, Mapping):
+        return {}
+    error = body.get("error")
+    if isinstance(error, Mapping):
+        return error
+    return body if isinstance(body.get("message"), str) else {}
 
 
 def _describe(kind: str, message: object) -> str:
