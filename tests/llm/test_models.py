@@ -48,7 +48,11 @@ def test_model_strings_parse(spec: str, parsed: ModelString) -> None:
     ("spec", "message"),
     [
         ("gpt-5", "expected 'provider:model'"),
-        ("mistral:large", "provider one of anthropic, gemini, openai, openai-chat, test"),
+        (
+            "mistral:large",
+            "provider one of anthropic, azure, azure-chat, bedrock, gemini, openai, openai-chat, test, "
+            "vertex",
+        ),
         ("openai:", "expected 'provider:model'"),
         ("", "expected 'provider:model'"),
         ("openai-chat:@http://localhost:8000/v1", "names no model"),

@@ -48,6 +48,7 @@ PROVIDERS: dict[str, ProviderEntry] = {
     "bedrock": ProviderEntry(
         "kanawa.llm.anthropic.bedrock", "BedrockAnthropicAdapter", "bedrock", "AWS_ACCESS_KEY_ID"
     ),
+    "vertex": ProviderEntry("kanawa.llm.vertex", "vertex_model", "vertex", "GOOGLE_CLOUD_PROJECT"),
 }
 """Prefix → adapter. ``google`` is accepted as an alias of ``gemini``."""
 

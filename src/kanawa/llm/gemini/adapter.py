@@ -22,7 +22,7 @@ import os
 import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Unpack
+from typing import ClassVar, Unpack
 
 from google import genai
 from google.genai import types
@@ -95,7 +95,7 @@ class GeminiAdapter(ProviderAdapter[_Request, _Chunks]):
     """
 
     provider = PROVIDER
-    NAME_PREFIXES = _PREFIXES
+    NAME_PREFIXES: ClassVar[tuple[str, ...]] = _PREFIXES
     DEFAULT_TIMEOUT = DEFAULT_TIMEOUT
     SDK_ERRORS = SDK_ERRORS
 
