@@ -22,7 +22,6 @@ registered with :mod:`kanawa.secrets`. The adapters' ``provider`` is ``vertex``.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from typing import Any, Unpack
 
 import google.auth.credentials
@@ -31,9 +30,8 @@ from anthropic import AsyncAnthropicVertex, AsyncStream
 from google import genai
 from google.genai import types
 
-from kanawa.llm.adapter_base import Call, ChatRequest, ConnectionOptions
-from kanawa.llm.anthropic.adapter import AnthropicAdapter
-from kanawa.llm.anthropic.payload import ThinkingMode
+from kanawa.llm.adapter_base import Call, ChatRequest
+from kanawa.llm.anthropic.adapter import AnthropicAdapter, AnthropicOptions, adapter_options
 from kanawa.llm.base import LLMAdapter, canonical_model_name
 from kanawa.llm.errors import LLMBadRequestError, LLMError
 from kanawa.llm.gemini.adapter import GeminiAdapter, split_base_url
@@ -50,8 +48,9 @@ ANTHROPIC_VERSION = "vertex-2023-10-16"
 """The Messages API version Vertex AI accepts, sent in the body."""
 
 
-class VertexOptions(ConnectionOptions, total=False):
-    """The connection options plus Vertex AI's own (the module docstring has the fallbacks)."""
+class VertexOptions(AnthropicOptions, total=False):
+    """The connection options plus Vertex AI's own (the module docstring has the fallbacks); Claude's
+    options (:class:`~kanawa.llm.anthropic.adapter.AnthropicOptions`) apply to Claude models."""
 
     project: str | None
     location: str | None
@@ -148,27 +147,15 @@ class VertexAnthropicAdapter(AnthropicAdapter):
         model: str,
         *,
         client: AsyncAnthropicVertex | None = None,
-        default_max_tokens: int | None = None,
-        thinking_mode: ThinkingMode | None = None,
-        default_headers: Mapping[str, str] | None = None,
         **options: Unpack[VertexOptions],
     ) -> None:
         name = _without_prefix(model)
-        super().__init__(
-            name,
-            client=client or self._client_from(name, options, default_headers),
-            default_max_tokens=default_max_tokens,
-            thinking_mode=thinking_mode,
-            settings=options.get("settings"),
-            timeout=options.get("timeout"),
-        )
+        super().__init__(name, client=client or self._client_from(name, options), **adapter_options(options))
         if client is None:
             self._close_owned = self._client.close
 
     @staticmethod
-    def _client_from(
-        model: str, options: VertexOptions, default_headers: Mapping[str, str] | None
-    ) -> AsyncAnthropicVertex:
+    def _client_from(model: str, options: VertexOptions) -> AsyncAnthropicVertex:
         project, location = _place(options, model)
         root = options.get("base_url")
         timeout = options.get("timeout")
@@ -182,7 +169,7 @@ class VertexAnthropicAdapter(AnthropicAdapter):
             base_url=None if root is None else f"{root.rstrip('/')}/{API_VERSION}",
             timeout=600.0 if timeout is None else timeout,
             max_retries=0,
-            default_headers=default_headers,
+            default_headers=options.get("default_headers"),
             open_telemetry=False,
         )
 

@@ -80,7 +80,7 @@ async def test_chat_completions_go_to_the_deployment_url_with_the_api_key_header
     assert sent.path == f"{CHAT_PATH}?api-version={DEFAULT_API_VERSION}"
     assert sent.json()["model"] == DEPLOYMENT
     assert "max_tokens" not in sent.json()
-    assert adapter.provider == "azure"
+    assert adapter.provider == "azure-chat"
 
 
 async def test_chat_completions_stream_tool_calls_from_an_azure_deployment(wire_server: WireServer) -> None:
@@ -213,7 +213,7 @@ async def test_an_azure_error_maps_like_openai_and_names_the_azure_provider(wire
     with pytest.raises(LLMError) as caught:
         await adapter.chat([UserMessage("hello")])
     assert caught.value.status_code == 404
-    assert caught.value.provider == "azure"
+    assert caught.value.provider == "azure-chat"
     assert caught.value.code == "DeploymentNotFound"
 
 

@@ -92,6 +92,26 @@ AnthropicClient = AsyncAnthropic | AsyncAnthropicBedrock | AsyncAnthropicVertex
 """The SDK's clients for Anthropic's own API, Amazon Bedrock and Google Vertex AI: one Messages API."""
 
 
+class AnthropicOptions(ConnectionOptions, total=False):
+    """The connection options plus Claude's own: ``default_max_tokens`` (the ``max_tokens`` sent when
+    the settings give none), ``thinking_mode`` (budget or adaptive extended thinking) and
+    ``default_headers`` (sent with every request; credential-named ones are masked like keys)."""
+
+    default_max_tokens: int | None
+    thinking_mode: ThinkingMode | None
+    default_headers: Mapping[str, str] | None
+
+
+def adapter_options(options: AnthropicOptions) -> AnthropicOptions:
+    """What :class:`AnthropicAdapter` itself needs once a cloud adapter has built its client."""
+    return AnthropicOptions(
+        settings=options.get("settings"),
+        timeout=options.get("timeout"),
+        default_max_tokens=options.get("default_max_tokens"),
+        thinking_mode=options.get("thinking_mode"),
+    )
+
+
 class AnthropicAdapter(ProviderAdapter[dict[str, Any], AsyncStream[Any]]):
     """An Anthropic model (``anthropic:<model>``) as an :class:`~kanawa.llm.LLMAdapter`.
 
@@ -109,13 +129,11 @@ class AnthropicAdapter(ProviderAdapter[dict[str, Any], AsyncStream[Any]]):
         model: str,
         *,
         client: AnthropicClient | None = None,
-        default_max_tokens: int | None = None,
-        thinking_mode: ThinkingMode | None = None,
-        default_headers: Mapping[str, str] | None = None,
-        **options: Unpack[ConnectionOptions],
+        **options: Unpack[AnthropicOptions],
     ) -> None:
         super().__init__(model, options)
-        self._configure(default_max_tokens, thinking_mode)
+        self._configure(options.get("default_max_tokens"), options.get("thinking_mode"))
+        default_headers = options.get("default_headers")
         if client is not None:
             self._client: AnthropicClient = client
             guard_credentials(getattr(client, "api_key", None), getattr(client, "auth_token", None))

@@ -34,9 +34,8 @@ import botocore.eventstream
 import botocore.exceptions
 from anthropic import AsyncAnthropicBedrock, AsyncStream
 
-from kanawa.llm.adapter_base import Call, ChatRequest, ConnectionOptions
-from kanawa.llm.anthropic.adapter import _SDK_ERRORS, AnthropicAdapter
-from kanawa.llm.anthropic.payload import ThinkingMode
+from kanawa.llm.adapter_base import Call, ChatRequest
+from kanawa.llm.anthropic.adapter import _SDK_ERRORS, AnthropicAdapter, AnthropicOptions, adapter_options
 from kanawa.llm.anthropic.response import malformed
 from kanawa.llm.errors import LLMAuthError, LLMBadRequestError, LLMError
 from kanawa.secrets import guard_credentials
@@ -99,7 +98,7 @@ def _signing_credentials(session: boto3.Session, model: str) -> tuple[str, str, 
     return frozen.access_key, frozen.secret_key, frozen.token
 
 
-class BedrockOptions(ConnectionOptions, total=False):
+class BedrockOptions(AnthropicOptions, total=False):
     """The connection options plus AWS's own (the module docstring says where each falls back to)."""
 
     aws_region: str | None
@@ -109,9 +108,7 @@ class BedrockOptions(ConnectionOptions, total=False):
     aws_profile: str | None
 
 
-def _client_from(
-    model: str, options: BedrockOptions, default_headers: Mapping[str, str] | None
-) -> AsyncAnthropicBedrock:
+def _client_from(model: str, options: BedrockOptions) -> AsyncAnthropicBedrock:
     """A Bedrock client with SDK retries off, signing with credentials resolved (and masked) now."""
     profile = options.get("aws_profile")
     keys = (options.get("aws_access_key"), options.get("aws_secret_key"), options.get("aws_session_token"))
@@ -123,7 +120,7 @@ def _client_from(
             f"the AWS profile could not be loaded ({type(exc).__name__})", provider=PROVIDER, model=model
         ) from None
     region = _region(options.get("aws_region"), session, model)
-    timeout = options.get("timeout")
+    timeout, default_headers = options.get("timeout"), options.get("default_headers")
     make = functools.partial(
         AsyncAnthropicBedrock,
         aws_region=region,
@@ -165,9 +162,6 @@ class BedrockAnthropicAdapter(AnthropicAdapter):
         model: str,
         *,
         client: AsyncAnthropicBedrock | None = None,
-        default_max_tokens: int | None = None,
-        thinking_mode: ThinkingMode | None = None,
-        default_headers: Mapping[str, str] | None = None,
         **options: Unpack[BedrockOptions],
     ) -> None:
         name = model.strip()
@@ -175,14 +169,7 @@ class BedrockAnthropicAdapter(AnthropicAdapter):
             name = name[len("bedrock:") :].strip()
         if not name:
             raise LLMBadRequestError("BedrockAnthropicAdapter needs a model id", provider=PROVIDER)
-        super().__init__(
-            name,
-            client=client or _client_from(name, options, default_headers),
-            default_max_tokens=default_max_tokens,
-            thinking_mode=thinking_mode,
-            settings=options.get("settings"),
-            timeout=options.get("timeout"),
-        )
+        super().__init__(name, client=client or _client_from(name, options), **adapter_options(options))
         if client is None:
             self._close_owned = self._client.close
 

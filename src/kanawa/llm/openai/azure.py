@@ -19,7 +19,7 @@ it authenticates:
   one never shows it; a provider that fails raises :class:`~kanawa.llm.errors.LLMAuthError` naming
   only the failure's type.
 * The deployment name is sent exactly as given (Azure deployment names are the user's own, not
-  model names); the adapter's ``provider`` is ``azure``.
+  model names); the adapters' ``provider`` is ``azure`` and ``azure-chat``.
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ from kanawa.secrets import guard_credentials, register_secret
 
 __all__ = [
     "DEFAULT_API_VERSION",
+    "AzureChatOptions",
     "AzureOpenAIAdapter",
     "AzureOpenAIChatAdapter",
     "AzureOptions",
@@ -132,11 +133,20 @@ class AzureOptions(ConnectionOptions, total=False):
     endpoint: str | None
     api_version: str | None
     azure_ad_token_provider: TokenProvider | None
+    default_headers: Mapping[str, str] | None
 
 
-def _client_from(
-    deployment: str, options: AzureOptions, default_headers: Mapping[str, str] | None = None
-) -> openai.AsyncAzureOpenAI:
+class AzureChatOptions(AzureOptions, total=False):
+    """Azure's options plus the Chat Completions adapter's (see
+    :class:`~kanawa.llm.openai.chat.OpenAIChatAdapter`); here ``max_tokens_field`` defaults to
+    ``max_completion_tokens``, which reasoning deployments require."""
+
+    system_role: SystemRole
+    max_tokens_field: MaxTokensField
+    include_usage: bool
+
+
+def _client_from(deployment: str, options: AzureOptions) -> openai.AsyncAzureOpenAI:
     """The client for ``options``."""
     endpoint = options.get("endpoint") or options.get("base_url")
     return build_azure_client(
@@ -146,7 +156,7 @@ def _client_from(
         api_key=options.get("api_key"),
         azure_ad_token_provider=options.get("azure_ad_token_provider"),
         timeout=options.get("timeout"),
-        default_headers=default_headers,
+        default_headers=options.get("default_headers"),
     )
 
 
@@ -191,7 +201,7 @@ class AzureOpenAIAdapter(OpenAIResponsesAdapter):
 class AzureOpenAIChatAdapter(OpenAIChatAdapter):
     """A deployment on Azure OpenAI over Chat Completions (``azure-chat:<deployment>``)."""
 
-    provider = PROVIDER
+    provider = "azure-chat"
     NAME_PREFIXES = ("azure-chat:", "azure:")
 
     def __init__(
@@ -199,18 +209,16 @@ class AzureOpenAIChatAdapter(OpenAIChatAdapter):
         deployment: str,
         *,
         client: openai.AsyncAzureOpenAI | None = None,
-        system_role: SystemRole = "system",
-        max_tokens_field: MaxTokensField = "max_completion_tokens",
-        default_headers: Mapping[str, str] | None = None,
-        **options: Unpack[AzureOptions],
+        **options: Unpack[AzureChatOptions],
     ) -> None:
         name = _deployment(deployment, self.NAME_PREFIXES)
-        built = client or _client_from(name, options, default_headers)
+        built = client or _client_from(name, options)
         super().__init__(
             name,
             client=built,
-            system_role=system_role,
-            max_tokens_field=max_tokens_field,
+            system_role=options.get("system_role", "system"),
+            max_tokens_field=options.get("max_tokens_field", "max_completion_tokens"),
+            include_usage=options.get("include_usage", True),
             **_adapter_options(options),
         )
         if client is None:
