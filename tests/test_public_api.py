@@ -183,6 +183,7 @@ EXPORTED_MEMBERS: dict[str, list[str]] = {
         "LLMStreamInterruptedError",
         "LLMTimeoutError",
         "ModelSettings",
+        "PromptCache",
         "SupportsToolSpec",
         "ToolLike",
         "parse_model_string",

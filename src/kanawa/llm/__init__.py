@@ -15,7 +15,7 @@ from kanawa.llm.errors import (
     LLMTimeoutError,
 )
 from kanawa.llm.models import parse_model_string, resolve_model
-from kanawa.llm.settings import ModelSettings
+from kanawa.llm.settings import ModelSettings, PromptCache
 
 __all__ = [
     "LLMAdapter",
@@ -27,6 +27,7 @@ __all__ = [
     "LLMStreamInterruptedError",
     "LLMTimeoutError",
     "ModelSettings",
+    "PromptCache",
     "SupportsToolSpec",
     "ToolLike",
     "parse_model_string",
