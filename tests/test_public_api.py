@@ -219,6 +219,7 @@ EXPORTED_MEMBERS: dict[str, list[str]] = {
         "events_for",
         "response_from",
     ],
+    "kanawa.testing": ["Cassette", "CassetteError", "MatchPart", "RecordMode", "use_cassette"],
     "kanawa.loop": [
         "AgentConfiguration",
         "AgentError",
