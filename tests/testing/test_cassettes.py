@@ -26,9 +26,11 @@ from kanawa.llm.anthropic.adapter import AnthropicAdapter
 from kanawa.llm.errors import LLMConnectionError
 from kanawa.llm.gemini.adapter import GeminiAdapter
 from kanawa.llm.openai.chat import OpenAIChatAdapter
+from kanawa.llm.openai.credentials import OpenAICredentials
 from kanawa.llm.openai.responses import OpenAIResponsesAdapter
+from kanawa.llm.openai.responses_sync import OpenAIResponsesSyncClient
 from kanawa.testing import Cassette, CassetteError, use_cassette
-from kanawa.types import LLMResponse, ToolSpec, UserMessage
+from kanawa.types import LLMResponse, TextDelta, ToolSpec, UserMessage
 from tests.llm.anthropic import wire as anthropic_wire
 from tests.llm.gemini import wire as gemini_wire
 from tests.llm.openai_chat import wire as chat_wire
@@ -177,15 +179,20 @@ async def _conversation(adapter: Any) -> dict[str, Any]:
         await adapter.aclose()
 
 
-@pytest.fixture
-def network_off(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every socket connect in this process fails: a replay that reached for the network would fail."""
+def turn_the_network_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every socket connect in this process fails from now on: a replay that reached for the network
+    would fail."""
 
     def refuse(self: socket.socket, address: object) -> None:
         raise OSError(f"network is off in this test (connect to {address!r})")
 
     monkeypatch.setattr(socket.socket, "connect", refuse)
     monkeypatch.setattr(socket.socket, "connect_ex", refuse)
+
+
+@pytest.fixture
+def network_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    turn_the_network_off(monkeypatch)
 
 
 @pytest.fixture
@@ -208,11 +215,7 @@ def test_record_against_the_wire_server_then_replay_with_the_network_off(
     assert live["events"], "the streamed answer produced events"
     assert path.is_file()
 
-    def refuse(self: socket.socket, address: object) -> None:
-        raise OSError(f"network is off in this test (connect to {address!r})")
-
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket.socket, "connect_ex", refuse)
+    turn_the_network_off(monkeypatch)
     with use_cassette(path, record="none") as replay:
         replayed = asyncio.run(_conversation(provider.make(base_url)))
     assert replay.misses == []
@@ -310,3 +313,34 @@ def test_the_secret_scanner_catches_a_leak(tmp_path: Path) -> None:
     problems = scan_cassette(leaky)
     assert any("authorization" in p for p in problems)
     assert any("key-shaped" in p for p in problems)
+
+
+def test_the_blocking_client_records_and_replays_too(
+    cassette_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sync OpenAI client (the Dify plugin's) goes through ``HTTPTransport.handle_request``."""
+    path = cassette_dir / "sync.yaml"
+
+    def run(base_url: str) -> list[str]:
+        creds = OpenAICredentials.from_dict(
+            {"openai_api_key": OPENAI_KEY, "openai_api_base": base_url, "max_retries": "0"}
+        )
+        with OpenAIResponsesSyncClient(creds) as client:
+            events = list(client.stream("gpt-5.2", [UserMessage("hi")]))
+        return [e.text for e in events if isinstance(e, TextDelta)]
+
+    with WireServer() as server:
+        server.default = lambda _request: (
+            ResponseScript().message("Hello from the sync path").completed().sse()
+        )
+        with use_cassette(path, record="all"):
+            live = run(server.base_url)
+        base_url = server.base_url
+    turn_the_network_off(monkeypatch)
+    with use_cassette(path, record="none") as replay:
+        replayed = run(base_url)
+    assert "".join(live) == "Hello from the sync path"
+    assert replayed == live
+    assert len(live) > 1  # the deltas arrived one event at a time
+    assert replay.played == {0}
+    assert scan_cassette(path) == []
