@@ -61,6 +61,7 @@ EXPORTED_MEMBERS: dict[str, list[str]] = {
         "resolve_model",
         "tool",
     ],
+    "kanawa.a2a": ["A2AAgent", "A2AConnection", "A2AModel"],
     "kanawa.agents": [
         "Agent",
         "AgentTeam",
@@ -190,10 +191,16 @@ EXPORTED_MEMBERS: dict[str, list[str]] = {
         "resolve_model",
         "tool_specs",
     ],
-    "kanawa.llm.anthropic": ["AnthropicAdapter"],
+    "kanawa.llm.anthropic": ["AnthropicAdapter", "BedrockAnthropicAdapter"],
     "kanawa.llm.catalogue": ["Catalogue", "ModelCard", "Reasoning", "Sampling", "card_for", "catalogue"],
     "kanawa.llm.gemini": ["GeminiAdapter"],
-    "kanawa.llm.openai": ["OpenAIChatAdapter", "OpenAIResponsesAdapter", "OpenAIResponsesSyncClient"],
+    "kanawa.llm.openai": [
+        "AzureOpenAIAdapter",
+        "AzureOpenAIChatAdapter",
+        "OpenAIChatAdapter",
+        "OpenAIResponsesAdapter",
+        "OpenAIResponsesSyncClient",
+    ],
     "kanawa.llm.pricing": [
         "LIBRARY_TABLE",
         "ModelPrice",
@@ -220,6 +227,7 @@ EXPORTED_MEMBERS: dict[str, list[str]] = {
         "response_from",
     ],
     "kanawa.testing": ["Cassette", "CassetteError", "MatchPart", "RecordMode", "use_cassette"],
+    "kanawa.mcp_server": ["AgentToolset", "UnknownAgentToolError", "build_server", "serve_stdio"],
     "kanawa.loop": [
         "AgentConfiguration",
         "AgentError",

@@ -1,5 +1,5 @@
-"""The ``kanawa`` command (typer + rich): ``demo``, ``run``, ``serve``, ``worker``, ``trace show|view``,
-``ace …`` and ``--version``.
+"""The ``kanawa`` command (typer + rich): ``demo``, ``run``, ``serve``, ``mcp``, ``worker``,
+``trace show|view``, ``ace …`` and ``--version``.
 
 typer and rich are imported here and in the other ``kanawa.cli`` modules only; ``import kanawa`` never
 loads them. Each command is a thin sync wrapper that runs one coroutine with :func:`asyncio.run` and
@@ -153,6 +153,21 @@ def serve(
     raise typer.Exit(
         run_server(console, err, agents=agents, host=host, port=port, workers=workers, log_level=log_level)
     )
+
+
+@app.command(cls=KanawaCommand)
+def mcp(
+    agents: Annotated[
+        str | None,
+        typer.Argument(help="The agents to serve, as module:attr (default: the demo agents calc and echo)."),
+    ] = None,
+) -> None:
+    """Serve agents as MCP tools over stdio, for desktop MCP hosts (see docs/mcp-server.md)."""
+    require_extra("mcp", "mcp")
+    from kanawa.cli.mcp_cmd import serve_mcp
+
+    _, err = _consoles()
+    raise typer.Exit(_run(serve_mcp(err, agents=agents), err))
 
 
 @app.command(cls=KanawaCommand)
