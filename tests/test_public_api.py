@@ -185,6 +185,7 @@ EXPORTED_MEMBERS: dict[str, list[str]] = {
         "LLMStreamInterruptedError",
         "LLMTimeoutError",
         "ModelSettings",
+        "PromptCache",
         "SupportsToolSpec",
         "ToolLike",
         "is_context_length_error",
@@ -227,6 +228,7 @@ EXPORTED_MEMBERS: dict[str, list[str]] = {
         "events_for",
         "response_from",
     ],
+    "kanawa.testing": ["Cassette", "CassetteError", "MatchPart", "RecordMode", "use_cassette"],
     "kanawa.mcp_server": ["AgentToolset", "UnknownAgentToolError", "build_server", "serve_stdio"],
     "kanawa.loop": [
         "AgentConfiguration",

@@ -47,10 +47,11 @@ BASE: dict[str, list[str]] = {
     "demo": ["demo", "--no-trace"],
     "run": ["run", "What is 2 + 3?", "--model", "test", "--no-trace"],
     "trace show": ["trace", "show", "run.jsonl"],
+    "models": ["models"],
     "smartao reflexion": ["smartao", "reflexion", "--db", "missing.sqlite3"],
 }
 """The commands of the base install, with the exit code each ends with here."""
-BASE_EXIT = {"demo": 0, "run": 0, "trace show": 1, "smartao reflexion": 1}
+BASE_EXIT = {"demo": 0, "run": 0, "models": 0, "trace show": 1, "smartao reflexion": 1}
 
 
 def _leaf_commands(group: click.Command, prefix: str = "") -> set[str]:

@@ -184,6 +184,20 @@ def worker(
     raise typer.Exit(run_worker(err, concurrency=concurrency, log_level=log_level))
 
 
+@app.command(cls=KanawaCommand)
+def models(
+    names: Annotated[
+        list[str] | None,
+        typer.Argument(help="Model strings to show (default: every catalogue model), e.g. openai:gpt-5.2."),
+    ] = None,
+) -> None:
+    """List models with their window, prices per million tokens and where the prices come from."""
+    from kanawa.cli.models_cmd import show_models
+
+    console, _ = _consoles()
+    raise typer.Exit(show_models(console, names or ()))
+
+
 @trace_app.command("view", cls=KanawaCommand)
 def trace_view(
     file: Annotated[Path, typer.Argument(help="A .jsonl trace file.")],

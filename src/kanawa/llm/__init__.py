@@ -16,7 +16,7 @@ from kanawa.llm.errors import (
     is_context_length_error,
 )
 from kanawa.llm.models import parse_model_string, resolve_model
-from kanawa.llm.settings import ModelSettings
+from kanawa.llm.settings import ModelSettings, PromptCache
 
 __all__ = [
     "LLMAdapter",
@@ -28,6 +28,7 @@ __all__ = [
     "LLMStreamInterruptedError",
     "LLMTimeoutError",
     "ModelSettings",
+    "PromptCache",
     "SupportsToolSpec",
     "ToolLike",
     "is_context_length_error",

@@ -100,6 +100,7 @@ class RunTrace:
                     "tool_calls": len(response.message.tool_calls),
                     "reasoning_tokens": usage.reasoning_tokens,
                     "cached_tokens": usage.cached_tokens,
+                    "cache_write_tokens": usage.cache_write_tokens,
                     "response_id": response.response_id,
                 },
             )
@@ -221,6 +222,7 @@ class RunTrace:
                     "requests": usage.requests,
                     "reasoning_tokens": usage.reasoning_tokens,
                     "cached_tokens": usage.cached_tokens,
+                    "cache_write_tokens": usage.cache_write_tokens,
                     **({} if error is None else {"error_type": type(error).__name__}),
                 },
             )
