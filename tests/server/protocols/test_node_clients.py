@@ -11,18 +11,45 @@ for the finer checks. Without node or the installed clients the tests skip, sayi
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.docs.blocks import ROOT, blocks_in
 from tests.server.conftest import LiveServer
-from tests.server.protocols.node_clients import NodeRun, missing_reason, run_node
+from tests.server.protocols.node_clients import DOCUMENTED, NODE_CLIENTS, NodeRun, missing_reason, run_node
 from tests.server.sse import KEY_A
 
-pytestmark = pytest.mark.skipif(missing_reason() is not None, reason=missing_reason() or "")
+needs_node = pytest.mark.skipif(missing_reason() is not None, reason=missing_reason() or "")
+PAGES = [ROOT / "docs" / f"openai-{api}{lang}.md" for api in ("responses", "chat") for lang in ("", ".ja")]
 
 WEATHER = {"city": "Tokyo", "sky": "sunny", "celsius": 21}
 """What the documented client-side ``weather`` tool returns."""
+
+
+# -- the pages show the scripts the tests run -----------------------------------------------------
+
+
+def _script_blocks(page: Path) -> list[str]:
+    return [block.code for block in blocks_in(page) if block.lang in ("js", "javascript", "ts", "typescript")]
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_every_script_a_protocol_page_shows_is_one_the_tests_run(page: Path) -> None:
+    tested = {(NODE_CLIENTS / name).read_text(encoding="utf-8"): name for name in DOCUMENTED}
+    shown = _script_blocks(page)
+    assert shown, f"{page.name} shows no client script"
+    for code in shown:
+        assert code in tested, f"{page.name} shows a script that is not in tests/clients/node:\n{code}"
+
+
+def test_every_tested_script_is_shown_on_its_pages() -> None:
+    for name in DOCUMENTED:
+        api = name.split("_")[0]
+        code = (NODE_CLIENTS / name).read_text(encoding="utf-8")
+        for page in (p for p in PAGES if p.name.startswith(f"openai-{api}")):
+            assert code in _script_blocks(page), f"{page.name} does not show {name} as it is tested"
 
 
 def _run(live: LiveServer, script: str, *args: str) -> NodeRun:
@@ -36,12 +63,14 @@ def _probe(live: LiveServer, case: str, agent: str, prompt: str) -> Any:
 # -- the documented scripts, as they are ---------------------------------------------------------
 
 
+@needs_node
 @pytest.mark.parametrize("script", ["responses_vercel.mjs", "chat_vercel.mjs"])
 def test_vercel_generate_text_and_stream_text_use_an_agent_as_a_model(live: LiveServer, script: str) -> None:
     # the demo agent `calc` calls its own calculator tool, then answers: one answer per call
     assert _run(live, script).lines() == ["The answer is 5.", "The answer is 42."]
 
 
+@needs_node
 @pytest.mark.parametrize("script", ["responses_openai.mjs", "chat_openai.mjs"])
 def test_openai_typescript_sdk_creates_and_streams(live: LiveServer, script: str) -> None:
     first, streamed, usage = _run(live, script).lines()
@@ -66,6 +95,7 @@ TOOL_SCRIPTS = [
 ]
 
 
+@needs_node
 @pytest.mark.parametrize("script", TOOL_SCRIPTS)
 def test_a_client_declared_tool_is_called_run_by_the_client_and_answered(
     live: LiveServer, script: str
@@ -82,6 +112,7 @@ def test_a_client_declared_tool_is_called_run_by_the_client_and_answered(
 # -- what the clients saw of a stream ------------------------------------------------------------
 
 
+@needs_node
 @pytest.mark.parametrize("api", ["responses", "chat"])
 def test_vercel_stream_text_gets_every_delta_the_finish_reason_and_usage(live: LiveServer, api: str) -> None:
     seen = _probe(live, f"vercel-{api}-stream", "echo", "a timber joint holds without nails or glue")
@@ -95,6 +126,7 @@ def test_vercel_stream_text_gets_every_delta_the_finish_reason_and_usage(live: L
     assert seen["usage"]["outputTokens"] > 0
 
 
+@needs_node
 def test_openai_responses_stream_events_are_numbered_and_complete(live: LiveServer) -> None:
     events = _probe(live, "openai-responses-stream", "echo", "no nails, no glue")["events"]
     types = [e["type"] for e in events]
@@ -116,6 +148,7 @@ def test_openai_responses_stream_events_are_numbered_and_complete(live: LiveServ
     assert final["usage"]["output_tokens"] > 0
 
 
+@needs_node
 def test_openai_chat_stream_chunks_carry_the_text_then_the_usage(live: LiveServer) -> None:
     chunks = _probe(live, "openai-chat-stream", "echo", "no nails, no glue")["chunks"]
     assert len({c["id"] for c in chunks}) == 1
