@@ -10,7 +10,7 @@ from kanawa.llm.errors import LLMConnectionError
 from kanawa.llm.testing import FunctionLLM
 from kanawa.llm.testing.models import ModelRequest, Script
 from kanawa.server.registry import demo_agents
-from kanawa.types import AssistantMessage, ToolCall
+from kanawa.types import AssistantMessage, ReasoningPart, SystemMessage, ToolCall
 
 SECRET = "sk-proj-SERVERTESTSECRET0123456789abcdefXYZ"
 STORY = "Once upon a time a timber joint held a house together without a single nail. " * 3
@@ -110,6 +110,34 @@ def _assistant(request: ModelRequest) -> Script:
     return "No weather tool was offered."
 
 
+WEATHER_TOOL = "get_weather"
+"""The tool the OpenAI-protocol tests declare as the client's (the ``concierge`` agent calls it)."""
+
+
+def _concierge(request: ModelRequest) -> Script:
+    """Thinks aloud, then: with the client's weather tool offered, calls it together with its own
+    ``tick`` (one turn, both kinds) and answers with the client's result; without it, greets
+    (a pirate when its instructions say so: the request's instructions reached the model)."""
+    weather = [m for m in request.tool_results if m.name == WEATHER_TOOL]
+    if weather:
+        return f"Kyoto is {weather[-1].text}"
+    if WEATHER_TOOL in request.tool_names and not request.tool_results:
+        return AssistantMessage(
+            text="Let me check.",
+            tool_calls=(
+                ToolCall("own_1", "tick", '{"n": 1}'),
+                ToolCall("cw_1", WEATHER_TOOL, '{"city": "Kyoto"}'),
+            ),
+            reasoning=(ReasoningPart(text="The user wants the weather.", provider="test"),),
+        )
+    system = request.messages[0]
+    pirate = isinstance(system, SystemMessage) and "pirate" in system.content
+    return AssistantMessage(
+        text=f"Hello! You said: {request.last_user_text}" + (" Arr!" if pirate else ""),
+        reasoning=(ReasoningPart(text="A greeting is due.", provider="test"),),
+    )
+
+
 def multi_agents() -> dict[str, Agent[Any, Any]]:
     """Agents using the multi-agent library: a handoff, a warning and a blocking guardrail, approval."""
     from kanawa import Guardrail
@@ -147,6 +175,7 @@ def server_agents() -> dict[str, Agent[Any, Any]]:
         crash=Agent("crash", "Crash.", tools=(), model=FunctionLLM(_crash)),
         leak=Agent("leak", "Leak.", tools=[leaky], model=FunctionLLM(_leak)),
         assistant=Agent("assistant", "Help.", tools=(), model=FunctionLLM(_assistant)),
+        concierge=Agent("concierge", "Help travellers.", tools=[tick], model=FunctionLLM(_concierge)),
         **multi_agents(),
     )
     return agents

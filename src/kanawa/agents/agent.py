@@ -22,6 +22,7 @@ a dict kept on the agent "to inject external dependencies such as a DB connectio
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import typing
 from collections.abc import Callable, Iterable, Sequence
@@ -37,6 +38,7 @@ from kanawa.llm.settings import ModelSettings
 from kanawa.loop.approval import ApprovalPolicy, Approvals
 from kanawa.loop.config import AgentConfiguration
 from kanawa.loop.hooks import RunHooks
+from kanawa.loop.options import RunOptions
 from kanawa.loop.policies import TerminationPolicy, default_policy
 from kanawa.loop.result import RunResult
 from kanawa.loop.runner import AgentLoopRunner
@@ -54,6 +56,14 @@ UserInput = str | Sequence[Message] | Approvals
 """A user turn as text, messages to append to the conversation as they are, or a person's decisions on
 the calls a run stopped for (:class:`~kanawa.loop.approval.Approvals`, with ``history=`` that run's
 messages)."""
+
+
+def with_instructions(messages: list[Message], extra: str) -> list[Message]:
+    """``messages`` with ``extra`` appended to the system message (one is added when there is none)."""
+    if messages and isinstance(messages[0], SystemMessage):
+        messages[0] = SystemMessage(f"{messages[0].content}\n\n{extra}")
+        return messages
+    return [SystemMessage(extra), *messages]
 
 
 class Agent(Generic[OutputT, DepsT]):
@@ -260,12 +270,20 @@ class Agent(Generic[OutputT, DepsT]):
         settings: ModelSettings | None = None,
         run_id: str | None = None,
         deps: DepsT | None = None,
+        options: RunOptions | None = None,
     ) -> AgentLoopRunner[OutputT]:
         """Start a streaming run: iterate it for steps *and* the model's deltas (``TextDelta``,
         ``ReasoningDelta``, ``ToolCallStarted``, ``ToolCallArgsDelta``); ``.result`` once it is done.
-        ``deps`` go on the run's context (``.context``)."""
+        ``deps`` go on the run's context (``.context``); ``options`` are this run's own additions
+        (:class:`~kanawa.loop.options.RunOptions`)."""
         return self._start(
-            user_input, history=history, stream=True, settings=settings, run_id=run_id, deps=deps
+            user_input,
+            history=history,
+            stream=True,
+            settings=settings,
+            run_id=run_id,
+            deps=deps,
+            options=options,
         )
 
     async def run(
@@ -277,13 +295,21 @@ class Agent(Generic[OutputT, DepsT]):
         settings: ModelSettings | None = None,
         run_id: str | None = None,
         deps: DepsT | None = None,
+        options: RunOptions | None = None,
     ) -> RunResult[OutputT]:
         """Run to the end and return the :class:`RunResult`. ``stream=True`` talks to the model over its
         streaming API (same result); ``history`` is an earlier conversation (e.g. ``result.messages``);
         ``deps`` are the run's dependencies, handed to tools and instructions on its
-        :class:`~kanawa.context.RunContext`. Raises ``TypeError`` when they do not fit ``deps_type``."""
+        :class:`~kanawa.context.RunContext`. Raises ``TypeError`` when they do not fit ``deps_type``.
+        ``options``: this run's own additions (:class:`~kanawa.loop.options.RunOptions`)."""
         runner = self._start(
-            user_input, history=history, stream=stream, settings=settings, run_id=run_id, deps=deps
+            user_input,
+            history=history,
+            stream=stream,
+            settings=settings,
+            run_id=run_id,
+            deps=deps,
+            options=options,
         )
         async for _ in runner:
             pass
@@ -323,19 +349,29 @@ class Agent(Generic[OutputT, DepsT]):
         deps: DepsT | None = None,
         handoff_path: tuple[str, ...] = (),
         tracer: Tracer | None = None,
+        options: RunOptions | None = None,
     ) -> AgentLoopRunner[OutputT]:
         self._check_deps(deps)
         approvals = user_input if isinstance(user_input, Approvals) else None
         merged = self.settings.merged(settings) if self.settings is not None else settings
+        if options is not None:
+            merged = self._run_settings(merged, options)
+        extra = options.instructions if options is not None and options.instructions else None
         cls = type(self)
         prepares = (
             bool(self._dynamic)
             or self.memory is not None
             or cls._preprocess_messages is not Agent._preprocess_messages
         )
+        messages = self._build_messages(user_input, history)
+        preprocess: Any = self._prepare if prepares else None
+        if extra is not None:
+            messages = with_instructions(messages, extra)
+            if self._dynamic:  # the rendered instructions replace the system message: add them again
+                preprocess = functools.partial(self._prepare, extra=extra)
         return AgentLoopRunner(
             self.model,
-            self._build_messages(user_input, history),
+            messages,
             tools=self._tools,
             output_type=self.output_type,
             config=self.config,
@@ -346,7 +382,7 @@ class Agent(Generic[OutputT, DepsT]):
             prompts=self.prompts,
             agent_name=self._name,
             run_id=run_id,
-            preprocess=self._prepare if prepares else None,
+            preprocess=preprocess,
             postprocess=(
                 self._postprocess_response
                 if cls._postprocess_response is not Agent._postprocess_response
@@ -357,7 +393,22 @@ class Agent(Generic[OutputT, DepsT]):
             approval_policy=self.approval_policy,
             approvals=approvals,
             handoff_path=handoff_path,
+            client_tools=options.client_tools if options is not None else (),
         )
+
+    def _run_settings(self, settings: ModelSettings | None, options: RunOptions) -> ModelSettings | None:
+        """``settings`` with what ``options`` ask of every model request: the output cap, and the
+        caller's JSON schema when this agent answers in text (its own output type wins otherwise)."""
+        asked: dict[str, Any] = {}
+        if options.max_output_tokens is not None:
+            asked["max_output_tokens"] = options.max_output_tokens
+        if options.output_schema is not None and self.output_type is str:
+            asked["response_format"] = "json_schema"
+            asked["json_schema"] = dict(options.output_schema.schema)
+        if not asked:
+            return settings
+        run = ModelSettings(**asked)
+        return settings.merged(run) if settings is not None else run
 
     def _start_handoff(
         self, messages: Sequence[Message], *, context: RunContext[Any], source: str
@@ -416,15 +467,19 @@ class Agent(Generic[OutputT, DepsT]):
                 f"pass run(..., deps=...) an instance of it, not {got}"
             )
 
-    async def _prepare(self, messages: list[Message], context: RunContext[Any]) -> list[Message]:
-        """Before the first request: put the dynamic instructions into the system message, then run
-        the :meth:`_preprocess_messages` hook."""
+    async def _prepare(
+        self, messages: list[Message], context: RunContext[Any], *, extra: str | None = None
+    ) -> list[Message]:
+        """Before the first request: put the dynamic instructions (and a run's ``extra`` ones) into
+        the system message, then run the :meth:`_preprocess_messages` hook."""
         if self._dynamic:
             text = await render_instructions(self._instructions, self._dynamic, context)
             if self._prompt_policies:
                 from kanawa.prompts.policies import build_system_instruction
 
                 text = build_system_instruction(text, self._policy_overrides)
+            if extra:
+                text = f"{text}\n\n{extra}" if text else extra
             if text:
                 if messages and isinstance(messages[0], SystemMessage):
                     messages[0] = SystemMessage(text)

@@ -123,6 +123,7 @@ class AgentLoopRunner(Generic[OutputT]):
         "_approvals",
         "_asks_approval",
         "_caller",
+        "_client_names",
         "_decoder",
         "_final",
         "_finalize_round",
@@ -180,6 +181,7 @@ class AgentLoopRunner(Generic[OutputT]):
         approval_policy: ApprovalPolicy | None = None,
         approvals: Approvals | None = None,
         handoff_path: tuple[str, ...] = (),
+        client_tools: Sequence[ToolSpec] = (),
     ) -> None:
         self.config = config if config is not None else AgentConfiguration()
         self.run_id = run_id or uuid.uuid4().hex
@@ -199,8 +201,12 @@ class AgentLoopRunner(Generic[OutputT]):
         self._messages: list[Message] = list(messages)
         self._tools = tuple(tools)
         self._tool_round: ToolRound | None = None
-        self._specs: tuple[ToolSpec, ...] = tuple(t.spec for t in tools)
-        self._offered_names = frozenset(spec.name for spec in self._specs)
+        own = frozenset(t.name for t in tools)
+        # the caller's tools are offered beside the agent's own (one of the agent's wins a shared name)
+        caller = tuple(spec for spec in client_tools if spec.name not in own)
+        self._specs: tuple[ToolSpec, ...] = (*(t.spec for t in tools), *caller)
+        self._offered_names = own
+        self._client_names = frozenset(spec.name for spec in caller)
         self._decoder: OutputDecoder[OutputT] = decoder_for(output_type)
         self._streaming = stream
         self._policy = policy if policy is not None else default_policy(self.config)
@@ -355,6 +361,13 @@ class AgentLoopRunner(Generic[OutputT]):
                         self._finish(TerminationReason.APPROVAL_REQUIRED)
                         yield self._record(ApprovalRequired(step, waiting))
                         return
+                if self._client_names:
+                    for_caller = tuple(call for call in calls if call.name in self._client_names)
+                    if for_caller:
+                        async with aclosing(self._hand_over(step, calls, for_caller)) as handed:
+                            async for event in handed:
+                                yield event
+                        return
                 if not config.auto_execute_tools:
                     pending = [self._record(ToolCallStep(step, call)) for call in calls]
                     self._pending = calls
@@ -486,6 +499,23 @@ class AgentLoopRunner(Generic[OutputT]):
         if isinstance(event, HandoffStarted | HandoffEnded | GuardrailTripped):
             self._record(event)
         return event
+
+    async def _hand_over(
+        self, step: int, calls: Sequence[ToolCall], for_caller: tuple[ToolCall, ...]
+    ) -> AsyncGenerator[RunEvent[OutputT], None]:
+        """The model called tools the caller executes (:mod:`kanawa.loop.options`): the agent's own
+        calls of the turn run now, then the run ends ``tools_pending`` with the caller's calls."""
+        own = [call for call in calls if call.name not in self._client_names]
+        if own:
+            offered = self._offered_names
+            async with aclosing(self._tool_turn(step, own, offered, None)) as turn:
+                async for event in turn:
+                    yield event
+        pending = [self._record(ToolCallStep(step, call)) for call in for_caller]
+        self._pending = for_caller
+        self._finish(TerminationReason.TOOLS_PENDING)
+        for step_event in pending:
+            yield step_event
 
     def _needs_approval(self, call: ToolCall) -> bool:
         if call.name in self._approval_names:

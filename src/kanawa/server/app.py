@@ -26,11 +26,12 @@ from kanawa.server.auth import FailureThrottle, KeyRing, RateLimiter, is_loopbac
 from kanawa.server.budgets import apply_tenant_budget
 from kanawa.server.event_stream import ConnectionHandle, OpenStreams, RunEventStream, TooManyStreams
 from kanawa.server.extensions import Extension, merged_agents
+from kanawa.server.http.protocols.openai_errors import OpenAIErrorShape
 from kanawa.server.http_headers import PageSecurityHeaders, mask_access_log
 from kanawa.server.limits import BodySizeLimit
 from kanawa.server.page import PAGE_HTML
 from kanawa.server.resume import resume_point
-from kanawa.server.runs import InvalidDecisions, NotAwaitingApproval, RunLimitReached, RunManager
+from kanawa.server.runs import WAITING, InvalidDecisions, NotAwaitingApproval, RunLimitReached, RunManager
 from kanawa.server.servable import ServableAgent
 from kanawa.server.settings import ServerSettings
 from kanawa.server.store import MemoryRunStore, RunRecord, RunStore
@@ -275,6 +276,7 @@ def create_app(
         lifespan=lifespan,
     )
     app.add_middleware(BodySizeLimit, limit=config.max_request_bytes)
+    app.add_middleware(OpenAIErrorShape)  # outside the size limit: its 413 is in OpenAI's shape too
     app.add_middleware(PageSecurityHeaders)
     app.add_exception_handler(RequestValidationError, validation_failed)
     mask_access_log()
@@ -430,7 +432,7 @@ def create_app(
     async def cancel_run(run_id: RunIdArg, request: Request, who: CallerArg) -> RunInfo:
         """Ask a run to stop; its stream ends with a ``done`` chunk of status ``cancelled``."""
         record = await owned(request, who, run_id)
-        if record.status in ("running", "awaiting_approval"):
+        if record.status == "running" or record.status in WAITING:
             await manager_of(request).cancel(record)
             record = await owned(request, who, run_id)
         return _info(record)
@@ -476,6 +478,10 @@ def create_app(
     async def run_page(run_id: RunIdArg) -> HTMLResponse:
         return HTMLResponse(PAGE_HTML)
 
+    from kanawa.server.http.protocols import openai_chat, openai_models, openai_responses
+
+    for protocol in (openai_responses, openai_chat, openai_models):  # OpenAI-compatible, /v1
+        app.include_router(protocol.router)
     for extension in mounted:
         if extension.router is not None:
             app.include_router(extension.router)

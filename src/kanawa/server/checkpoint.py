@@ -14,6 +14,9 @@ goes on from it by running the approved calls first (wherever it goes on — in 
 worker). The first step completed after that saves a checkpoint without them, so a redelivered run
 never applies a decision twice.
 
+A run that waits for its caller's tools (:mod:`kanawa.loop.options`) is continued the same way: the
+checkpoint then carries the caller's messages (``pending``) and the request's options.
+
 Every field added after the first version is optional on reading: a checkpoint saved by an older
 version still loads (with no tool calls counted, the tool-use phase, no cost and no decisions).
 """
@@ -26,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kanawa.loop.approval import Approvals
+from kanawa.loop.options import RunOptions
 from kanawa.loop.state import ToolCallRecord
 from kanawa.types import (
     AssistantMessage,
@@ -33,11 +37,13 @@ from kanawa.types import (
     FilePart,
     ImagePart,
     Message,
+    OutputSchema,
     ReasoningPart,
     SystemMessage,
     TextPart,
     ToolCall,
     ToolMessage,
+    ToolSpec,
     Usage,
     UserMessage,
 )
@@ -171,6 +177,11 @@ class Checkpoint:
     """A person's decisions the run goes on with (saved by the approval endpoint)."""
     decode_retries: int | None = None
     """The final-output phase with this many decode retries asked for; ``None``: the tool-use phase."""
+    options: RunOptions | None = None
+    """The request's own additions the run goes on with (client tools, instructions …)."""
+    pending: tuple[Message, ...] = ()
+    """Messages a caller sent to continue the run (its tools' answers, a next question): the run goes
+    on from :attr:`messages` with these as its input, like :attr:`approvals`."""
 
     def dumps(self) -> str:
         return json.dumps(
@@ -187,6 +198,8 @@ class Checkpoint:
                 "cost_usd": self.cost_usd,
                 "approvals": _encode_approvals(self.approvals),
                 "decode_retries": self.decode_retries,
+                "options": encode_options(self.options),
+                "pending": [encode_message(m) for m in self.pending],
             },
             ensure_ascii=False,
             separators=(",", ":"),
@@ -211,7 +224,55 @@ class Checkpoint:
             cost_usd=None if obj.get("cost_usd", 0.0) is None else float(obj.get("cost_usd", 0.0)),
             approvals=_decode_approvals(obj.get("approvals")),
             decode_retries=None if obj.get("decode_retries") is None else int(obj["decode_retries"]),
+            options=decode_options(obj.get("options")),
+            pending=tuple(decode_message(m) for m in obj.get("pending", ())),
         )
+
+
+def encode_options(options: RunOptions | None) -> dict[str, Any] | None:
+    """:class:`RunOptions` as JSON data (what a worker needs to run the request as it was made)."""
+    if options is None:
+        return None
+    schema = options.output_schema
+    return {
+        "instructions": options.instructions,
+        "client_tools": [
+            {"name": t.name, "description": t.description, "parameters": t.parameters, "strict": t.strict}
+            for t in options.client_tools
+        ],
+        "max_output_tokens": options.max_output_tokens,
+        "output_schema": None
+        if schema is None
+        else {
+            "name": schema.name,
+            "schema": schema.schema,
+            "strict": schema.strict,
+            "description": schema.description,
+        },
+    }
+
+
+def decode_options(obj: dict[str, Any] | None) -> RunOptions | None:
+    if obj is None:
+        return None
+    schema = obj.get("output_schema")
+    cap = obj.get("max_output_tokens")
+    return RunOptions(
+        instructions=obj.get("instructions"),
+        client_tools=tuple(
+            ToolSpec(str(t["name"]), str(t["description"]), dict(t["parameters"]), strict=bool(t["strict"]))
+            for t in obj.get("client_tools", ())
+        ),
+        max_output_tokens=None if cap is None else int(cap),
+        output_schema=None
+        if schema is None
+        else OutputSchema(
+            str(schema["name"]),
+            dict(schema["schema"]),
+            strict=bool(schema.get("strict", True)),
+            description=schema.get("description"),
+        ),
+    )
 
 
 def _encode_approvals(approvals: Approvals | None) -> dict[str, Any] | None:
@@ -229,4 +290,4 @@ def _decode_approvals(obj: dict[str, Any] | None) -> Approvals | None:
     )
 
 
-__all__ = ["Checkpoint", "decode_message", "encode_message"]
+__all__ = ["Checkpoint", "decode_message", "decode_options", "encode_message", "encode_options"]

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from kanawa._logging import get_logger
 from kanawa.loop.approval import Approvals, unanswered_calls
+from kanawa.loop.options import RunOptions
 from kanawa.loop.runner import AgentLoopRunner
 from kanawa.loop.state import FinalOutputPhase, ToolCallRecord
 from kanawa.loop.steps import FinalResponse
@@ -41,7 +42,7 @@ from kanawa.trace.costs import with_cost
 from kanawa.trace.events import TraceEvent, Tracer
 from kanawa.trace.redaction import drop_payloads
 from kanawa.trace.serialize import event_to_record
-from kanawa.types import Message, Usage, UserMessage
+from kanawa.types import Message, ToolMessage, Usage, UserMessage
 
 if TYPE_CHECKING:
     from kanawa.server.shared_limits import SharedRunSlots
@@ -64,6 +65,59 @@ class NotAwaitingApproval(Exception):  # noqa: N818 - reads as the condition
 class InvalidDecisions(ValueError):  # noqa: N818 - reads as the condition
     """Approval decisions that do not fit the calls waiting (a call both approved and rejected, or
     one that is not waiting): refused before anything is saved or run."""
+
+
+class NotContinuable(Exception):  # noqa: N818 - reads as the condition
+    """A continuation was sent for a run that is not waiting for one (running, failed, cancelled)."""
+
+
+class InvalidContinuation(ValueError):  # noqa: N818 - reads as the condition
+    """A continuation's messages do not fit the run: tool answers for calls that are not waiting, or
+    calls waiting without an answer."""
+
+
+WAITING: frozenset[str] = frozenset({"awaiting_approval", "awaiting_tool_output"})
+"""Statuses of a run stopped until someone answers it (no task runs it meanwhile)."""
+CONTINUABLE: frozenset[str] = frozenset({"awaiting_tool_output", "completed"})
+"""Statuses from which a caller's messages continue a run (:meth:`RunManager.go_on`)."""
+
+
+def check_answers(history: Sequence[Message], messages: Sequence[Message]) -> tuple[Message, ...]:
+    """``messages`` with each tool answer named after the call it answers; refused when they do not
+    answer exactly the tool calls ``history`` leaves unanswered (a provider rejects a conversation
+    with a call and no result, or a result for no call)."""
+    calls = {call.id: call for call in unanswered_calls(history)}
+    waiting = set(calls)
+    answered = [m.tool_call_id for m in messages if isinstance(m, ToolMessage)]
+    unknown = sorted(set(answered) - waiting)
+    if unknown:
+        raise InvalidContinuation(f"tool outputs for calls that are not waiting: {unknown}")
+    missing = sorted(waiting - set(answered))
+    if missing:
+        raise InvalidContinuation(f"no tool output for the calls waiting: {missing}")
+    if not messages:
+        raise InvalidContinuation("nothing to continue with: send tool outputs or a message")
+    return tuple(
+        ToolMessage(m.tool_call_id, m.parts, is_error=m.is_error, name=calls[m.tool_call_id].name)
+        if isinstance(m, ToolMessage)
+        else m
+        for m in messages
+    )
+
+
+def _stream(
+    agent: ServableAgent,
+    user_input: Any,
+    *,
+    history: Sequence[Message] = (),
+    run_id: str,
+    options: RunOptions | None,
+) -> ServableRun:
+    """``agent.stream`` with ``options`` only when there are some: a servable written before options
+    existed keeps working for the requests that ask nothing of them."""
+    if options is None:
+        return agent.stream(user_input, history=history, run_id=run_id)
+    return agent.stream(user_input, history=history, run_id=run_id, options=options)
 
 
 class _TraceRouter:
@@ -196,9 +250,18 @@ class RunManager:
             agent.tracer = Tracer(sinks=sinks, session=agent.tracer.session if agent.tracer else None)
 
     async def start(
-        self, tenant: str, agent_name: str, user_input: str, *, session_id: str | None = None
+        self,
+        tenant: str,
+        agent_name: str,
+        user_input: str | Sequence[Message],
+        *,
+        session_id: str | None = None,
+        history: Sequence[Message] = (),
+        options: RunOptions | None = None,
     ) -> RunRecord:
-        """Create the run and start its task; ``KeyError`` for an unknown agent."""
+        """Create the run and start its task; ``KeyError`` for an unknown agent. ``user_input`` is the
+        question, or messages to append to ``history`` (an earlier conversation a client sent);
+        ``options`` the request's own additions (client tools, instructions …)."""
         agent = self.agents[agent_name]
         running = self._by_tenant.setdefault(tenant, set())
         run_id = uuid.uuid4().hex
@@ -213,7 +276,8 @@ class RunManager:
         try:
             await self.store.create(record, writes_here=self.dispatch is None)
             if self.dispatch is not None:
-                fresh = Checkpoint(agent_name, (UserMessage(user_input),), next_seq=1, fresh=True)
+                asked = (UserMessage(user_input),) if isinstance(user_input, str) else tuple(user_input)
+                fresh = Checkpoint(agent_name, (*history, *asked), next_seq=1, fresh=True, options=options)
                 await self.store.save_checkpoint(run_id, fresh.dumps())
                 await self.dispatch(run_id)
                 return record
@@ -221,8 +285,8 @@ class RunManager:
             if self.slots is not None:
                 await self.slots.release(tenant, run_id)
             raise
-        runner = agent.stream(user_input, run_id=run_id)
-        self._spawn(tenant, run_id, self._execute(agent, runner, run_id, seq=0))
+        runner = _stream(agent, user_input, history=history, run_id=run_id, options=options)
+        self._spawn(tenant, run_id, self._execute(agent, runner, run_id, seq=0, options=options))
         return record
 
     async def continue_run(self, run_id: str) -> None:
@@ -258,8 +322,12 @@ class RunManager:
         """The run going on from ``point``: with the decisions it carries (an approval), else from its
         messages; the loop's counters (steps, tool calls) and phase restored so its limits hold for
         the whole run. Chunks up to ``replayed_to`` were sent before and are not sent again."""
-        user_input: Approvals | list[Message] = point.approvals if point.approvals is not None else []
-        runner = agent.stream(user_input, history=list(point.messages), run_id=run_id)
+        user_input: Approvals | list[Message] = (
+            point.approvals if point.approvals is not None else list(point.pending)
+        )
+        runner = _stream(
+            agent, user_input, history=list(point.messages), run_id=run_id, options=point.options
+        )
         runner.state.current_step = point.steps
         if isinstance(runner, AgentLoopRunner):  # a composite run (SmartAO) keeps no loop counters
             runner.state.restore_tool_calls(point.tool_calls)
@@ -271,9 +339,10 @@ class RunManager:
             run_id,
             seq=point.next_seq - 1,
             replayed_to=replayed_to,
-            # an approval's continuation is a new part of the run, with its own agent_start
-            continuation=not point.fresh and point.approvals is None,
+            # an approval's or a caller's continuation is a new part of the run, with its own agent_start
+            continuation=not point.fresh and point.approvals is None and not point.pending,
             spent=_Spent(point.usage, point.cost_usd),
+            options=point.options,
         )
 
     async def _watch_cancel(self, run_id: str, work: asyncio.Task[None], *, every: float = 0.2) -> None:
@@ -316,10 +385,11 @@ class RunManager:
         replayed_to: int = 0,
         continuation: bool = False,
         spent: _Spent | None = None,
+        options: RunOptions | None = None,
     ) -> None:
         """Drive one runner to its end, writing chunks. ``continuation``: the run goes on from a
         checkpoint (its ``agent_start`` was sent before); ``spent``: usage and cost of the run's
-        earlier parts, added to this runner's."""
+        earlier parts, added to this runner's; ``options``: the request's, kept in checkpoints."""
         writer = _Writer(self.store, run_id, agent.name, seq, replayed_to)
         traces = self._router.pending.setdefault(run_id, [])
         before = spent if spent is not None else _Spent()
@@ -336,7 +406,7 @@ class RunManager:
                 chunks.extend(event_chunks(event, agent=agent.name, now=time.time()))
                 stop = await writer.write_many(chunks)
                 if getattr(event, "kind", "") in CHECKPOINT_KINDS:
-                    await self._checkpoint(agent.name, run_id, runner, writer.seq, before)
+                    await self._checkpoint(agent.name, run_id, runner, writer.seq, before, options)
                 if stop:
                     status, reason = "cancelled", "cancelled"
                     break
@@ -346,7 +416,10 @@ class RunManager:
                 reason = str(result.termination_reason)
                 if reason == "approval_required":
                     status = "awaiting_approval"
-                    await self._checkpoint(agent.name, run_id, runner, writer.seq, before)
+                    await self._checkpoint(agent.name, run_id, runner, writer.seq, before, options)
+                elif reason == "tools_pending":  # the model called a client's tools: the client answers
+                    status = "awaiting_tool_output"
+                    await self._checkpoint(agent.name, run_id, runner, writer.seq, before, options)
         except asyncio.CancelledError:
             status, reason = "cancelled", "cancelled"
         except Exception as exc:
@@ -380,7 +453,13 @@ class RunManager:
         return chunks
 
     async def _checkpoint(
-        self, agent: str, run_id: str, runner: ServableRun, seq: int, before: _Spent
+        self,
+        agent: str,
+        run_id: str,
+        runner: ServableRun,
+        seq: int,
+        before: _Spent,
+        options: RunOptions | None = None,
     ) -> None:
         tool_calls: tuple[ToolCallRecord, ...] = ()
         decode_retries: int | None = None
@@ -397,6 +476,7 @@ class RunManager:
             tool_calls=tool_calls,
             cost_usd=before.plus(runner.cost),
             decode_retries=decode_retries,
+            options=options,
         )
         await self.store.save_checkpoint(run_id, point.dumps())
 
@@ -407,7 +487,7 @@ class RunManager:
         ``cancelled`` in the same atomic step that a decision would take to continue it (so of a
         cancel and a decision racing, one wins; a later decision finds it cancelled) and a ``done``
         chunk of status ``cancelled`` appended to its stream."""
-        if record.status == "awaiting_approval" and await self._cancel_waiting(record):
+        if record.status in WAITING and await self._cancel_waiting(record):
             return
         await self.store.request_cancel(record.run_id)
         task = self._tasks.get(record.run_id)
@@ -417,7 +497,7 @@ class RunManager:
     async def _cancel_waiting(self, record: RunRecord) -> bool:
         """End a run that waits for approval (:meth:`cancel`); ``False`` when a decision came first."""
         run_id = record.run_id
-        if not await self.store.claim_status(run_id, "awaiting_approval", "cancelled"):
+        if not await self.store.claim_status(run_id, record.status, "cancelled"):
             return False
         await self.store.request_cancel(run_id)
         await self.store.set_status(run_id, "cancelled", reason="cancelled")
@@ -476,6 +556,44 @@ class RunManager:
             self._resume(agent, record.run_id, decided, replayed_to=decided.next_seq - 1),
         )
 
+    async def go_on(
+        self, record: RunRecord, messages: Sequence[Message], *, options: RunOptions | None = None
+    ) -> int:
+        """Continue a run that waits for its caller's tools, or one that completed, with the caller's
+        ``messages`` (tool answers; a next question) and the request's ``options``: the same run, from
+        its checkpoint, here or on a Celery worker. Returns the seq after which the new part's chunks
+        come. :class:`NotContinuable` when the run cannot go on; :class:`InvalidContinuation` when the
+        messages do not answer exactly the calls waiting."""
+        if record.status not in CONTINUABLE:
+            raise NotContinuable(f"run is {record.status}: it cannot be continued")
+        text = await self.store.load_checkpoint(record.run_id)
+        if text is None:
+            raise NotContinuable("the run's saved state has expired")
+        point = Checkpoint.loads(text)
+        answers = check_answers(point.messages, messages)
+        after = max(point.next_seq - 1, record.last_seq)
+        going = dataclasses.replace(
+            point, next_seq=after + 1, pending=answers, options=options, approvals=None
+        )
+        # of two continuations racing for the run, the first wins; the other finds it running
+        if not await self.store.claim_status(record.run_id, record.status, "running"):
+            raise NotContinuable("run is no longer waiting (another request continued it first)")
+        try:
+            await self.store.save_checkpoint(record.run_id, going.dumps())
+        except BaseException:
+            await self.store.set_status(record.run_id, record.status, reason=record.termination_reason)
+            raise
+        if self.slots is not None:
+            await self.slots.acquire(record.tenant, record.run_id, self.max_runs, force=True)
+        if self.dispatch is not None:
+            await self.dispatch(record.run_id)
+            return after
+        agent = self.agents[record.agent]
+        self._spawn(
+            record.tenant, record.run_id, self._resume(agent, record.run_id, going, replayed_to=after)
+        )
+        return after
+
     def read(self, run_id: str, *, after: int) -> AsyncIterator[Entry]:
         return self.store.read(run_id, after=after)
 
@@ -494,4 +612,14 @@ class RunManager:
             await self.slots.aclose()
 
 
-__all__ = ["InvalidDecisions", "NotAwaitingApproval", "RunLimitReached", "RunManager"]
+__all__ = [
+    "CONTINUABLE",
+    "WAITING",
+    "InvalidContinuation",
+    "InvalidDecisions",
+    "NotAwaitingApproval",
+    "NotContinuable",
+    "RunLimitReached",
+    "RunManager",
+    "check_answers",
+]

@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Sequence
 from typing import Any, Protocol
 
 from kanawa.loop.hooks import RunHooks
+from kanawa.loop.options import RunOptions
 from kanawa.trace.events import Tracer
 from kanawa.types import Message, Usage
 
@@ -86,7 +87,9 @@ class ServableAgent(Protocol):
     ``tracer`` is replaced by the run manager (its trace chunks); ``guardrails`` gets the tenant budget
     (:mod:`kanawa.server.budgets`), which also walks ``handoffs``; ``stream`` must not raise for a bad
     input — the run it returns should fail with one of kanawa's errors instead, so the client gets an
-    ``error`` chunk.
+    ``error`` chunk. ``options`` are the request's own additions (:class:`~kanawa.loop.options.RunOptions`:
+    instructions, the client's tools, an output cap and schema); a run that calls a client tool ends
+    with termination reason ``tools_pending`` and ``result.pending_tool_calls``.
     """
 
     tracer: Tracer | None
@@ -110,7 +113,12 @@ class ServableAgent(Protocol):
     def guardrails(self, value: Sequence[RunHooks]) -> None: ...
 
     def stream(
-        self, user_input: Any, *, history: Sequence[Message] = (), run_id: str | None = None
+        self,
+        user_input: Any,
+        *,
+        history: Sequence[Message] = (),
+        run_id: str | None = None,
+        options: RunOptions | None = None,
     ) -> ServableRun: ...
 
 

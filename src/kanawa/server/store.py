@@ -25,8 +25,12 @@ from typing import Final, Literal, Protocol, TypeAlias
 from kanawa.server.direct import DirectSender
 from kanawa.server.ring import ChunkRing, sse_frame
 
-RunStatus: TypeAlias = Literal["running", "completed", "failed", "cancelled", "awaiting_approval"]
-FINISHED: frozenset[str] = frozenset({"completed", "failed", "cancelled", "awaiting_approval"})
+RunStatus: TypeAlias = Literal[
+    "running", "completed", "failed", "cancelled", "awaiting_approval", "awaiting_tool_output"
+]
+FINISHED: frozenset[str] = frozenset(
+    {"completed", "failed", "cancelled", "awaiting_approval", "awaiting_tool_output"}
+)
 SEND_BYTES: Final = 64 * 1024
 """About the most frame bytes :meth:`MemoryRunStore.read_frames` yields at once: a client far behind
 its run (a resume from the start of a long one) gets its backlog a piece at a time, so one that stops

@@ -42,6 +42,7 @@ from kanawa.apps.smartao.textlint import TextlintError, TextlintSidecar, textlin
 from kanawa.llm.base import LLMAdapter
 from kanawa.loop.errors import AgentError
 from kanawa.loop.hooks import RunHooks
+from kanawa.loop.options import RunOptions
 from kanawa.loop.steps import FinalResponse, NestedEvent
 from kanawa.server.budgets import CURRENT_TENANT
 from kanawa.tools.base import Tool
@@ -260,9 +261,16 @@ class SmartAOAgent:
         return coordinator
 
     def stream(
-        self, user_input: Any, *, history: Sequence[Message] = (), run_id: str | None = None
+        self,
+        user_input: Any,
+        *,
+        history: Sequence[Message] = (),
+        run_id: str | None = None,
+        options: RunOptions | None = None,
     ) -> SmartAOServiceRun:
-        """Start a run (nothing happens until it is iterated; a bad input fails it then)."""
+        """Start a run (nothing happens until it is iterated; a bad input fails it then). ``options``
+        are accepted like any servable's; the coaching run follows its own agents' instructions and
+        tools (it offers no client tools), so a request's additions do not change it."""
         return SmartAOServiceRun(self, user_input, run_id=run_id)
 
 

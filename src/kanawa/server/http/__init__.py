@@ -1,0 +1,1 @@
+"""The service's HTTP surface: routers, and one module per wire protocol under ``protocols/``."""

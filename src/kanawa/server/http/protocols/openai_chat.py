@@ -1,0 +1,399 @@
+"""OpenAI's Chat Completions API over kanawa's runs: ``POST /v1/chat/completions``.
+
+``model`` is an agent's name (unknown: 404 ``model_not_found``). ``messages`` become the run:
+``system``/``developer`` messages are added to the agent's instructions, ``user``/``assistant``
+(with ``tool_calls``)/``tool`` messages its history, and the last user message — or the trailing
+``tool`` messages answering the last assistant's calls — its input. Text content only (a string
+or ``text`` parts). ``tools`` of type ``function`` are the client's, offered beside the agent's
+own; ``response_format`` ``json_schema`` is asked of the model when the agent answers in text;
+``max_completion_tokens`` (or ``max_tokens``) caps each model response. Chat Completions is
+stateless: every request is a new run over the conversation the client sends.
+
+Non-streaming: a ``chat.completion`` with one choice — the answer's text, or the client's tool
+calls with ``finish_reason: "tool_calls"`` (the client runs them and sends the conversation back
+with ``role: "tool"`` messages). ``stream``: ``chat.completion.chunk`` events — the first delta
+carries ``role``, then ``content`` deltas, then the tool calls (whole, one delta), then a chunk
+with ``finish_reason``; with ``stream_options.include_usage`` one more chunk with empty
+``choices`` and ``usage``; then ``data: [DONE]``. A run that fails sends an ``error`` event (the
+official clients raise it) and a non-streaming request gets a 500 in OpenAI's error shape. The
+agent's own tool calls run on the server and are not in the answer (the Responses API shows them).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator
+from typing import Annotated, Any, Final, Literal
+
+from fastapi import APIRouter, Request, Response
+from fastapi.responses import JSONResponse, StreamingResponse
+from pydantic import Field
+
+from kanawa.server.app import API_ERRORS, BODY_ERRORS, CallerArg
+from kanawa.server.http.protocols.openai_errors import OpenAIError
+from kanawa.server.http.protocols.openai_inputs import (
+    Content,
+    InvalidInput,
+    JsonObject,
+    LongText,
+    OtherTool,
+    ShortText,
+    ToolName,
+    _Open,
+    add_tool_call,
+    content_text,
+    json_text,
+    output_schema,
+    run_options,
+    split_turn,
+    tool_answer,
+    tool_spec,
+)
+from kanawa.server.http.protocols.openai_runs import (
+    Part,
+    admit_stream,
+    manager_of,
+    part_chunks,
+    release_stream,
+    top_level,
+    usage_counts,
+)
+from kanawa.server.runs import RunLimitReached
+from kanawa.types import AssistantMessage, Message, ToolCall, UserMessage
+
+PREFIX: Final = "chatcmpl"
+SSE: Final = "text/event-stream"
+
+
+class FunctionName(_Open):
+    name: ToolName
+    arguments: LongText = "{}"
+
+
+class ChatToolCall(_Open):
+    id: ShortText
+    type: Literal["function"] = "function"
+    function: FunctionName
+
+
+class ChatMessage(_Open):
+    role: Literal["system", "developer", "user", "assistant", "tool"]
+    content: Content | None = None
+    tool_calls: Annotated[list[ChatToolCall], Field(max_length=128)] | None = None
+    tool_call_id: ShortText | None = None
+
+
+class FunctionDefinition(_Open):
+    name: ToolName
+    description: LongText | None = None
+    parameters: JsonObject | None = None
+    strict: bool | None = None
+
+
+class ChatFunctionTool(_Open):
+    type: Literal["function"]
+    function: FunctionDefinition
+
+
+class StreamOptions(_Open):
+    include_usage: bool | None = None
+
+
+class JsonSchemaFormat(_Open):
+    name: ShortText | None = None
+    schema_: JsonObject | None = Field(default=None, alias="schema")
+    strict: bool | None = None
+    description: LongText | None = None
+
+
+class ResponseFormat(_Open):
+    type: Literal["text", "json_schema", "json_object"]
+    json_schema: JsonSchemaFormat | None = None
+
+
+class ChatRequest(_Open):
+    """``POST /v1/chat/completions`` (fields kanawa does not use are accepted and ignored)."""
+
+    model: ShortText = Field(min_length=1)
+    messages: Annotated[list[ChatMessage], Field(min_length=1, max_length=1000)]
+    stream: bool | None = False
+    stream_options: StreamOptions | None = None
+    tools: Annotated[list[ChatFunctionTool | OtherTool], Field(max_length=128)] | None = None
+    max_tokens: Annotated[int, Field(ge=1, le=1_000_000)] | None = None
+    max_completion_tokens: Annotated[int, Field(ge=1, le=1_000_000)] | None = None
+    response_format: ResponseFormat | None = None
+
+
+def _conversation(body: ChatRequest) -> tuple[list[Message], list[str]]:
+    messages: list[Message] = []
+    instructions: list[str] = []
+    for index, message in enumerate(body.messages):
+        where = f"messages[{index}]"
+        text = content_text(message.content, param=where)
+        if message.role in ("system", "developer"):
+            instructions.append(text)
+        elif message.role == "user":
+            messages.append(UserMessage(text))
+        elif message.role == "assistant":
+            messages.append(AssistantMessage(text=text))
+            for call in message.tool_calls or ():
+                add_tool_call(messages, ToolCall(call.id, call.function.name, call.function.arguments))
+        else:
+            if message.tool_call_id is None:
+                raise InvalidInput("a tool message needs its tool_call_id", param=f"{where}.tool_call_id")
+            messages.append(tool_answer(messages, message.tool_call_id, text))
+    return messages, instructions
+
+
+def _options(body: ChatRequest, instructions: str | None) -> Any:
+    specs = []
+    for index, tool in enumerate(body.tools or ()):
+        if not isinstance(tool, ChatFunctionTool):
+            raise InvalidInput(
+                f"tools of type {tool.type!r} are not supported: declare functions", param=f"tools[{index}]"
+            )
+        fn = tool.function
+        specs.append(tool_spec(fn.name, fn.description, fn.parameters, fn.strict))
+    schema = None
+    fmt = body.response_format
+    if fmt is not None and fmt.type == "json_schema":
+        if fmt.json_schema is None or fmt.json_schema.schema_ is None:
+            raise InvalidInput(
+                "response_format json_schema needs a schema", param="response_format.json_schema"
+            )
+        given = fmt.json_schema
+        schema = output_schema(
+            given.name, given.schema_ or {}, strict=given.strict, description=given.description
+        )
+    elif fmt is not None and fmt.type == "json_object":
+        schema = output_schema("response", {"type": "object"}, strict=False, description=None)
+    cap = body.max_completion_tokens if body.max_completion_tokens is not None else body.max_tokens
+    return run_options(instructions, specs, cap, schema)
+
+
+class ChatTranslator:
+    """A run's chunks → one chat completion (and its stream chunks)."""
+
+    def __init__(self, part: Part, *, model: str, created: float) -> None:
+        self.id = part.id(PREFIX)
+        self.model = model
+        self.created = int(created)
+        self.text: list[str] = []
+        self.calls: dict[str, dict[str, str]] = {}
+        self.usage: dict[str, Any] | None = None
+        self.error: dict[str, Any] | None = None
+        self.finish: str | None = None
+        self._started = False
+
+    def _chunk(self, delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        if not self._started:
+            self._started = True
+            delta = {"role": "assistant", **delta}
+        return {
+            "id": self.id,
+            "object": "chat.completion.chunk",
+            "created": self.created,
+            "model": self.model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}],
+        }
+
+    def feed(self, chunk: dict[str, Any]) -> list[dict[str, Any]]:
+        kind = chunk.get("type")
+        data = chunk.get("data")
+        if not isinstance(data, dict) or not top_level(chunk):
+            return []
+        if kind == "delta" and "text" in data:
+            text = str(data["text"])
+            self.text.append(text)
+            return [self._chunk({"content": text})]
+        if kind == "tool_call":
+            self.calls[str(data.get("id", ""))] = {
+                "name": str(data.get("name", "")),
+                "arguments": str(data.get("arguments", "")),
+            }
+        elif kind == "tool_response":
+            self.calls.pop(str(data.get("call_id", "")), None)
+        elif kind == "final" and not self.text:
+            output = data.get("output")
+            text = str(data.get("text") or "")
+            if not text and output is not None:
+                text = output if isinstance(output, str) else json_text(output)
+            self.text.append(text)
+            return [self._chunk({"content": text})]
+        elif kind == "usage":
+            self.usage = data
+        elif kind == "error":
+            self.error = {
+                "message": f"{data.get('code')}: {data.get('message')}",
+                "type": "server_error",
+                "code": "server_error",
+                "param": None,
+            }
+        elif kind == "done":
+            return self._done(str(data.get("status", "completed")))
+        return []
+
+    def _tool_calls(self) -> list[dict[str, Any]]:
+        return [
+            {"index": i, "id": call_id, "type": "function", "function": dict(call)}
+            for i, (call_id, call) in enumerate(self.calls.items())
+        ]
+
+    def _done(self, status: str) -> list[dict[str, Any]]:
+        if status == "awaiting_tool_output":
+            self.finish = "tool_calls"
+            return [self._chunk({"tool_calls": self._tool_calls()}), self._chunk({}, "tool_calls")]
+        if status == "completed":
+            self.finish = "stop"
+            return [self._chunk({}, "stop")]
+        if self.error is None:
+            reason = {
+                "cancelled": "the run was cancelled",
+                "awaiting_approval": "the run waits for a person's approval (POST /v1/runs/{id}/approvals)",
+            }.get(status, "the run failed")
+            self.error = {"message": reason, "type": "server_error", "code": "server_error", "param": None}
+        return [{"error": self.error}]
+
+    def usage_body(self) -> dict[str, Any]:
+        tokens_in, tokens_out, reasoning, cached = usage_counts(self.usage)
+        return {
+            "prompt_tokens": tokens_in,
+            "completion_tokens": tokens_out,
+            "total_tokens": tokens_in + tokens_out,
+            "prompt_tokens_details": {"cached_tokens": cached},
+            "completion_tokens_details": {"reasoning_tokens": reasoning},
+        }
+
+    def usage_chunk(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "object": "chat.completion.chunk",
+            "created": self.created,
+            "model": self.model,
+            "choices": [],
+            "usage": self.usage_body(),
+        }
+
+    def completion(self) -> dict[str, Any]:
+        calls = self._tool_calls() if self.finish == "tool_calls" else []
+        message: dict[str, Any] = {
+            "role": "assistant",
+            "content": "".join(self.text) or None,
+            "refusal": None,
+        }
+        if calls:
+            message["tool_calls"] = [{k: v for k, v in call.items() if k != "index"} for call in calls]
+        return {
+            "id": self.id,
+            "object": "chat.completion",
+            "created": self.created,
+            "model": self.model,
+            "choices": [
+                {"index": 0, "message": message, "finish_reason": self.finish or "stop", "logprobs": None}
+            ],
+            "usage": self.usage_body(),
+        }
+
+
+def _data(body: dict[str, Any]) -> bytes:
+    return b"data: " + json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode() + b"\n\n"
+
+
+async def _stream(
+    request: Request, translator: ChatTranslator, part: Part, *, usage: bool, admitted: tuple[str, str | None]
+) -> AsyncIterator[bytes]:
+    try:
+        async for chunk in part_chunks(manager_of(request).store, part):
+            frames = [_data(event) for event in translator.feed(chunk)]
+            if frames:
+                yield b"".join(frames)
+        if usage and translator.error is None:
+            yield _data(translator.usage_chunk())
+        yield b"data: [DONE]\n\n"
+    except OpenAIError as exc:
+        yield _data(
+            {"error": {"message": exc.message, "type": "server_error", "code": exc.code, "param": None}}
+        )
+    finally:
+        release_stream(request, admitted)
+
+
+router = APIRouter(tags=["openai"])
+
+
+@router.post(
+    "/v1/chat/completions",
+    response_class=Response,
+    responses={
+        200: {
+            "description": "A ``chat.completion``, or with ``stream`` ``chat.completion.chunk`` events "
+            "ending with ``data: [DONE]``.",
+            "content": {
+                "application/json": {"schema": {"type": "object"}},
+                SSE: {"schema": {"type": "string"}},
+            },
+        },
+        400: {"description": "Messages a run cannot take (OpenAI error shape)"},
+        404: {"description": "Unknown model"},
+        500: {"description": "The run failed (a non-streaming request; OpenAI error shape)"},
+        **BODY_ERRORS,
+        **API_ERRORS,
+    },
+    summary="Create a chat completion (OpenAI Chat Completions API)",
+)
+async def create_chat_completion(body: ChatRequest, request: Request, who: CallerArg) -> Response:
+    """Run the agent named by ``model`` on the conversation (module docstring of
+    ``kanawa.server.http.protocols.openai_chat``)."""
+    manager = manager_of(request)
+    try:
+        if body.model not in manager.agents:
+            raise OpenAIError(
+                404,
+                f"the model {body.model!r} does not exist (no agent of that name)",
+                code="model_not_found",
+                param="model",
+            )
+        try:
+            messages, instructions = _conversation(body)
+            conversation = split_turn(messages, instructions)
+            options = _options(body, conversation.instructions)
+        except InvalidInput as exc:
+            raise OpenAIError(400, str(exc), param=exc.param or "messages") from None
+        admitted = admit_stream(request, who.tenant, None)
+        try:
+            record = await manager.start(
+                who.tenant, body.model, list(conversation.turn), history=conversation.history, options=options
+            )
+        except BaseException as exc:
+            release_stream(request, admitted)
+            if isinstance(exc, RunLimitReached):
+                raise OpenAIError(429, str(exc), headers={"Retry-After": "1"}) from None
+            raise
+        part = Part(record.run_id)
+        translator = ChatTranslator(part, model=body.model, created=record.created or time.time())
+        if body.stream:
+            include = bool(body.stream_options and body.stream_options.include_usage)
+            return StreamingResponse(
+                _stream(request, translator, part, usage=include, admitted=admitted),
+                media_type=SSE,
+                headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no", "X-Run-Id": part.run_id},
+            )
+        try:
+            async for chunk in part_chunks(manager.store, part):
+                translator.feed(chunk)
+        finally:
+            release_stream(request, admitted)
+        if translator.error is not None:
+            # the run failed, not the request: an official client would retry a 500 (a new run) but for this
+            return JSONResponse(
+                {"error": translator.error},
+                status_code=500,
+                headers={"X-Run-Id": part.run_id, "x-should-retry": "false"},
+            )
+        return JSONResponse(translator.completion(), headers={"X-Run-Id": part.run_id})
+    except OpenAIError as exc:
+        return exc.response()
+
+
+__all__ = ["ChatRequest", "ChatTranslator", "router"]

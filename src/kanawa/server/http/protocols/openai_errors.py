@@ -1,0 +1,160 @@
+"""Errors on the OpenAI-compatible routes in OpenAI's shape: ``{"error": {message, type, param, code}}``.
+
+An OpenAI client reads a failed request's reason from that body (the Python SDK raises
+``NotFoundError``, ``RateLimitError`` … with ``.body["error"]``); kanawa's other routes answer
+``{"detail": …}``. The routes here answer :class:`OpenAIError` themselves; what is refused before a
+route runs — no API key (401), the rate limit (429), a body over the size limit (413), a request
+that fails validation (422) — comes from shared code in kanawa's shape, so :class:`OpenAIErrorShape`,
+an ASGI middleware scoped to :data:`OPENAI_PATHS`, rewrites those bodies (status and headers such as
+``Retry-After`` and ``WWW-Authenticate`` kept).
+
+======  ==========================  ==============================
+status  ``type``                    ``code``
+======  ==========================  ==============================
+400     ``invalid_request_error``   ``invalid_request``
+401     ``invalid_request_error``   ``invalid_api_key``
+403     ``permission_error``        ``forbidden``
+404     ``invalid_request_error``   ``model_not_found`` / ``not_found``
+409     ``invalid_request_error``   ``conflict``
+413     ``invalid_request_error``   ``request_too_large``
+422     ``invalid_request_error``   ``invalid_request``
+429     ``requests``                ``rate_limit_exceeded``
+5xx     ``server_error``            ``server_error``
+======  ==========================  ==============================
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Final
+
+from fastapi.responses import JSONResponse
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+OPENAI_PATHS: Final = ("/v1/responses", "/v1/chat/completions", "/v1/models")
+"""Path prefixes whose errors are in OpenAI's shape."""
+
+_KINDS: Final[dict[int, tuple[str, str]]] = {
+    400: ("invalid_request_error", "invalid_request"),
+    401: ("invalid_request_error", "invalid_api_key"),
+    403: ("permission_error", "forbidden"),
+    404: ("invalid_request_error", "not_found"),
+    405: ("invalid_request_error", "method_not_allowed"),
+    409: ("invalid_request_error", "conflict"),
+    413: ("invalid_request_error", "request_too_large"),
+    422: ("invalid_request_error", "invalid_request"),
+    429: ("requests", "rate_limit_exceeded"),
+}
+MAX_ERROR_BODY: Final = 64 * 1024
+"""Error bodies longer than this are passed on as they are (none of kanawa's is near it)."""
+
+
+def error_body(
+    status: int, message: str, *, code: str | None = None, param: str | None = None
+) -> dict[str, Any]:
+    kind, default_code = _KINDS.get(status, ("server_error", "server_error"))
+    return {"error": {"message": message, "type": kind, "param": param, "code": code or default_code}}
+
+
+class OpenAIError(Exception):
+    """A refusal a route answers in OpenAI's shape (see the module's table)."""
+
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        *,
+        code: str | None = None,
+        param: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.code = code
+        self.param = param
+        self.headers = headers
+
+    def response(self) -> JSONResponse:
+        return JSONResponse(
+            error_body(self.status, self.message, code=self.code, param=self.param),
+            status_code=self.status,
+            headers=self.headers,
+        )
+
+
+def _message(detail: object) -> str:
+    """kanawa's ``detail`` (a text, or FastAPI's list of validation problems) as one sentence."""
+    if isinstance(detail, str):
+        return detail
+    if isinstance(detail, list):
+        problems = []
+        for item in detail[:5]:
+            if isinstance(item, dict):
+                where = ".".join(str(part) for part in item.get("loc", ()) if part != "body")
+                problems.append(f"{where}: {item.get('msg', '')}" if where else str(item.get("msg", "")))
+        return "invalid request: " + "; ".join(problems) if problems else "invalid request"
+    return "request refused"
+
+
+def openai_shaped(status: int, body: bytes) -> bytes | None:
+    """``body`` rewritten in OpenAI's shape; ``None`` when it already is one or is not kanawa's."""
+    try:
+        parsed = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if not isinstance(parsed, dict) or "error" in parsed or "detail" not in parsed:
+        return None
+    return json.dumps(error_body(status, _message(parsed["detail"]))).encode()
+
+
+class OpenAIErrorShape:
+    """Rewrites the JSON error responses of :data:`OPENAI_PATHS` into OpenAI's shape (module docstring).
+
+    Only a response that starts with a status of 400 or more and a JSON content type is held back,
+    and only until its body is complete; a stream's events pass straight through."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not str(scope.get("path", "")).startswith(OPENAI_PATHS):
+            await self.app(scope, receive, send)
+            return
+        held: Message | None = None
+        parts: list[bytes] = []
+
+        async def shaping_send(message: Message) -> None:
+            nonlocal held
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+                headers = dict(message.get("headers", ()))
+                if status >= 400 and headers.get(b"content-type", b"").startswith(b"application/json"):
+                    held = message
+                    return
+                await send(message)
+                return
+            if held is None or message["type"] != "http.response.body":
+                await send(message)
+                return
+            parts.append(message.get("body", b""))
+            if message.get("more_body", False) and sum(map(len, parts)) <= MAX_ERROR_BODY:
+                return
+            body = b"".join(parts)
+            shaped = openai_shaped(int(held["status"]), body) if not message.get("more_body") else None
+            final = shaped if shaped is not None else body
+            sized = [
+                (name, str(len(final)).encode() if name == b"content-length" else value)
+                for name, value in held.get("headers", ())
+            ]
+            await send({**held, "headers": sized})
+            await send(
+                {"type": "http.response.body", "body": final, "more_body": bool(message.get("more_body"))}
+            )
+            held = None
+            parts.clear()
+
+        await self.app(scope, receive, shaping_send)
+
+
+__all__ = ["OPENAI_PATHS", "OpenAIError", "OpenAIErrorShape", "error_body", "openai_shaped"]

@@ -1,0 +1,727 @@
+"""OpenAI's Responses API over kanawa's runs: any registered agent is a "model".
+
+Routes (all behind the Bearer key; errors in OpenAI's shape, :mod:`.openai_errors`):
+
+- ``POST /v1/responses`` — ``model`` (an agent's name; unknown: 404 ``model_not_found``),
+  ``input`` (a string, or input items: ``message`` with role ``user``/``assistant``/``system``/
+  ``developer`` and text content, ``function_call``, ``function_call_output``; other item types
+  such as ``item_reference`` or ``reasoning`` are skipped), ``instructions`` (added to the agent's;
+  system/developer messages too), ``tools`` (``function`` only: the client's tools, offered beside
+  the agent's own), ``text.format`` (``json_schema``: asked of the model when the agent answers in
+  text; an agent with an output type answers in its own schema, as JSON), ``max_output_tokens``,
+  ``metadata`` (echoed), ``previous_response_id`` (continues *the same run*), ``stream``. ``store``
+  is accepted: every response is kept for the run TTL (``KANAWA_RUN_TTL``) whatever it says.
+  Non-streaming: the Response object; streaming: server-sent events (below).
+- ``GET /v1/responses/{id}`` — the response as it stands (``in_progress`` while the run works);
+  ``?stream=true&starting_after=N`` — its events after sequence number ``N`` (from the start
+  without it), live until it ends: no gap, no duplicate.
+- ``POST /v1/responses/{id}/cancel`` — stops the run; the response ends ``cancelled``.
+
+Another tenant's response id is a 404 exactly like a missing one. Ids: ``resp_<run id>`` for a
+run's first response, ``resp_<run id>_<seq>`` for a later one (:mod:`.openai_runs`).
+
+What a run's chunks become (:class:`ResponseTranslator`; ``sequence_number`` counts from 0 in each
+response, and the same chunks always give the same events):
+
+================================  =============================================================
+run chunks                        output items and events
+================================  =============================================================
+(start)                           ``response.created``, ``response.in_progress``
+``delta`` ``text``                a ``message`` item: ``output_item.added``,
+                                  ``content_part.added`` (``output_text``), ``output_text.delta``
+                                  … then ``output_text.done``, ``content_part.done``,
+                                  ``output_item.done`` when the text ends (a tool call, the end)
+``delta`` ``reasoning``           a ``reasoning`` item with one ``summary_text`` part:
+                                  ``reasoning_summary_part.added``,
+                                  ``reasoning_summary_text.delta`` … ``.done``
+``tool_call`` + ``tool_response``  the agent's own tool, run by the server: an ``mcp_call`` item
+                                  (``server_label`` ``kanawa``, ``name``, ``arguments``,
+                                  ``output``; ``status`` ``completed``, or ``failed`` when the
+                                  tool failed) — clients show it and never execute it
+``final``                         the answer's ``message`` item (when no text was streamed)
+``done`` ``awaiting_tool_output``  a ``function_call`` item per call of a *client* tool
+                                  (``call_id``, ``name``, ``arguments``, status ``completed``),
+                                  then ``response.completed``: the client runs them and sends
+                                  ``previous_response_id`` + ``function_call_output`` items
+``done`` ``completed``            ``response.completed`` (with ``usage``)
+``error`` + ``done`` ``failed``   ``response.failed`` with ``error`` (``server_error``)
+``done`` ``cancelled``            ``response.incomplete``, the response's status ``cancelled``
+``done`` ``awaiting_approval``    ``response.incomplete``: the run waits for a person
+                                  (``POST /v1/runs/{run id}/approvals``)
+================================  =============================================================
+
+Chunks of agents working inside the run (a handoff's target) are not the response's items.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import AsyncIterator
+from typing import Annotated, Any, Final, Literal
+
+from fastapi import APIRouter, Path, Query, Request, Response
+from fastapi.responses import JSONResponse, StreamingResponse
+from pydantic import Field
+
+from kanawa.server.app import API_ERRORS, BODY_ERRORS, CallerArg
+from kanawa.server.http.protocols.openai_errors import OpenAIError
+from kanawa.server.http.protocols.openai_inputs import (
+    Content,
+    FunctionTool,
+    InvalidInput,
+    JsonData,
+    JsonObject,
+    LongText,
+    OtherTool,
+    ShortText,
+    ToolName,
+    _Open,
+    add_tool_call,
+    content_text,
+    json_text,
+    output_schema,
+    run_options,
+    split_turn,
+    tool_answer,
+    tool_spec,
+)
+from kanawa.server.http.protocols.openai_runs import (
+    Part,
+    admit_stream,
+    manager_of,
+    owned_part,
+    part_chunks,
+    release_stream,
+    top_level,
+    usage_counts,
+)
+from kanawa.server.runs import InvalidContinuation, NotContinuable, RunLimitReached
+from kanawa.server.store import RunRecord
+from kanawa.types import AssistantMessage, Message, ToolCall, UserMessage
+
+PREFIX: Final = "resp"
+SSE: Final = "text/event-stream"
+SERVER_LABEL: Final = "kanawa"
+"""``server_label`` of the ``mcp_call`` items that show the agent's own tool calls."""
+
+
+# ------------------------------------------------------------------------------------------ request
+
+
+class InputMessage(_Open):
+    type: Literal["message"] | None = None
+    role: Literal["user", "assistant", "system", "developer"]
+    content: Content
+
+
+class FunctionCallItem(_Open):
+    type: Literal["function_call"]
+    call_id: ShortText
+    name: ToolName
+    arguments: LongText
+
+
+class FunctionCallOutputItem(_Open):
+    type: Literal["function_call_output"]
+    call_id: ShortText
+    output: Content
+
+
+class OtherItem(_Open):
+    """An input item kanawa keeps no state for (``item_reference``, ``reasoning``, ``mcp_call`` …):
+    skipped — the run's own history holds what they stood for."""
+
+    type: ShortText
+
+
+InputItem = InputMessage | FunctionCallItem | FunctionCallOutputItem | OtherItem
+
+
+class TextFormat(_Open):
+    type: Literal["text", "json_schema", "json_object"]
+    name: ShortText | None = None
+    schema_: JsonObject | None = Field(default=None, alias="schema")
+    strict: bool | None = None
+    description: LongText | None = None
+
+
+class TextConfig(_Open):
+    format: TextFormat | None = None
+
+
+class ResponsesRequest(_Open):
+    """``POST /v1/responses`` (fields kanawa does not use are accepted and ignored)."""
+
+    model: ShortText = Field(min_length=1)
+    input: LongText | Annotated[list[InputItem], Field(max_length=1000)]
+    instructions: LongText | None = None
+    stream: bool | None = False
+    previous_response_id: ShortText | None = None
+    store: bool | None = None
+    metadata: (
+        Annotated[dict[ShortText, Annotated[str, Field(max_length=512)]], Field(max_length=16)] | None
+    ) = None
+    max_output_tokens: Annotated[int, Field(ge=1, le=1_000_000)] | None = None
+    text: TextConfig | None = None
+    tools: Annotated[list[FunctionTool | OtherTool], Field(max_length=128)] | None = None
+    tool_choice: JsonData = None
+
+
+def _messages(body: ResponsesRequest) -> tuple[list[Message], list[str]]:
+    """The input as messages, and the instructions (the request's, then system/developer turns)."""
+    instructions = [body.instructions] if body.instructions else []
+    if isinstance(body.input, str):
+        return [UserMessage(body.input)], instructions
+    messages: list[Message] = []
+    for index, item in enumerate(body.input):
+        where = f"input[{index}]"
+        if isinstance(item, InputMessage):
+            text = content_text(item.content, param=where)
+            if item.role in ("system", "developer"):
+                instructions.append(text)
+            elif item.role == "user":
+                messages.append(UserMessage(text))
+            else:
+                messages.append(AssistantMessage(text=text))
+        elif isinstance(item, FunctionCallItem):
+            add_tool_call(messages, ToolCall(item.call_id, item.name, item.arguments))
+        elif isinstance(item, FunctionCallOutputItem):
+            messages.append(tool_answer(messages, item.call_id, content_text(item.output, param=where)))
+    return messages, instructions
+
+
+def _options(body: ResponsesRequest, instructions: list[str]) -> Any:
+    specs = []
+    for index, tool in enumerate(body.tools or ()):
+        if not isinstance(tool, FunctionTool):
+            raise InvalidInput(
+                f"tools of type {tool.type!r} are not supported: declare functions", param=f"tools[{index}]"
+            )
+        specs.append(tool_spec(tool.name, tool.description, tool.parameters, tool.strict))
+    schema = None
+    fmt = body.text.format if body.text is not None else None
+    if fmt is not None and fmt.type == "json_schema":
+        if fmt.schema_ is None:
+            raise InvalidInput("text.format json_schema needs a schema", param="text.format.schema")
+        schema = output_schema(fmt.name, fmt.schema_, strict=fmt.strict, description=fmt.description)
+    elif fmt is not None and fmt.type == "json_object":
+        schema = output_schema("response", {"type": "object"}, strict=False, description=None)
+    joined = "\n\n".join(text for text in instructions if text) or None
+    return run_options(joined, specs, body.max_output_tokens, schema)
+
+
+# --------------------------------------------------------------------------------------- translation
+
+
+class ResponseTranslator:
+    """A response's run chunks → its Response object and its stream events (module table)."""
+
+    def __init__(self, part: Part, *, model: str, created: float, echo: dict[str, Any] | None = None) -> None:
+        self.part = part
+        self.id = part.id(PREFIX)
+        self.model = model
+        self.created = int(created)
+        self.echo = echo or {}
+        self.output: list[dict[str, Any]] = []
+        self.status = "in_progress"
+        self.error: dict[str, Any] | None = None
+        self.usage: dict[str, Any] | None = None
+        self._message: int | None = None
+        self._reasoning: int | None = None
+        self._calls: dict[str, dict[str, Any]] = {}
+        """Calls asked for and not answered yet, by call id: the agent's own until their result
+        comes; those left at the end are the client's."""
+
+    # the Response object ------------------------------------------------------------------------
+
+    def snapshot(self) -> dict[str, Any]:
+        tokens_in, tokens_out, reasoning, cached = usage_counts(self.usage)
+        echo = self.echo
+        return {
+            "id": self.id,
+            "object": "response",
+            "created_at": self.created,
+            "status": self.status,
+            "model": self.model,
+            "output": copy.deepcopy(self.output),
+            "error": self.error,
+            "incomplete_details": None,
+            "instructions": echo.get("instructions"),
+            "max_output_tokens": echo.get("max_output_tokens"),
+            "metadata": echo.get("metadata") or {},
+            "parallel_tool_calls": True,
+            "previous_response_id": echo.get("previous_response_id"),
+            "temperature": None,
+            "top_p": None,
+            "tool_choice": "auto",
+            "tools": echo.get("tools") or [],
+            "text": {"format": echo.get("format") or {"type": "text"}},
+            "store": True,
+            "background": False,
+            "usage": None
+            if self.usage is None
+            else {
+                "input_tokens": tokens_in,
+                "input_tokens_details": {"cached_tokens": cached},
+                "output_tokens": tokens_out,
+                "output_tokens_details": {"reasoning_tokens": reasoning},
+                "total_tokens": tokens_in + tokens_out,
+            },
+        }
+
+    def opening(self) -> list[dict[str, Any]]:
+        return [
+            {"type": "response.created", "response": self.snapshot()},
+            {"type": "response.in_progress", "response": self.snapshot()},
+        ]
+
+    # chunks → events -----------------------------------------------------------------------------
+
+    def feed(self, chunk: dict[str, Any]) -> list[dict[str, Any]]:
+        kind = chunk.get("type")
+        data = chunk.get("data")
+        if not isinstance(data, dict) or not top_level(chunk):
+            return []
+        seq = int(chunk.get("seq") or 0)
+        if kind == "delta":
+            if "text" in data:
+                return self._text(str(data["text"]), seq)
+            if "reasoning" in data:
+                return self._reason(str(data["reasoning"]), seq)
+            return []
+        if kind == "tool_call":
+            events = self._close_text()
+            call_id = str(data.get("id", ""))
+            self._calls[call_id] = {
+                "name": str(data.get("name", "")),
+                "arguments": str(data.get("arguments", "")),
+            }
+            return events
+        if kind == "tool_response":
+            return [*self._close_text(), *self._tool_result(data, seq)]
+        if kind == "final":
+            return self._final(data, seq)
+        if kind == "usage":
+            self.usage = data
+            return []
+        if kind == "error":
+            self.error = {"code": "server_error", "message": f"{data.get('code')}: {data.get('message')}"}
+            return []
+        if kind == "done":
+            return self._done(str(data.get("status", "completed")), seq)
+        return []
+
+    def _add(self, item: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        self.output.append(item)
+        index = len(self.output) - 1
+        return index, {
+            "type": "response.output_item.added",
+            "output_index": index,
+            "item": copy.deepcopy(item),
+        }
+
+    def _item_done(self, index: int) -> dict[str, Any]:
+        return {
+            "type": "response.output_item.done",
+            "output_index": index,
+            "item": copy.deepcopy(self.output[index]),
+        }
+
+    def _text(self, text: str, seq: int) -> list[dict[str, Any]]:
+        events = self._close_reasoning()
+        if self._message is None:
+            item: dict[str, Any] = {
+                "id": f"msg_{self.part.run_id}_{seq}",
+                "type": "message",
+                "role": "assistant",
+                "status": "in_progress",
+                "content": [],
+            }
+            self._message, added = self._add(item)
+            part = {"type": "output_text", "text": "", "annotations": [], "logprobs": []}
+            item["content"].append(part)
+            events += [
+                added,
+                {
+                    "type": "response.content_part.added",
+                    "item_id": item["id"],
+                    "output_index": self._message,
+                    "content_index": 0,
+                    "part": copy.deepcopy(part),
+                },
+            ]
+        current = self.output[self._message]
+        current["content"][0]["text"] += text
+        events.append(
+            {
+                "type": "response.output_text.delta",
+                "item_id": current["id"],
+                "output_index": self._message,
+                "content_index": 0,
+                "delta": text,
+                "logprobs": [],
+            }
+        )
+        return events
+
+    def _close_text(self) -> list[dict[str, Any]]:
+        events = self._close_reasoning()
+        index = self._message
+        if index is None:
+            return events
+        self._message = None
+        item = self.output[index]
+        item["status"] = "completed"
+        part = item["content"][0]
+        return [
+            *events,
+            {
+                "type": "response.output_text.done",
+                "item_id": item["id"],
+                "output_index": index,
+                "content_index": 0,
+                "text": part["text"],
+                "logprobs": [],
+            },
+            {
+                "type": "response.content_part.done",
+                "item_id": item["id"],
+                "output_index": index,
+                "content_index": 0,
+                "part": copy.deepcopy(part),
+            },
+            self._item_done(index),
+        ]
+
+    def _reason(self, text: str, seq: int) -> list[dict[str, Any]]:
+        events: list[dict[str, Any]] = []
+        if self._reasoning is None:
+            if self._message is not None:
+                events += self._close_text()
+            item: dict[str, Any] = {"id": f"rs_{self.part.run_id}_{seq}", "type": "reasoning", "summary": []}
+            self._reasoning, added = self._add(item)
+            part = {"type": "summary_text", "text": ""}
+            item["summary"].append(part)
+            events += [
+                added,
+                {
+                    "type": "response.reasoning_summary_part.added",
+                    "item_id": item["id"],
+                    "output_index": self._reasoning,
+                    "summary_index": 0,
+                    "part": dict(part),
+                },
+            ]
+        item = self.output[self._reasoning]
+        item["summary"][0]["text"] += text
+        events.append(
+            {
+                "type": "response.reasoning_summary_text.delta",
+                "item_id": item["id"],
+                "output_index": self._reasoning,
+                "summary_index": 0,
+                "delta": text,
+            }
+        )
+        return events
+
+    def _close_reasoning(self) -> list[dict[str, Any]]:
+        index = self._reasoning
+        if index is None:
+            return []
+        self._reasoning = None
+        item = self.output[index]
+        part = item["summary"][0]
+        return [
+            {
+                "type": "response.reasoning_summary_text.done",
+                "item_id": item["id"],
+                "output_index": index,
+                "summary_index": 0,
+                "text": part["text"],
+            },
+            {
+                "type": "response.reasoning_summary_part.done",
+                "item_id": item["id"],
+                "output_index": index,
+                "summary_index": 0,
+                "part": dict(part),
+            },
+            self._item_done(index),
+        ]
+
+    def _tool_result(self, data: dict[str, Any], seq: int) -> list[dict[str, Any]]:
+        call_id = str(data.get("call_id", ""))
+        call = self._calls.pop(call_id, {"name": str(data.get("name", "")), "arguments": "{}"})
+        failed = bool(data.get("is_error"))
+        item: dict[str, Any] = {
+            "id": f"mcp_{self.part.run_id}_{seq}",
+            "type": "mcp_call",
+            "server_label": SERVER_LABEL,
+            "name": call["name"],
+            "arguments": call["arguments"],
+            "output": None,
+            "status": "in_progress",
+        }
+        index, added = self._add(item)
+        item["output"] = str(data.get("content", ""))
+        item["status"] = "failed" if failed else "completed"
+        return [added, self._item_done(index)]
+
+    def _final(self, data: dict[str, Any], seq: int) -> list[dict[str, Any]]:
+        if self._message is not None:
+            return self._close_text()
+        text = str(data.get("text") or "")
+        output = data.get("output")
+        if not text and output is not None:
+            text = output if isinstance(output, str) else json_text(output)
+        return [*self._text(text, seq), *self._close_text()]
+
+    def _done(self, status: str, seq: int) -> list[dict[str, Any]]:
+        events = self._close_text()
+        if status == "awaiting_tool_output":
+            for position, (call_id, call) in enumerate(self._calls.items()):
+                item = {
+                    "id": f"fc_{self.part.run_id}_{seq}_{position}",
+                    "type": "function_call",
+                    "call_id": call_id,
+                    "name": call["name"],
+                    "arguments": call["arguments"],
+                    "status": "completed",
+                }
+                index, added = self._add(item)
+                events += [
+                    added,
+                    {
+                        "type": "response.function_call_arguments.done",
+                        "item_id": item["id"],
+                        "output_index": index,
+                        "name": item["name"],
+                        "arguments": item["arguments"],
+                    },
+                    self._item_done(index),
+                ]
+            self._calls.clear()
+        if status in ("completed", "awaiting_tool_output"):
+            self.status = "completed"
+            return [*events, {"type": "response.completed", "response": self.snapshot()}]
+        if status == "failed":
+            self.status = "failed"
+            if self.error is None:
+                self.error = {"code": "server_error", "message": "the run failed"}
+            return [*events, {"type": "response.failed", "response": self.snapshot()}]
+        self.status = "cancelled" if status == "cancelled" else "incomplete"
+        return [*events, {"type": "response.incomplete", "response": self.snapshot()}]
+
+
+def sse_event(event: dict[str, Any], sequence: int) -> bytes:
+    event["sequence_number"] = sequence
+    body = json.dumps(event, ensure_ascii=False, separators=(",", ":"))
+    return f"event: {event['type']}\ndata: {body}\n\n".encode()
+
+
+# ----------------------------------------------------------------------------------------- the routes
+
+
+async def events(
+    request: Request,
+    translator: ResponseTranslator,
+    *,
+    starting_after: int = -1,
+    admitted: tuple[str, str | None],
+) -> AsyncIterator[bytes]:
+    """The response's events with sequence numbers, those up to ``starting_after`` left out (a
+    resumed stream), until the run's part ends. Releases the stream's place when it ends."""
+    store = manager_of(request).store
+    sequence = -1
+    try:
+        for event in translator.opening():
+            sequence += 1
+            if sequence > starting_after:
+                yield sse_event(event, sequence)
+        async for chunk in part_chunks(store, translator.part):
+            frames = []
+            for event in translator.feed(chunk):
+                sequence += 1  # every event counts, sent or skipped: numbers never shift
+                if sequence > starting_after:
+                    frames.append(sse_event(event, sequence))
+            if frames:
+                yield b"".join(frames)
+    except OpenAIError as exc:
+        yield sse_event(
+            {"type": "error", "code": exc.code, "message": exc.message, "param": None}, sequence + 1
+        )
+    finally:
+        release_stream(request, admitted)
+
+
+async def _finished(
+    request: Request, translator: ResponseTranslator, *, until: int | None = None
+) -> dict[str, Any]:
+    """The Response object after the part's chunks (up to ``until``, or to its end)."""
+    async for chunk in part_chunks(manager_of(request).store, translator.part, until=until):
+        translator.feed(chunk)
+    return translator.snapshot()
+
+
+def _stream_response(body: AsyncIterator[bytes], part: Part) -> StreamingResponse:
+    return StreamingResponse(
+        body,
+        media_type=SSE,
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no", "X-Run-Id": part.run_id},
+    )
+
+
+_RESPONSE_DOC: dict[int | str, dict[str, Any]] = {
+    200: {
+        "description": "The Response object (``application/json``), or with ``stream`` its events "
+        "as server-sent events (``event:`` the type, ``data:`` the event with its ``sequence_number``).",
+        "content": {"application/json": {"schema": {"type": "object"}}, SSE: {"schema": {"type": "string"}}},
+    },
+    400: {"description": "Input a run cannot take (OpenAI error shape)"},
+    404: {"description": "Unknown model, or no such response (another tenant's included)"},
+    409: {
+        "description": "The previous response's run cannot be continued (still running, failed, cancelled)"
+    },
+}
+
+router = APIRouter(tags=["openai"])
+
+
+def _echo(body: ResponsesRequest, options: Any) -> dict[str, Any]:
+    fmt = body.text.format if body.text is not None and body.text.format is not None else None
+    return {
+        "instructions": body.instructions,
+        "max_output_tokens": body.max_output_tokens,
+        "metadata": body.metadata,
+        "previous_response_id": body.previous_response_id,
+        "tools": [
+            {**tool.model_dump(exclude_none=True), "strict": bool(tool.strict)}
+            for tool in body.tools or ()
+            if isinstance(tool, FunctionTool)
+        ],
+        "format": None if fmt is None else fmt.model_dump(by_alias=True, exclude_none=True),
+    }
+
+
+async def _begin(request: Request, tenant: str, body: ResponsesRequest) -> tuple[Part, RunRecord | None]:
+    """Start the run (or continue the previous response's) and say which part answers."""
+    manager = manager_of(request)
+    if body.model not in manager.agents:
+        raise OpenAIError(
+            404,
+            f"the model {body.model!r} does not exist (no agent of that name)",
+            code="model_not_found",
+            param="model",
+        )
+    try:
+        messages, instructions = _messages(body)
+        options = _options(body, instructions)
+        if body.previous_response_id is not None:
+            record, previous = await owned_part(
+                request, tenant, Part.parse(body.previous_response_id, PREFIX)
+            )
+            try:
+                after = await manager.go_on(record, messages, options=options)
+            except NotContinuable as exc:
+                raise OpenAIError(
+                    409, f"previous response cannot be continued: {exc}", param="previous_response_id"
+                ) from None
+            return Part(previous.run_id, after), record
+        conversation = split_turn(messages, instructions)
+        options = _options(body, [conversation.instructions] if conversation.instructions else [])
+        record = await manager.start(
+            tenant, body.model, list(conversation.turn), history=conversation.history, options=options
+        )
+    except (InvalidInput, InvalidContinuation) as exc:
+        raise OpenAIError(400, str(exc), param=getattr(exc, "param", None) or "input") from None
+    except RunLimitReached as exc:
+        raise OpenAIError(429, str(exc), headers={"Retry-After": "1"}) from None
+    return Part(record.run_id), record
+
+
+@router.post(
+    "/v1/responses",
+    response_class=Response,
+    responses={**_RESPONSE_DOC, **BODY_ERRORS, **API_ERRORS},
+    summary="Create a model response (OpenAI Responses API)",
+)
+async def create_response(body: ResponsesRequest, request: Request, who: CallerArg) -> Response:
+    """Run the agent named by ``model`` on the input (module docstring of
+    ``kanawa.server.http.protocols.openai_responses``)."""
+    try:
+        admitted = admit_stream(request, who.tenant, None)
+        try:
+            part, record = await _begin(request, who.tenant, body)
+        except BaseException:
+            release_stream(request, admitted)
+            raise
+        created = record.created if record is not None else 0.0
+        translator = ResponseTranslator(part, model=body.model, created=created, echo=_echo(body, None))
+        if body.stream:
+            return _stream_response(events(request, translator, admitted=admitted), part)
+        try:
+            return JSONResponse(await _finished(request, translator))
+        finally:
+            release_stream(request, admitted)
+    except OpenAIError as exc:
+        return exc.response()
+
+
+ResponseIdArg = Annotated[str, Path(max_length=120, description="A response id (``resp_…``).")]
+
+
+@router.get(
+    "/v1/responses/{response_id}",
+    response_class=Response,
+    responses={**_RESPONSE_DOC, **API_ERRORS},
+    summary="Retrieve a response, or resume its event stream",
+)
+async def retrieve_response(
+    response_id: ResponseIdArg,
+    request: Request,
+    who: CallerArg,
+    stream: bool = False,
+    starting_after: Annotated[int | None, Query(ge=0, le=2**53)] = None,
+) -> Response:
+    """The response as it stands; with ``stream=true`` its events after ``starting_after``."""
+    try:
+        record, part = await owned_part(request, who.tenant, Part.parse(response_id, PREFIX))
+        translator = ResponseTranslator(part, model=record.agent, created=record.created)
+        if stream:
+            admitted = admit_stream(request, who.tenant, record.run_id)
+            after = -1 if starting_after is None else starting_after
+            return _stream_response(
+                events(request, translator, starting_after=after, admitted=admitted), part
+            )
+        return JSONResponse(await _finished(request, translator, until=record.last_seq))
+    except OpenAIError as exc:
+        return exc.response()
+
+
+@router.post(
+    "/v1/responses/{response_id}/cancel",
+    response_class=Response,
+    responses={**_RESPONSE_DOC, **API_ERRORS},
+    summary="Cancel a response (stops its run)",
+)
+async def cancel_response(response_id: ResponseIdArg, request: Request, who: CallerArg) -> Response:
+    """Stop the run; the Response answered is ``cancelled`` once the run has stopped (or as it
+    ended, when it had ended already)."""
+    try:
+        record, part = await owned_part(request, who.tenant, Part.parse(response_id, PREFIX))
+        manager = manager_of(request)
+        if record.status in ("running", "awaiting_approval", "awaiting_tool_output"):
+            await manager.cancel(record)
+        translator = ResponseTranslator(part, model=record.agent, created=record.created)
+        admitted = admit_stream(request, who.tenant, record.run_id)
+        try:
+            return JSONResponse(await _finished(request, translator))
+        finally:
+            release_stream(request, admitted)
+    except OpenAIError as exc:
+        return exc.response()
+
+
+__all__ = ["ResponseTranslator", "ResponsesRequest", "router"]
