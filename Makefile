@@ -133,6 +133,7 @@ bench: $(VENV)/.synced smartao-textlint
 	$(BIN)/python bench/multi_agent_overhead.py
 	$(BIN)/python bench/dify_plugin_overhead.py
 	$(BIN)/python bench/serve_load.py
+	$(BIN)/python bench/protocol_cost.py
 
 	$(BIN)/python bench/smartao_run.py
 

@@ -43,7 +43,7 @@ from _common import machine, write_results
 
 DELTAS = 400
 """Text deltas per session's answer (8 characters each)."""
-SESSIONS = 20
+SESSIONS = 40
 """Sessions streamed at once in one measurement."""
 TARGET = 1.10
 KEY = "bench-key-0123456789"
@@ -253,7 +253,7 @@ def _loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--systems", nargs="*", choices=list(PROTOCOLS), default=list(PROTOCOLS))
-    parser.add_argument("--reps", type=int, default=7)
+    parser.add_argument("--reps", type=int, default=9)
     parser.add_argument("--deltas", type=int, default=DELTAS)
     parser.add_argument("--sessions", type=int, default=SESSIONS)
     parser.add_argument("--profile", choices=list(PROTOCOLS))

@@ -3,9 +3,14 @@
 //   vercel-responses-stream, vercel-chat-stream: streamText's full stream (Vercel AI SDK)
 //   openai-responses-stream: responses.create({stream: true}) events (`openai` TypeScript SDK)
 //   openai-chat-stream: chat.completions.create({stream: true}) chunks, with include_usage
+//   vercel-responses-tools, vercel-chat-tools: streamText with a client tool (`get_weather`, run here)
+//   openai-responses-resume: a stream dropped after its first output item, resumed with
+//     responses.retrieve(id, {stream: true, starting_after})
+//   openai-errors: what the SDK raises for a model that does not exist, on both APIs
 import { createOpenAI } from "@ai-sdk/openai";
-import { streamText } from "ai";
+import { stepCountIs, streamText, tool } from "ai";
 import OpenAI from "openai";
+import { z } from "zod";
 
 const [kind, agent, prompt] = process.argv.slice(2);
 const baseURL = process.env.KANAWA_BASE_URL;
@@ -53,11 +58,86 @@ async function openaiChatStream() {
   return { chunks };
 }
 
+async function vercelTools(api) {
+  const kanawa = createOpenAI({ baseURL, apiKey });
+  const errors = [];
+  const executed = [];
+  const get_weather = tool({
+    description: "The weather in a city.",
+    inputSchema: z.object({ city: z.string() }),
+    execute: async ({ city }) => {
+      executed.push(city);
+      return `sunny in ${city}`;
+    },
+  });
+  const result = streamText({
+    model: api === "responses" ? kanawa.responses(agent) : kanawa.chat(agent),
+    prompt,
+    tools: { get_weather },
+    stopWhen: stepCountIs(4),
+    maxRetries: 0,
+    onError: ({ error }) => errors.push(String(error?.message ?? error)),
+  });
+  const parts = [];
+  for await (const part of result.fullStream) parts.push(part);
+  const steps = await result.steps;
+  return {
+    types: parts.map((part) => part.type),
+    calls: parts
+      .filter((part) => part.type === "tool-call")
+      .map((part) => ({ name: part.toolName, input: part.input, providerExecuted: !!part.providerExecuted })),
+    executed,
+    steps: steps.length,
+    text: await result.text,
+    finishReason: await result.finishReason,
+    errors,
+  };
+}
+
+async function openaiResponsesResume() {
+  const client = new OpenAI({ baseURL, apiKey, maxRetries: 0 });
+  const first = [];
+  const stream = await client.responses.create({ model: agent, input: prompt, stream: true });
+  for await (const event of stream) {
+    first.push(event);
+    if (event.type === "response.output_item.added") break; // leaving the loop drops the connection
+  }
+  const id = first[0].response.id;
+  const after = first.at(-1).sequence_number;
+  const rest = [];
+  const resumed = await client.responses.retrieve(id, { stream: true, starting_after: after });
+  for await (const event of resumed) rest.push(event);
+  return { id, first, rest };
+}
+
+async function openaiErrors() {
+  const client = new OpenAI({ baseURL, apiKey, maxRetries: 0 });
+  const seen = {};
+  const calls = {
+    responses: () => client.responses.create({ model: agent, input: prompt }),
+    chat: () => client.chat.completions.create({ model: agent, messages: [{ role: "user", content: prompt }] }),
+    retrieve: () => client.responses.retrieve("resp_00000000000000000000000000000000"),
+  };
+  for (const [name, call] of Object.entries(calls)) {
+    try {
+      await call();
+      seen[name] = { raised: false };
+    } catch (error) {
+      seen[name] = { raised: error.constructor.name, status: error.status, code: error.code, type: error.type };
+    }
+  }
+  return seen;
+}
+
 const cases = {
   "vercel-responses-stream": () => vercelStream("responses"),
   "vercel-chat-stream": () => vercelStream("chat"),
   "openai-responses-stream": openaiResponsesStream,
   "openai-chat-stream": openaiChatStream,
+  "vercel-responses-tools": () => vercelTools("responses"),
+  "vercel-chat-tools": () => vercelTools("chat"),
+  "openai-responses-resume": openaiResponsesResume,
+  "openai-errors": openaiErrors,
 };
 if (!(kind in cases)) throw new Error(`unknown case ${kind}; one of ${Object.keys(cases).join(", ")}`);
 console.log(JSON.stringify(await cases[kind]()));

@@ -162,3 +162,55 @@ def test_openai_chat_stream_chunks_carry_the_text_then_the_usage(live: LiveServe
     assert chunks[-1]["choices"] == []
     assert chunks[-1]["usage"]["completion_tokens"] > 0
     assert all(c.get("usage") is None for c in chunks[:-1])
+
+
+@needs_node
+@pytest.mark.parametrize("api", ["responses", "chat"])
+def test_vercel_stream_text_round_trips_a_client_tool_beside_the_agents_own(
+    live: LiveServer, api: str
+) -> None:
+    # the `concierge` agent calls its own `tick` and the client's `get_weather` in one turn, then
+    # answers with the client's result
+    seen = _probe(live, f"vercel-{api}-tools", "concierge", "What is the weather in Kyoto?")
+    assert seen["errors"] == []
+    assert seen["executed"] == ["Kyoto"]
+    client_call = {"name": "get_weather", "input": {"city": "Kyoto"}, "providerExecuted": False}
+    if api == "responses":
+        # the agent's own call is an `mcp_call` item: the SDK shows it as run by the provider, and
+        # the model's reasoning summary as reasoning parts
+        own_call = {"name": "mcp.tick", "input": {"n": 1}, "providerExecuted": True}
+        assert seen["calls"] == [own_call, client_call]
+        assert "reasoning-delta" in seen["types"]
+    else:  # Chat Completions has no place for the agent's own calls: only the client's
+        assert seen["calls"] == [client_call]
+    assert seen["text"].endswith("Kyoto is sunny in Kyoto")
+    assert seen["finishReason"] == "stop"
+    assert seen["steps"] == 2
+
+
+@needs_node
+def test_openai_responses_stream_resumes_after_a_dropped_connection(live: LiveServer) -> None:
+    # `slow` takes a moment per step (the seconds it is asked for): the stream is dropped while the
+    # run goes on, and resumed from the last event the client saw
+    seen = _probe(live, "openai-responses-resume", "slow", "0.3")
+    first, rest = seen["first"], seen["rest"]
+    numbers = [e["sequence_number"] for e in first + rest]
+    assert numbers == list(range(len(numbers)))
+    assert rest[-1]["type"] == "response.completed"
+    final = rest[-1]["response"]
+    assert final["id"] == seen["id"]
+    assert final["output"][-1]["content"][0]["text"] == "slow and steady"
+
+
+@needs_node
+def test_openai_typescript_sdk_raises_its_own_errors(live: LiveServer) -> None:
+    seen = _probe(live, "openai-errors", "no-such-agent", "hello")
+    for api in ("responses", "chat"):
+        assert seen[api] == {
+            "raised": "NotFoundError",
+            "status": 404,
+            "code": "model_not_found",
+            "type": "invalid_request_error",
+        }
+    assert seen["retrieve"]["raised"] == "NotFoundError"
+    assert seen["retrieve"]["status"] == 404
