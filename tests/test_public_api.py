@@ -240,6 +240,7 @@ EXPORTED_MEMBERS: dict[str, list[str]] = {
         "MaxStepsExceeded",
         "OutputDecodingFailed",
         "RunEvent",
+        "RunOptions",
         "RunResult",
         "StandardTerminationPolicy",
         "TerminateImmediately",
@@ -305,6 +306,8 @@ EXPORTED_MEMBERS: dict[str, list[str]] = {
         "demo_agents",
         "load_agents",
     ],
+    "kanawa.server.http": [],
+    "kanawa.server.http.protocols": [],
     "kanawa.server.page": ["PAGE_HTML"],
     "kanawa.tools": [
         "DEFAULT_FILES_ROOT",

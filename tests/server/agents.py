@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 from kanawa import Agent, tool
@@ -115,9 +116,13 @@ WEATHER_TOOL = "get_weather"
 
 
 def _concierge(request: ModelRequest) -> Script:
-    """Thinks aloud, then: with the client's weather tool offered, calls it together with its own
+    """Asked for JSON (a request's schema), answers JSON naming the output cap it was given. Else
+    thinks aloud, then: with the client's weather tool offered, calls it together with its own
     ``tick`` (one turn, both kinds) and answers with the client's result; without it, greets
     (a pirate when its instructions say so: the request's instructions reached the model)."""
+    settings = request.settings
+    if settings is not None and settings.response_format == "json_schema":
+        return json.dumps({"greeting": f"hello {request.last_user_text}", "cap": settings.max_output_tokens})
     weather = [m for m in request.tool_results if m.name == WEATHER_TOOL]
     if weather:
         return f"Kyoto is {weather[-1].text}"

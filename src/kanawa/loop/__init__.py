@@ -15,6 +15,7 @@ _EXPORTS: dict[str, str] = {
     "AgentLoopRunner": "kanawa.loop.runner",
     "Approvals": "kanawa.loop.approval",
     "RunResult": "kanawa.loop.result",
+    "RunOptions": "kanawa.loop.options",
     "AgentLoopState": "kanawa.loop.state",
     "ToolCallRecord": "kanawa.loop.state",
     "LoopPhase": "kanawa.loop.state",
@@ -68,6 +69,7 @@ if TYPE_CHECKING:
         ToolNotFound,
         raise_for_tool_result,
     )
+    from kanawa.loop.options import RunOptions
     from kanawa.loop.policies import (
         ContinueWithThinking,
         ContinueWithTools,
@@ -120,6 +122,7 @@ __all__ = [
     "MaxStepsExceeded",
     "OutputDecodingFailed",
     "RunEvent",
+    "RunOptions",
     "RunResult",
     "StandardTerminationPolicy",
     "TerminateImmediately",

@@ -115,7 +115,7 @@ class ResponseFormat(_Open):
 class ChatRequest(_Open):
     """``POST /v1/chat/completions`` (fields kanawa does not use are accepted and ignored)."""
 
-    model: ShortText = Field(min_length=1)
+    model: ShortText = Field(min_length=1, examples=["echo"])
     messages: Annotated[list[ChatMessage], Field(min_length=1, max_length=1000)]
     stream: bool | None = False
     stream_options: StreamOptions | None = None

@@ -9,7 +9,11 @@ Routes (all behind the Bearer key; errors in OpenAI's shape, :mod:`.openai_error
   system/developer messages too), ``tools`` (``function`` only: the client's tools, offered beside
   the agent's own), ``text.format`` (``json_schema``: asked of the model when the agent answers in
   text; an agent with an output type answers in its own schema, as JSON), ``max_output_tokens``,
-  ``metadata`` (echoed), ``previous_response_id`` (continues *the same run*), ``stream``. ``store``
+  ``metadata`` (echoed in the answer to this request; not kept for ``GET``),
+  ``previous_response_id`` (continues *the same run*: with ``function_call_output`` items when the
+  previous response ended with the client's calls — exactly those calls must be answered — or
+  with a next question after one that completed; 409 while its run still works or after it failed
+  or was cancelled), ``stream``. ``store``
   is accepted: every response is kept for the run TTL (``KANAWA_RUN_TTL``) whatever it says.
   Non-streaming: the Response object; streaming: server-sent events (below).
 - ``GET /v1/responses/{id}`` — the response as it stands (``in_progress`` while the run works);
@@ -153,7 +157,7 @@ class TextConfig(_Open):
 class ResponsesRequest(_Open):
     """``POST /v1/responses`` (fields kanawa does not use are accepted and ignored)."""
 
-    model: ShortText = Field(min_length=1)
+    model: ShortText = Field(min_length=1, examples=["echo"])
     input: LongText | Annotated[list[InputItem], Field(max_length=1000)]
     instructions: LongText | None = None
     stream: bool | None = False
