@@ -7,6 +7,8 @@
 //   openai-responses-resume: a stream dropped after its first output item, resumed with
 //     responses.retrieve(id, {stream: true, starting_after})
 //   openai-errors: what the SDK raises for a model that does not exist, on both APIs
+//   openai-tenants: a response created with KANAWA_API_KEY, asked for with the key OTHER_API_KEY
+//     (another tenant's), beside a response id that does not exist
 import { createOpenAI } from "@ai-sdk/openai";
 import { stepCountIs, streamText, tool } from "ai";
 import OpenAI from "openai";
@@ -129,6 +131,27 @@ async function openaiErrors() {
   return seen;
 }
 
+async function openaiTenants() {
+  const owner = new OpenAI({ baseURL, apiKey, maxRetries: 0 });
+  const other = new OpenAI({ baseURL, apiKey: process.env.OTHER_API_KEY, maxRetries: 0 });
+  const created = await owner.responses.create({ model: agent, input: prompt });
+  const missing = created.id.replace(/[0-9a-f]{8}$/, "00000000");
+  const seen = { owner: (await owner.responses.retrieve(created.id)).output_text };
+  for (const [name, call] of Object.entries({
+    other: () => other.responses.retrieve(created.id),
+    otherCancel: () => other.responses.cancel(created.id),
+    missing: () => other.responses.retrieve(missing),
+  })) {
+    try {
+      await call();
+      seen[name] = { raised: false };
+    } catch (error) {
+      seen[name] = { raised: error.constructor.name, status: error.status, error: error.error };
+    }
+  }
+  return seen;
+}
+
 const cases = {
   "vercel-responses-stream": () => vercelStream("responses"),
   "vercel-chat-stream": () => vercelStream("chat"),
@@ -138,6 +161,7 @@ const cases = {
   "vercel-chat-tools": () => vercelTools("chat"),
   "openai-responses-resume": openaiResponsesResume,
   "openai-errors": openaiErrors,
+  "openai-tenants": openaiTenants,
 };
 if (!(kind in cases)) throw new Error(`unknown case ${kind}; one of ${Object.keys(cases).join(", ")}`);
 console.log(JSON.stringify(await cases[kind]()));

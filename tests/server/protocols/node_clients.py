@@ -46,10 +46,19 @@ class NodeRun:
         return json.loads(self.lines()[-1])
 
 
-def run_node(script: str, *args: str, base_url: str, api_key: str, timeout: float = 60) -> NodeRun:
-    """Run ``tests/clients/node/<script>`` with node against ``base_url`` (the server's ``/v1``)."""
+def run_node(
+    script: str,
+    *args: str,
+    base_url: str,
+    api_key: str,
+    extra_env: dict[str, str] | None = None,
+    timeout: float = 60,
+) -> NodeRun:
+    """Run ``tests/clients/node/<script>`` with node against ``base_url`` (the server's ``/v1``),
+    with ``extra_env`` added to its environment."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "KANAWA_"))}
     env.update(KANAWA_BASE_URL=base_url, KANAWA_API_KEY=api_key, NODE_NO_WARNINGS="1")
+    env.update(extra_env or {})
     node = shutil.which("node")
     assert node is not None
     proc = subprocess.run(

@@ -19,7 +19,7 @@ import pytest
 from tests.docs.blocks import ROOT, blocks_in
 from tests.server.conftest import LiveServer
 from tests.server.protocols.node_clients import DOCUMENTED, NODE_CLIENTS, NodeRun, missing_reason, run_node
-from tests.server.sse import KEY_A
+from tests.server.sse import KEY_A, KEY_B
 
 needs_node = pytest.mark.skipif(missing_reason() is not None, reason=missing_reason() or "")
 PAGES = [ROOT / "docs" / f"openai-{api}{lang}.md" for api in ("responses", "chat") for lang in ("", ".ja")]
@@ -214,3 +214,20 @@ def test_openai_typescript_sdk_raises_its_own_errors(live: LiveServer) -> None:
         }
     assert seen["retrieve"]["raised"] == "NotFoundError"
     assert seen["retrieve"]["status"] == 404
+
+
+@needs_node
+def test_another_tenants_response_is_a_404_exactly_like_a_missing_one(live: LiveServer) -> None:
+    seen = run_node(
+        "probe.mjs",
+        "openai-tenants",
+        "echo",
+        "mine alone",
+        base_url=f"{live.url}/v1",
+        api_key=KEY_A,
+        extra_env={"OTHER_API_KEY": KEY_B},
+    ).json()
+    assert seen["owner"] == "mine alone"
+    assert seen["other"]["raised"] == "NotFoundError"
+    assert seen["other"]["status"] == 404
+    assert seen["other"] == seen["missing"] == seen["otherCancel"]
