@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Final
 
 from sse_starlette import EventSourceResponse
@@ -64,6 +64,8 @@ class OpenStreams:
         self.per_run = per_run
         self._tenants: dict[str, int] = {}
         self._runs: dict[str, int] = {}
+        self._closers: set[Callable[[], None]] = set()
+        """How other protocols' streams (:mod:`kanawa.server.http.protocols`) are ended at shutdown."""
 
     def __len__(self) -> int:
         return len(self._senders)
@@ -104,6 +106,18 @@ class OpenStreams:
     def close_all(self) -> None:
         for sender in list(self._senders):
             sender.close()
+        for close in list(self._closers):
+            close()
+
+    def ends_at_shutdown(self, close: Callable[[], None]) -> None:
+        """Call ``close`` when the server shuts down (at once if it is shutting down): how a stream
+        that is not a :class:`RunEventStream` ends then too. :meth:`forget` it when it ends."""
+        if self.closing:
+            close()
+        self._closers.add(close)
+
+    def forget(self, close: Callable[[], None]) -> None:
+        self._closers.discard(close)
 
     async def end_at_shutdown(self) -> None:
         """Until the server is told to exit (sse-starlette's ``AppStatus.should_exit``, set from

@@ -5,6 +5,7 @@ new operations — nothing a client sends makes a 5xx."""
 from __future__ import annotations
 
 import json
+import signal
 from collections.abc import Iterator
 
 import openai
@@ -111,3 +112,27 @@ def test_no_input_to_the_openai_operations_gets_a_server_error(spec_server: Live
                 assert set(error) == {"message", "type", "param", "code"}, error
 
         no_5xx()
+
+
+def test_shutting_down_ends_the_open_streams() -> None:
+    """A stream of a run that would go on for minutes ends when the server is told to exit (the
+    signal uvicorn handles, as Ctrl+C sends it), so the server stops instead of waiting for the run."""
+    from sse_starlette.sse import AppStatus
+
+    server = _serve()
+    assert server.server is not None
+    try:
+        with OpenAI(base_url=f"{server.url}/v1", api_key=KEY_A, max_retries=0) as client:
+            responses = client.responses.create(model="slow", input="120", stream=True)
+            chat = client.chat.completions.create(
+                model="slow", messages=[{"role": "user", "content": "120"}], stream=True
+            )
+            assert next(iter(responses)).type == "response.created"
+            server.server.handle_exit(signal.SIGINT, None)
+            assert server.thread is not None
+            server.thread.join(timeout=60)
+            assert not server.thread.is_alive(), "the server waited for the streams"
+            assert [event.type for event in responses] == ["response.in_progress"]
+            assert list(chat) == []
+    finally:
+        AppStatus.should_exit = False  # process-wide: the next servers of the session serve on

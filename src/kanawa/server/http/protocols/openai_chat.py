@@ -21,7 +21,6 @@ agent's own tool calls run on the server and are not in the answer (the Response
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import AsyncIterator
 from typing import Annotated, Any, Final, Literal
@@ -51,12 +50,14 @@ from kanawa.server.http.protocols.openai_inputs import (
     tool_spec,
 )
 from kanawa.server.http.protocols.openai_runs import (
+    JSON,
     Part,
     admit_stream,
     manager_of,
     part_chunks,
     release_stream,
     top_level,
+    until_shutdown,
     usage_counts,
 )
 from kanawa.server.runs import RunLimitReached
@@ -297,7 +298,7 @@ class ChatTranslator:
 
 
 def _data(body: dict[str, Any]) -> bytes:
-    return b"data: " + json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode() + b"\n\n"
+    return b"data: " + JSON.encode(body).encode() + b"\n\n"
 
 
 async def _stream(
@@ -375,7 +376,7 @@ async def create_chat_completion(body: ChatRequest, request: Request, who: Calle
         if body.stream:
             include = bool(body.stream_options and body.stream_options.include_usage)
             return StreamingResponse(
-                _stream(request, translator, part, usage=include, admitted=admitted),
+                until_shutdown(request, _stream(request, translator, part, usage=include, admitted=admitted)),
                 media_type=SSE,
                 headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no", "X-Run-Id": part.run_id},
             )

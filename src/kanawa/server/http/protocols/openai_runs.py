@@ -13,6 +13,7 @@ number without a gap or a duplicate).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import re
@@ -27,6 +28,8 @@ from kanawa.server.http.protocols.openai_errors import OpenAIError
 from kanawa.server.runs import RunManager
 from kanawa.server.store import ChunksExpired, RunRecord, RunStore
 
+JSON: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+"""One encoder for every event (``json.dumps`` with options builds a new one per call)."""
 _PART: Final = re.compile(r"^(?P<prefix>[a-z]+)[_-](?P<run>[0-9a-f]{32})(?:_(?P<after>[0-9]{1,18}))?$")
 
 
@@ -61,6 +64,29 @@ def admit_stream(request: Request, tenant: str, run_id: str | None) -> tuple[str
     except TooManyStreams as exc:
         raise OpenAIError(429, str(exc), headers={"Retry-After": "1"}) from None
     return tenant, run_id
+
+
+async def until_shutdown(request: Request, source: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+    """``source``'s frames until it ends — or the server shuts down: then the stream ends where it
+    is (a client resumes it elsewhere), so uvicorn's graceful shutdown is not held up by a run that
+    would go on for long. One timeout context per stream, moved to now at shutdown; no task."""
+    streams: OpenStreams = request.app.state.streams
+    limit = asyncio.timeout(None)
+
+    def stop() -> None:
+        limit.reschedule(asyncio.get_running_loop().time())
+
+    streams.ends_at_shutdown(stop)
+    try:
+        async with limit:
+            async for frame in source:
+                yield frame
+    except TimeoutError:
+        return
+    finally:
+        streams.forget(stop)
+        with contextlib.suppress(Exception):
+            await source.aclose()  # type: ignore[attr-defined]
 
 
 def release_stream(request: Request, admitted: tuple[str, str | None]) -> None:
@@ -143,6 +169,7 @@ def top_level(chunk: dict[str, Any]) -> bool:
 
 
 __all__ = [
+    "JSON",
     "Part",
     "admit_stream",
     "manager_of",
@@ -150,5 +177,6 @@ __all__ = [
     "part_chunks",
     "release_stream",
     "top_level",
+    "until_shutdown",
     "usage_counts",
 ]

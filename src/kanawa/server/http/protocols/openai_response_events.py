@@ -1,0 +1,356 @@
+"""A Responses API response's events and object, from the chunks of its part of a run.
+
+What a run's chunks become (:class:`ResponseTranslator`; ``sequence_number`` counts from 0 in each
+response, and the same chunks always give the same events):
+
+====================================  =============================================================
+run chunks                            output items and events
+====================================  =============================================================
+(start)                               ``response.created``, ``response.in_progress``
+``delta`` ``text``                    a ``message`` item: ``output_item.added``,
+                                      ``content_part.added`` (``output_text``), ``output_text.delta``
+                                      … then ``output_text.done``, ``content_part.done``,
+                                      ``output_item.done`` when the text ends (a tool call, the end)
+``delta`` ``reasoning``               a ``reasoning`` item with one ``summary_text`` part:
+                                      ``reasoning_summary_part.added``,
+                                      ``reasoning_summary_text.delta`` … ``.done``
+``tool_call`` + ``tool_response``     the agent's own tool, run by the server: an ``mcp_call`` item
+                                      (``server_label`` ``kanawa``, ``name``, ``arguments``,
+                                      ``output``; ``status`` ``completed``, or ``failed`` when the
+                                      tool failed) — clients show it and never execute it
+``final``                             the answer's ``message`` item (when no text was streamed)
+``done`` ``awaiting_tool_output``     a ``function_call`` item per call of a *client* tool
+                                      (``call_id``, ``name``, ``arguments``, status ``completed``),
+                                      then ``response.completed``: the client runs them and sends
+                                      ``previous_response_id`` + ``function_call_output`` items
+``done`` ``completed``                ``response.completed`` (with ``usage``)
+``error`` + ``done`` ``failed``       ``response.failed`` with ``error`` (``server_error``)
+``done`` ``cancelled``                ``response.incomplete``, the response's status ``cancelled``
+``done`` ``awaiting_approval``        ``response.incomplete``: the run waits for a person
+                                      (``POST /v1/runs/{run id}/approvals``)
+====================================  =============================================================
+
+Chunks of agents working inside th    e run (a handoff's target) are not the response's items.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Final
+
+from kanawa.server.http.protocols.openai_inputs import json_text
+from kanawa.server.http.protocols.openai_runs import JSON, Part, top_level, usage_counts
+
+PREFIX: Final = "resp"
+"""Response ids: ``resp_<run id>`` / ``resp_<run id>_<seq>`` (:mod:`.openai_runs`)."""
+SERVER_LABEL: Final = "kanawa"
+"""``server_label`` of the ``mcp_call`` items that show the agent's own tool calls."""
+
+
+class ResponseTranslator:
+    """A response's run chunks → its Response object and its stream events (module table)."""
+
+    def __init__(self, part: Part, *, model: str, created: float, echo: dict[str, Any] | None = None) -> None:
+        self.part = part
+        self.id = part.id(PREFIX)
+        self.model = model
+        self.created = int(created)
+        self.echo = echo or {}
+        self.output: list[dict[str, Any]] = []
+        self.status = "in_progress"
+        self.error: dict[str, Any] | None = None
+        self.usage: dict[str, Any] | None = None
+        self._message: int | None = None
+        self._reasoning: int | None = None
+        self._calls: dict[str, dict[str, Any]] = {}
+        """Calls asked for and not answered yet, by call id: the agent's own until their result
+        comes; those left at the end are the client's."""
+
+    # the Response object ------------------------------------------------------------------------
+
+    def snapshot(self) -> dict[str, Any]:
+        tokens_in, tokens_out, reasoning, cached = usage_counts(self.usage)
+        echo = self.echo
+        return {
+            "id": self.id,
+            "object": "response",
+            "created_at": self.created,
+            "status": self.status,
+            "model": self.model,
+            "output": copy.deepcopy(self.output),
+            "error": self.error,
+            "incomplete_details": None,
+            "instructions": echo.get("instructions"),
+            "max_output_tokens": echo.get("max_output_tokens"),
+            "metadata": echo.get("metadata") or {},
+            "parallel_tool_calls": True,
+            "previous_response_id": echo.get("previous_response_id"),
+            "temperature": None,
+            "top_p": None,
+            "tool_choice": "auto",
+            "tools": echo.get("tools") or [],
+            "text": {"format": echo.get("format") or {"type": "text"}},
+            "store": True,
+            "background": False,
+            "usage": None
+            if self.usage is None
+            else {
+                "input_tokens": tokens_in,
+                "input_tokens_details": {"cached_tokens": cached},
+                "output_tokens": tokens_out,
+                "output_tokens_details": {"reasoning_tokens": reasoning},
+                "total_tokens": tokens_in + tokens_out,
+            },
+        }
+
+    def opening(self) -> list[dict[str, Any]]:
+        return [
+            {"type": "response.created", "response": self.snapshot()},
+            {"type": "response.in_progress", "response": self.snapshot()},
+        ]
+
+    # chunks → events -----------------------------------------------------------------------------
+
+    def feed(self, chunk: dict[str, Any]) -> list[dict[str, Any]]:
+        kind = chunk.get("type")
+        data = chunk.get("data")
+        if not isinstance(data, dict) or not top_level(chunk):
+            return []
+        seq = int(chunk.get("seq") or 0)
+        if kind == "delta":
+            if "text" in data:
+                return self._text(str(data["text"]), seq)
+            if "reasoning" in data:
+                return self._reason(str(data["reasoning"]), seq)
+            return []
+        if kind == "tool_call":
+            events = self._close_text()
+            call_id = str(data.get("id", ""))
+            self._calls[call_id] = {
+                "name": str(data.get("name", "")),
+                "arguments": str(data.get("arguments", "")),
+            }
+            return events
+        if kind == "tool_response":
+            return [*self._close_text(), *self._tool_result(data, seq)]
+        if kind == "final":
+            return self._final(data, seq)
+        if kind == "usage":
+            self.usage = data
+            return []
+        if kind == "error":
+            self.error = {"code": "server_error", "message": f"{data.get('code')}: {data.get('message')}"}
+            return []
+        if kind == "done":
+            return self._done(str(data.get("status", "completed")), seq)
+        return []
+
+    def _add(self, item: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        self.output.append(item)
+        index = len(self.output) - 1
+        return index, {
+            "type": "response.output_item.added",
+            "output_index": index,
+            "item": copy.deepcopy(item),
+        }
+
+    def _item_done(self, index: int) -> dict[str, Any]:
+        return {
+            "type": "response.output_item.done",
+            "output_index": index,
+            "item": copy.deepcopy(self.output[index]),
+        }
+
+    def _text(self, text: str, seq: int) -> list[dict[str, Any]]:
+        events = self._close_reasoning()
+        if self._message is None:
+            item: dict[str, Any] = {
+                "id": f"msg_{self.part.run_id}_{seq}",
+                "type": "message",
+                "role": "assistant",
+                "status": "in_progress",
+                "content": [],
+            }
+            self._message, added = self._add(item)
+            part = {"type": "output_text", "text": "", "annotations": [], "logprobs": []}
+            item["content"].append(part)
+            events += [
+                added,
+                {
+                    "type": "response.content_part.added",
+                    "item_id": item["id"],
+                    "output_index": self._message,
+                    "content_index": 0,
+                    "part": copy.deepcopy(part),
+                },
+            ]
+        current = self.output[self._message]
+        current["content"][0]["text"] += text
+        events.append(
+            {
+                "type": "response.output_text.delta",
+                "item_id": current["id"],
+                "output_index": self._message,
+                "content_index": 0,
+                "delta": text,
+                "logprobs": [],
+            }
+        )
+        return events
+
+    def _close_text(self) -> list[dict[str, Any]]:
+        events = self._close_reasoning()
+        index = self._message
+        if index is None:
+            return events
+        self._message = None
+        item = self.output[index]
+        item["status"] = "completed"
+        part = item["content"][0]
+        return [
+            *events,
+            {
+                "type": "response.output_text.done",
+                "item_id": item["id"],
+                "output_index": index,
+                "content_index": 0,
+                "text": part["text"],
+                "logprobs": [],
+            },
+            {
+                "type": "response.content_part.done",
+                "item_id": item["id"],
+                "output_index": index,
+                "content_index": 0,
+                "part": copy.deepcopy(part),
+            },
+            self._item_done(index),
+        ]
+
+    def _reason(self, text: str, seq: int) -> list[dict[str, Any]]:
+        events: list[dict[str, Any]] = []
+        if self._reasoning is None:
+            if self._message is not None:
+                events += self._close_text()
+            item: dict[str, Any] = {"id": f"rs_{self.part.run_id}_{seq}", "type": "reasoning", "summary": []}
+            self._reasoning, added = self._add(item)
+            part = {"type": "summary_text", "text": ""}
+            item["summary"].append(part)
+            events += [
+                added,
+                {
+                    "type": "response.reasoning_summary_part.added",
+                    "item_id": item["id"],
+                    "output_index": self._reasoning,
+                    "summary_index": 0,
+                    "part": dict(part),
+                },
+            ]
+        item = self.output[self._reasoning]
+        item["summary"][0]["text"] += text
+        events.append(
+            {
+                "type": "response.reasoning_summary_text.delta",
+                "item_id": item["id"],
+                "output_index": self._reasoning,
+                "summary_index": 0,
+                "delta": text,
+            }
+        )
+        return events
+
+    def _close_reasoning(self) -> list[dict[str, Any]]:
+        index = self._reasoning
+        if index is None:
+            return []
+        self._reasoning = None
+        item = self.output[index]
+        part = item["summary"][0]
+        return [
+            {
+                "type": "response.reasoning_summary_text.done",
+                "item_id": item["id"],
+                "output_index": index,
+                "summary_index": 0,
+                "text": part["text"],
+            },
+            {
+                "type": "response.reasoning_summary_part.done",
+                "item_id": item["id"],
+                "output_index": index,
+                "summary_index": 0,
+                "part": dict(part),
+            },
+            self._item_done(index),
+        ]
+
+    def _tool_result(self, data: dict[str, Any], seq: int) -> list[dict[str, Any]]:
+        call_id = str(data.get("call_id", ""))
+        call = self._calls.pop(call_id, {"name": str(data.get("name", "")), "arguments": "{}"})
+        failed = bool(data.get("is_error"))
+        item: dict[str, Any] = {
+            "id": f"mcp_{self.part.run_id}_{seq}",
+            "type": "mcp_call",
+            "server_label": SERVER_LABEL,
+            "name": call["name"],
+            "arguments": call["arguments"],
+            "output": None,
+            "status": "in_progress",
+        }
+        index, added = self._add(item)
+        item["output"] = str(data.get("content", ""))
+        item["status"] = "failed" if failed else "completed"
+        return [added, self._item_done(index)]
+
+    def _final(self, data: dict[str, Any], seq: int) -> list[dict[str, Any]]:
+        if self._message is not None:
+            return self._close_text()
+        text = str(data.get("text") or "")
+        output = data.get("output")
+        if not text and output is not None:
+            text = output if isinstance(output, str) else json_text(output)
+        return [*self._text(text, seq), *self._close_text()]
+
+    def _done(self, status: str, seq: int) -> list[dict[str, Any]]:
+        events = self._close_text()
+        if status == "awaiting_tool_output":
+            for position, (call_id, call) in enumerate(self._calls.items()):
+                item = {
+                    "id": f"fc_{self.part.run_id}_{seq}_{position}",
+                    "type": "function_call",
+                    "call_id": call_id,
+                    "name": call["name"],
+                    "arguments": call["arguments"],
+                    "status": "completed",
+                }
+                index, added = self._add(item)
+                events += [
+                    added,
+                    {
+                        "type": "response.function_call_arguments.done",
+                        "item_id": item["id"],
+                        "output_index": index,
+                        "name": item["name"],
+                        "arguments": item["arguments"],
+                    },
+                    self._item_done(index),
+                ]
+            self._calls.clear()
+        if status in ("completed", "awaiting_tool_output"):
+            self.status = "completed"
+            return [*events, {"type": "response.completed", "response": self.snapshot()}]
+        if status == "failed":
+            self.status = "failed"
+            if self.error is None:
+                self.error = {"code": "server_error", "message": "the run failed"}
+            return [*events, {"type": "response.failed", "response": self.snapshot()}]
+        self.status = "cancelled" if status == "cancelled" else "incomplete"
+        return [*events, {"type": "response.incomplete", "response": self.snapshot()}]
+
+
+def sse_event(event: dict[str, Any], sequence: int) -> bytes:
+    event["sequence_number"] = sequence
+    return f"event: {event['type']}\ndata: {JSON.encode(event)}\n\n".encode()
+
+
+__all__ = ["PREFIX", "SERVER_LABEL", "ResponseTranslator", "sse_event"]
