@@ -173,8 +173,11 @@ async def _typed(request: ModelRequest) -> Script:
     return VERDICT.model_dump_json()
 
 
-def agents() -> dict[str, Agent[Any, Any]]:
-    registry = server_agents()
+def agents() -> dict[str, Any]:
+    """The agents, and a composite servable (:mod:`tests.server.composite_agents`)."""
+    from tests.server.composite_agents import Relay
+
+    registry: dict[str, Any] = {**server_agents(), "relay": Relay()}
     registry["durable"] = Agent("durable", "Run the rounds.", tools=[counted], model=FunctionLLM(_durable))
     registry["launcher"] = Agent(
         "launcher", "Launch, then run the rounds.", tools=[launch, held], model=FunctionLLM(_launcher)

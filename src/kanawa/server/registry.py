@@ -1,7 +1,10 @@
 """Which agents a server offers: ``kanawa serve myapp:agents`` or the built-in demo agents.
 
 ``module:attr`` names a dict of name → :class:`~kanawa.Agent`, a list of agents (each under its own
-name), one agent, or a function returning any of those (called once at start). The demo agents run
+name), one agent, or a function returning any of those (called once at start). Besides agents, any
+servable agent (:class:`~kanawa.server.servable.ServableAgent`: a composite that drives several
+agents as one run, like SmartAO's coordinator) may be registered — which is how a Celery worker
+(``KANAWA_SERVE_AGENTS``) runs composites too. The demo agents run
 offline with no API key, so a newcomer sees the service work:
 
 - ``calc`` — asks the ``calculator`` tool for the arithmetic in the question, then answers with it;
@@ -17,6 +20,7 @@ from typing import Any
 
 from kanawa.agents.agent import Agent
 from kanawa.llm.testing.models import FunctionLLM, ModelRequest, Script
+from kanawa.server.servable import ServableAgent
 from kanawa.tools.builtin import calculator
 from kanawa.types import AssistantMessage, ToolCall
 
@@ -64,30 +68,38 @@ def demo_agents() -> dict[str, Agent[Any, Any]]:
     }
 
 
-def _as_registry(value: object, where: str) -> dict[str, Agent[Any, Any]]:
-    if isinstance(value, Agent):
-        return {value.name: value}
+def _servable(value: object) -> bool:
+    """An :class:`Agent`, or anything with the servable surface (a name and ``stream``)."""
+    return isinstance(value, Agent) or (
+        isinstance(getattr(value, "name", None), str) and callable(getattr(value, "stream", None))
+    )
+
+
+def _as_registry(value: object, where: str) -> dict[str, ServableAgent]:
+    if _servable(value) and not isinstance(value, Mapping):
+        one: ServableAgent = value  # type: ignore[assignment]  # checked by _servable
+        return {one.name: one}
     if isinstance(value, Mapping):
-        out: dict[str, Agent[Any, Any]] = {}
+        out: dict[str, ServableAgent] = {}
         for name, agent in value.items():
-            if not isinstance(agent, Agent):
+            if not _servable(agent):
                 raise RegistryError(f"{where}[{name!r}] is a {type(agent).__name__}, not an Agent")
             out[str(name)] = agent
         return out
     if isinstance(value, list | tuple):
         out = {}
         for agent in value:
-            if not isinstance(agent, Agent):
+            if not _servable(agent):
                 raise RegistryError(f"{where} holds a {type(agent).__name__}, not an Agent")
             out[agent.name] = agent
         return out
     raise RegistryError(f"{where} is a {type(value).__name__}; expected agents (a dict, a list or an Agent)")
 
 
-def load_agents(spec: str | None) -> dict[str, Agent[Any, Any]]:
+def load_agents(spec: str | None) -> dict[str, ServableAgent]:
     """The registry named by ``module:attr`` (``None`` or ``"demo"``: the demo agents)."""
     if spec is None or spec == "demo":
-        return demo_agents()
+        return dict(demo_agents())
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
         raise RegistryError(f"expected module:attr (e.g. myapp:agents), not {spec!r}")
@@ -99,7 +111,7 @@ def load_agents(spec: str | None) -> dict[str, Agent[Any, Any]]:
         value = getattr(module, attr)
     except AttributeError:
         raise RegistryError(f"module {module_name!r} has no attribute {attr!r}") from None
-    if callable(value) and not isinstance(value, Agent):
+    if callable(value) and not _servable(value):
         value = value()
     agents = _as_registry(value, spec)
     if not agents:

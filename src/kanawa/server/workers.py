@@ -6,6 +6,11 @@ message) and sends the task ``kanawa.execute_run(run_id)``; SSE clients read the
 as in Redis mode. A run that waited for a person's approval is sent the same way once they decided:
 its checkpoint then carries the decisions.
 
+Every task of a worker process runs on that process's one event loop, so an agent's resources made
+once per process — a composite's (SmartAO's coordinator makes its corpora and textlint sidecar on its
+first run) — serve the process's later runs too; the registry (``KANAWA_SERVE_AGENTS``) may hold
+such composites beside agents.
+
 Durable runs: the task is acknowledged only when it has finished (``acks_late``) and a task whose
 worker died is given back to the broker (``reject_on_worker_lost``), so another worker receives it.
 That worker loads the run's last checkpoint — saved after every completed step — and goes on from it:
@@ -78,9 +83,20 @@ def _warm_up() -> None:
         text_counter(agent.model.model)
 
 
+@cache
+def _loop() -> asyncio.AbstractEventLoop:
+    """The worker process's one event loop, for every task it runs: what an agent makes once per
+    process and keeps (a composite's resources — SmartAO's corpora, its textlint process — made on
+    its first run) belongs to the loop it was made in, so a loop per task (``asyncio.run``) would
+    leave the second run with objects of a closed loop."""
+    return asyncio.new_event_loop()
+
+
 def execute_run(run_id: str) -> None:
-    """The task: continue ``run_id`` from its checkpoint until it ends."""
-    asyncio.run(_execute(run_id))
+    """The task: continue ``run_id`` from its checkpoint until it ends (on the process's loop)."""
+    loop = _loop()
+    asyncio.set_event_loop(loop)
+    loop.run_until_complete(_execute(run_id))
 
 
 async def _execute(run_id: str) -> None:

@@ -95,6 +95,26 @@ def test_client_tools_end_the_response_and_its_outputs_continue_the_same_run(cli
     assert [item.type for item in again.output] == kinds
 
 
+def test_references_to_a_runs_items_continue_that_run(client: OpenAI, live: LiveServer) -> None:
+    """What a client that keeps its history by reference sends (the Vercel AI SDK with ``store``):
+    the earlier items as ``item_reference``, then the tool outputs."""
+    first = client.responses.create(model="concierge", input="What is the weather?", tools=WEATHER)  # type: ignore[arg-type]
+    call = next(item for item in first.output if item.type == "function_call")
+    history: list[Any] = [
+        {"role": "user", "content": "What is the weather?"},
+        *({"type": "item_reference", "id": item.id} for item in first.output),
+        {"type": "function_call_output", "call_id": call.call_id, "output": "foggy"},
+    ]
+    second = client.responses.create(model="concierge", input=history, tools=WEATHER)  # type: ignore[arg-type]
+    assert second.output_text == "Kyoto is foggy"
+    assert second.id.startswith(first.id + "_"), "the same run goes on"
+    with (
+        OpenAI(base_url=f"{live.url}/v1", api_key=KEY_B, max_retries=0) as other,
+        pytest.raises(openai.NotFoundError),
+    ):
+        other.responses.create(model="concierge", input=history, tools=WEATHER)  # type: ignore[arg-type]
+
+
 def test_a_stream_with_client_tools_and_its_continuation(client: OpenAI) -> None:
     with client.responses.stream(model="concierge", input="Weather?", tools=WEATHER) as stream:  # type: ignore[arg-type]
         first = stream.get_final_response()

@@ -4,8 +4,10 @@ Routes (all behind the Bearer key; errors in OpenAI's shape, :mod:`.openai_error
 
 - ``POST /v1/responses`` — ``model`` (an agent's name; unknown: 404 ``model_not_found``),
   ``input`` (a string, or input items: ``message`` with role ``user``/``assistant``/``system``/
-  ``developer`` and text content, ``function_call``, ``function_call_output``; other item types
-  such as ``item_reference`` or ``reasoning`` are skipped), ``instructions`` (added to the agent's;
+  ``developer`` and text content, ``function_call``, ``function_call_output``, and
+  ``item_reference`` to an item of an earlier response — which continues that response's run with
+  the items after the last reference, as ``previous_response_id`` does; other item types such as
+  ``reasoning`` are skipped), ``instructions`` (added to the agent's;
   system/developer messages too), ``tools`` (``function`` only: the client's tools, offered beside
   the agent's own), ``text.format`` (``json_schema``: asked of the model when the agent answers in
   text; an agent with an output type answers in its own schema, as JSON), ``max_output_tokens``,
@@ -29,6 +31,7 @@ What a run's chunks become — output items and events — is :mod:`.openai_resp
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from typing import Annotated, Any, Final, Literal
 
@@ -103,7 +106,18 @@ class OtherItem(_Open):
     type: ShortText
 
 
-InputItem = InputMessage | FunctionCallItem | FunctionCallOutputItem | OtherItem
+class ItemReference(_Open):
+    """An earlier item by id — what a client that keeps its history by reference (the Vercel AI SDK
+    with ``store`` on) sends in place of the items a response gave it. One of kanawa's own items
+    (``msg_``/``rs_``/``mcp_``/``fc_<run id>_…``) names its run: the request continues that run,
+    which holds those items, with what follows the last reference."""
+
+    type: Literal["item_reference"]
+    id: ShortText
+
+
+InputItem = InputMessage | FunctionCallItem | FunctionCallOutputItem | ItemReference | OtherItem
+_OWN_ITEM: Final = re.compile(r"^(?:msg|rs|mcp|fc)_(?P<run>[0-9a-f]{32})_[0-9]")
 
 
 class TextFormat(_Open):
@@ -136,8 +150,9 @@ class ResponsesRequest(_Open):
     tool_choice: JsonData = None
 
 
-def _messages(body: ResponsesRequest) -> tuple[list[Message], list[str]]:
-    """The input as messages, and the instructions (the request's, then system/developer turns)."""
+def _messages(body: ResponsesRequest, *, start: int = 0) -> tuple[list[Message], list[str]]:
+    """The input (its items from ``start``) as messages, and the instructions: the request's, then
+    every system/developer turn's."""
     instructions = [body.instructions] if body.instructions else []
     if isinstance(body.input, str):
         return [UserMessage(body.input)], instructions
@@ -148,15 +163,32 @@ def _messages(body: ResponsesRequest) -> tuple[list[Message], list[str]]:
             text = content_text(item.content, param=where)
             if item.role in ("system", "developer"):
                 instructions.append(text)
+            elif index < start:
+                continue
             elif item.role == "user":
                 messages.append(UserMessage(text))
             else:
                 messages.append(AssistantMessage(text=text))
+        elif index < start:
+            continue
         elif isinstance(item, FunctionCallItem):
             add_tool_call(messages, ToolCall(item.call_id, item.name, item.arguments))
         elif isinstance(item, FunctionCallOutputItem):
             messages.append(tool_answer(messages, item.call_id, content_text(item.output, param=where)))
     return messages, instructions
+
+
+def _last_reference(body: ResponsesRequest) -> tuple[str, int] | None:
+    """The run named by the input's last reference to one of kanawa's items, and its index."""
+    if isinstance(body.input, str):
+        return None
+    for index in range(len(body.input) - 1, -1, -1):
+        item = body.input[index]
+        if isinstance(item, ItemReference):
+            match = _OWN_ITEM.match(item.id)
+            if match is not None:
+                return match["run"], index
+    return None
 
 
 def _options(body: ResponsesRequest, instructions: list[str]) -> Any:
@@ -263,6 +295,17 @@ def _echo(body: ResponsesRequest, options: Any) -> dict[str, Any]:
     }
 
 
+async def _go_on(
+    request: Request, record: RunRecord, messages: list[Message], options: Any, *, param: str
+) -> Part:
+    """Continue ``record``'s run with the request's messages: the part that answers."""
+    try:
+        after = await manager_of(request).go_on(record, messages, options=options)
+    except NotContinuable as exc:
+        raise OpenAIError(409, f"the run cannot be continued: {exc}", param=param) from None
+    return Part(record.run_id, after)
+
+
 async def _begin(request: Request, tenant: str, body: ResponsesRequest) -> tuple[Part, RunRecord | None]:
     """Start the run (or continue the previous response's) and say which part answers."""
     manager = manager_of(request)
@@ -274,21 +317,19 @@ async def _begin(request: Request, tenant: str, body: ResponsesRequest) -> tuple
             param="model",
         )
     try:
-        messages, instructions = _messages(body)
+        reference = _last_reference(body) if body.previous_response_id is None else None
+        messages, instructions = _messages(body, start=0 if reference is None else reference[1] + 1)
         options = _options(body, instructions)
         if body.previous_response_id is not None:
-            record, previous = await owned_part(
-                request, tenant, Part.parse(body.previous_response_id, PREFIX)
-            )
-            try:
-                after = await manager.go_on(record, messages, options=options)
-            except NotContinuable as exc:
-                raise OpenAIError(
-                    409, f"previous response cannot be continued: {exc}", param="previous_response_id"
-                ) from None
-            return Part(previous.run_id, after), record
+            record, _ = await owned_part(request, tenant, Part.parse(body.previous_response_id, PREFIX))
+            return await _go_on(request, record, messages, options, param="previous_response_id"), record
+        if reference is not None:
+            run_id, index = reference
+            found = await manager.store.get(tenant, run_id)
+            if found is None:  # another tenant's item exactly like a missing one
+                raise OpenAIError(404, "no item with that id", code="not_found", param=f"input[{index}]")
+            return await _go_on(request, found, messages, options, param=f"input[{index}]"), found
         conversation = split_turn(messages, instructions)
-        options = _options(body, [conversation.instructions] if conversation.instructions else [])
         record = await manager.start(
             tenant, body.model, list(conversation.turn), history=conversation.history, options=options
         )

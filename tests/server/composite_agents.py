@@ -1,0 +1,153 @@
+"""A composite servable agent like SmartAO's coordinator, for the Celery tests: not an ``Agent`` but
+the servable surface, with a resource of its worker process made on its first run and kept — a
+helper task answering through a queue, as SmartAO's textlint sidecar and corpora are kept. A run
+that finds the helper gone (made in an event loop that has been closed) fails, so a worker that ran
+each task in a loop of its own shows here."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Awaitable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kanawa.loop.errors import AgentError
+from kanawa.loop.hooks import RunHooks
+from kanawa.loop.options import RunOptions
+from kanawa.loop.steps import FinalResponse
+from kanawa.trace.events import Tracer
+from kanawa.types import AssistantMessage, Message, Usage, UserMessage
+
+
+class Helper:
+    """The process's helper: made on first use, a task answering questions through a queue."""
+
+    def __init__(self) -> None:
+        self._queue: asyncio.Queue[tuple[str, asyncio.Future[str]]] | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    async def ask(self, text: str) -> str:
+        loop = asyncio.get_running_loop()
+        if self._task is not None and (self._task.done() or self._task.get_loop() is not loop):
+            raise AgentError("the worker's helper is gone: it was made in an event loop that has ended")
+        if self._task is None or self._queue is None:
+            self._queue = asyncio.Queue()
+            self._task = loop.create_task(self._serve())
+        reply: asyncio.Future[str] = loop.create_future()
+        await self._queue.put((text, reply))
+        return await reply
+
+    async def _serve(self) -> None:
+        assert self._queue is not None
+        while True:
+            text, reply = await self._queue.get()
+            reply.set_result(f"{os.getpid()}:{text.upper()}")
+
+
+@dataclass(frozen=True, slots=True)
+class _Model:
+    model: str = "composite"
+
+
+@dataclass(slots=True)
+class _State:
+    current_step: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class _Result:
+    termination_reason: str
+    usage: Usage
+    messages: Sequence[Message]
+
+
+@dataclass
+class Relay:
+    """The composite: its run asks the process's :class:`Helper` and answers with the reply."""
+
+    helper: Helper = field(default_factory=Helper)
+    name: str = "relay"
+    tracer: Tracer | None = None
+    _guardrails: tuple[RunHooks, ...] = ()
+
+    @property
+    def tools(self) -> tuple[()]:
+        return ()
+
+    @property
+    def model(self) -> _Model:
+        return _Model()
+
+    @property
+    def handoffs(self) -> tuple[()]:
+        return ()
+
+    @property
+    def guardrails(self) -> tuple[RunHooks, ...]:
+        return self._guardrails
+
+    @guardrails.setter
+    def guardrails(self, value: Sequence[RunHooks]) -> None:
+        self._guardrails = tuple(value)
+
+    def stream(
+        self,
+        user_input: Any,
+        *,
+        history: Sequence[Message] = (),
+        run_id: str | None = None,
+        options: RunOptions | None = None,
+    ) -> RelayRun:
+        messages = [
+            *history,
+            *(user_input if isinstance(user_input, list) else [UserMessage(str(user_input))]),
+        ]
+        return RelayRun(self.helper, messages)
+
+
+class RelayRun:
+    def __init__(self, helper: Helper, messages: list[Message]) -> None:
+        self._helper = helper
+        self._messages = messages
+        self.state = _State()
+        self._result: _Result | None = None
+        self._gen = self._run()
+
+    def __aiter__(self) -> RelayRun:
+        return self
+
+    def __anext__(self) -> Awaitable[Any]:
+        return self._gen.__anext__()
+
+    async def _run(self) -> Any:
+        question = next((m.text for m in reversed(self._messages) if isinstance(m, UserMessage)), "")
+        answer = await self._helper.ask(question)
+        self._messages.append(AssistantMessage(text=answer))
+        self.state.current_step += 1
+        self._result = _Result("completed", Usage(), self._messages)
+        yield FinalResponse(self.state.current_step, answer, answer, Usage())
+
+    @property
+    def usage(self) -> Usage:
+        return Usage()
+
+    @property
+    def messages(self) -> Sequence[Message]:
+        return self._messages
+
+    @property
+    def step(self) -> int:
+        return self.state.current_step
+
+    @property
+    def cost(self) -> float | None:
+        return 0.0
+
+    @property
+    def result(self) -> _Result:
+        assert self._result is not None
+        return self._result
+
+    async def aclose(self) -> None:
+        await self._gen.aclose()
