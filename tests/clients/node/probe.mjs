@@ -90,6 +90,7 @@ async function vercelTools(api) {
       .map((part) => ({ name: part.toolName, input: part.input, providerExecuted: !!part.providerExecuted })),
     executed,
     steps: steps.length,
+    responseIds: steps.map((step) => step.response.id),
     text: await result.text,
     finishReason: await result.finishReason,
     errors,

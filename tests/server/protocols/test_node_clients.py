@@ -181,6 +181,10 @@ def test_vercel_stream_text_round_trips_a_client_tool_beside_the_agents_own(
         own_call = {"name": "mcp.tick", "input": {"n": 1}, "providerExecuted": True}
         assert seen["calls"] == [own_call, client_call]
         assert "reasoning-delta" in seen["types"]
+        # the SDK sends its history back with references to the first response's items: the
+        # second step continues the same run
+        first, second = seen["responseIds"]
+        assert second.startswith(f"{first}_")
     else:  # Chat Completions has no place for the agent's own calls: only the client's
         assert seen["calls"] == [client_call]
     assert seen["text"].endswith("Kyoto is sunny in Kyoto")
