@@ -4,8 +4,10 @@ project's own files (``tests/clients/node/``, ``make node-clients``).
 
 Every script the protocol pages show (``docs/openai-responses.md``, ``docs/openai-chat.md``) runs
 here as it is, against the app served on loopback in each run-store mode (embedded, Redis, Celery),
-and prints what the pages say it prints; ``probe.mjs`` reports everything a client saw of a stream
-for the finer checks. Without node or the installed clients the tests skip, saying which is missing.
+and prints what the pages say it prints (the pages' ``js`` blocks are checked to be those files,
+byte for byte, in English and Japanese); ``probe.mjs`` reports everything a client saw — a stream's
+parts and events, a tool round trip, a resumed stream, an error — for the finer checks. Without node
+or the installed clients the tests that run them skip, saying which is missing.
 """
 
 from __future__ import annotations
