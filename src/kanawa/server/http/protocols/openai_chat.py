@@ -173,6 +173,16 @@ def _options(body: ChatRequest, instructions: str | None) -> Any:
     return run_options(instructions, specs, cap, schema)
 
 
+class ContentDelta:
+    """A ``content`` delta chunk, encoded (the one event a completion has thousands of): the
+    translator's prefix, the text's JSON, the fixed end — the JSON the chunk written out gives."""
+
+    __slots__ = ("frame",)
+
+    def __init__(self, prefix: bytes, text: str) -> None:
+        self.frame = prefix + JSON.encode(text).encode() + b'},"finish_reason":null,"logprobs":null}]}\n\n'
+
+
 class ChatTranslator:
     """A run's chunks → one chat completion (and its stream chunks)."""
 
@@ -186,6 +196,10 @@ class ChatTranslator:
         self.error: dict[str, Any] | None = None
         self.finish: str | None = None
         self._started = False
+        head = {"id": self.id, "object": "chat.completion.chunk", "created": self.created, "model": model}
+        self._prefix = (
+            b"data: " + JSON.encode(head)[:-1].encode() + b',"choices":[{"index":0,"delta":{"content":'
+        )
 
     def _chunk(self, delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
         if not self._started:
@@ -199,7 +213,7 @@ class ChatTranslator:
             "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}],
         }
 
-    def feed(self, chunk: dict[str, Any]) -> list[dict[str, Any]]:
+    def feed(self, chunk: dict[str, Any]) -> list[dict[str, Any] | ContentDelta]:
         kind = chunk.get("type")
         data = chunk.get("data")
         if not isinstance(data, dict) or not top_level(chunk):
@@ -207,6 +221,8 @@ class ChatTranslator:
         if kind == "delta" and "text" in data:
             text = str(data["text"])
             self.text.append(text)
+            if self._started:
+                return [ContentDelta(self._prefix, text)]
             return [self._chunk({"content": text})]
         if kind == "tool_call":
             self.calls[str(data.get("id", ""))] = {
@@ -232,7 +248,7 @@ class ChatTranslator:
                 "param": None,
             }
         elif kind == "done":
-            return self._done(str(data.get("status", "completed")))
+            return [*self._done(str(data.get("status", "completed")))]
         return []
 
     def _tool_calls(self) -> list[dict[str, Any]]:
@@ -297,7 +313,9 @@ class ChatTranslator:
         }
 
 
-def _data(body: dict[str, Any]) -> bytes:
+def _data(body: dict[str, Any] | ContentDelta) -> bytes:
+    if isinstance(body, ContentDelta):
+        return body.frame
     return b"data: " + JSON.encode(body).encode() + b"\n\n"
 
 
@@ -397,4 +415,4 @@ async def create_chat_completion(body: ChatRequest, request: Request, who: Calle
         return exc.response()
 
 
-__all__ = ["ChatRequest", "ChatTranslator", "router"]
+__all__ = ["ChatRequest", "ChatTranslator", "ContentDelta", "router"]

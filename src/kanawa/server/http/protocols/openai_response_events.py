@@ -47,6 +47,26 @@ SERVER_LABEL: Final = "kanawa"
 """``server_label`` of the ``mcp_call`` items that show the agent's own tool calls."""
 
 
+class Delta:
+    """A text delta event, encoded but for its sequence number: the frame is its item's prefix, the
+    delta's JSON and the number (the one event a response has thousands of, so it skips building
+    and encoding a dict). The same JSON as the event written out in full."""
+
+    __slots__ = ("delta", "prefix", "text")
+
+    def __init__(self, prefix: bytes, text: str) -> None:
+        self.prefix = prefix
+        self.text = text
+        self.delta = JSON.encode(text)
+
+    def frame(self, sequence: int) -> bytes:
+        return b'%s%s,"logprobs":[],"sequence_number":%d}\n\n' % (self.prefix, self.delta.encode(), sequence)
+
+
+Event = dict[str, Any] | Delta
+"""What :meth:`ResponseTranslator.feed` gives: events, text deltas pre-encoded (:class:`Delta`)."""
+
+
 class ResponseTranslator:
     """A response's run chunks → its Response object and its stream events (module table)."""
 
@@ -62,13 +82,25 @@ class ResponseTranslator:
         self.usage: dict[str, Any] | None = None
         self._message: int | None = None
         self._reasoning: int | None = None
+        self._texts: list[str] = []
+        """The open message's (or reasoning's) text so far, joined when it closes: ``+=`` on the
+        item's string would copy the whole text at every delta."""
+        self._prefix = b""
         self._calls: dict[str, dict[str, Any]] = {}
         """Calls asked for and not answered yet, by call id: the agent's own until their result
         comes; those left at the end are the client's."""
 
     # the Response object ------------------------------------------------------------------------
 
+    def _flush(self) -> None:
+        """Put the open item's text so far into the item."""
+        if self._message is not None:
+            self.output[self._message]["content"][0]["text"] = "".join(self._texts)
+        elif self._reasoning is not None:
+            self.output[self._reasoning]["summary"][0]["text"] = "".join(self._texts)
+
     def snapshot(self) -> dict[str, Any]:
+        self._flush()
         tokens_in, tokens_out, reasoning, cached = usage_counts(self.usage)
         echo = self.echo
         return {
@@ -103,7 +135,7 @@ class ResponseTranslator:
             },
         }
 
-    def opening(self) -> list[dict[str, Any]]:
+    def opening(self) -> list[Event]:
         return [
             {"type": "response.created", "response": self.snapshot()},
             {"type": "response.in_progress", "response": self.snapshot()},
@@ -111,7 +143,7 @@ class ResponseTranslator:
 
     # chunks → events -----------------------------------------------------------------------------
 
-    def feed(self, chunk: dict[str, Any]) -> list[dict[str, Any]]:
+    def feed(self, chunk: dict[str, Any]) -> list[Event]:
         kind = chunk.get("type")
         data = chunk.get("data")
         if not isinstance(data, dict) or not top_level(chunk):
@@ -161,8 +193,8 @@ class ResponseTranslator:
             "item": copy.deepcopy(self.output[index]),
         }
 
-    def _text(self, text: str, seq: int) -> list[dict[str, Any]]:
-        events = self._close_reasoning()
+    def _text(self, text: str, seq: int) -> list[Event]:
+        events: list[Event] = [*self._close_reasoning()]
         if self._message is None:
             item: dict[str, Any] = {
                 "id": f"msg_{self.part.run_id}_{seq}",
@@ -172,6 +204,7 @@ class ResponseTranslator:
                 "content": [],
             }
             self._message, added = self._add(item)
+            self._texts = []
             part = {"type": "output_text", "text": "", "annotations": [], "logprobs": []}
             item["content"].append(part)
             events += [
@@ -184,25 +217,25 @@ class ResponseTranslator:
                     "part": copy.deepcopy(part),
                 },
             ]
-        current = self.output[self._message]
-        current["content"][0]["text"] += text
-        events.append(
-            {
+            head = {
                 "type": "response.output_text.delta",
-                "item_id": current["id"],
+                "item_id": item["id"],
                 "output_index": self._message,
                 "content_index": 0,
-                "delta": text,
-                "logprobs": [],
             }
-        )
+            self._prefix = (
+                b"event: response.output_text.delta\ndata: " + JSON.encode(head)[:-1].encode() + b',"delta":'
+            )
+        self._texts.append(text)
+        events.append(Delta(self._prefix, text))
         return events
 
-    def _close_text(self) -> list[dict[str, Any]]:
+    def _close_text(self) -> list[Event]:
         events = self._close_reasoning()
         index = self._message
         if index is None:
             return events
+        self._flush()
         self._message = None
         item = self.output[index]
         item["status"] = "completed"
@@ -227,13 +260,14 @@ class ResponseTranslator:
             self._item_done(index),
         ]
 
-    def _reason(self, text: str, seq: int) -> list[dict[str, Any]]:
-        events: list[dict[str, Any]] = []
+    def _reason(self, text: str, seq: int) -> list[Event]:
+        events: list[Event] = []
         if self._reasoning is None:
             if self._message is not None:
                 events += self._close_text()
             item: dict[str, Any] = {"id": f"rs_{self.part.run_id}_{seq}", "type": "reasoning", "summary": []}
             self._reasoning, added = self._add(item)
+            self._texts = []
             part = {"type": "summary_text", "text": ""}
             item["summary"].append(part)
             events += [
@@ -247,7 +281,7 @@ class ResponseTranslator:
                 },
             ]
         item = self.output[self._reasoning]
-        item["summary"][0]["text"] += text
+        self._texts.append(text)
         events.append(
             {
                 "type": "response.reasoning_summary_text.delta",
@@ -259,10 +293,11 @@ class ResponseTranslator:
         )
         return events
 
-    def _close_reasoning(self) -> list[dict[str, Any]]:
+    def _close_reasoning(self) -> list[Event]:
         index = self._reasoning
         if index is None:
             return []
+        self._flush()
         self._reasoning = None
         item = self.output[index]
         part = item["summary"][0]
@@ -284,7 +319,7 @@ class ResponseTranslator:
             self._item_done(index),
         ]
 
-    def _tool_result(self, data: dict[str, Any], seq: int) -> list[dict[str, Any]]:
+    def _tool_result(self, data: dict[str, Any], seq: int) -> list[Event]:
         call_id = str(data.get("call_id", ""))
         call = self._calls.pop(call_id, {"name": str(data.get("name", "")), "arguments": "{}"})
         failed = bool(data.get("is_error"))
@@ -302,7 +337,7 @@ class ResponseTranslator:
         item["status"] = "failed" if failed else "completed"
         return [added, self._item_done(index)]
 
-    def _final(self, data: dict[str, Any], seq: int) -> list[dict[str, Any]]:
+    def _final(self, data: dict[str, Any], seq: int) -> list[Event]:
         if self._message is not None:
             return self._close_text()
         text = str(data.get("text") or "")
@@ -311,7 +346,7 @@ class ResponseTranslator:
             text = output if isinstance(output, str) else json_text(output)
         return [*self._text(text, seq), *self._close_text()]
 
-    def _done(self, status: str, seq: int) -> list[dict[str, Any]]:
+    def _done(self, status: str, seq: int) -> list[Event]:
         events = self._close_text()
         if status == "awaiting_tool_output":
             for position, (call_id, call) in enumerate(self._calls.items()):
@@ -348,9 +383,11 @@ class ResponseTranslator:
         return [*events, {"type": "response.incomplete", "response": self.snapshot()}]
 
 
-def sse_event(event: dict[str, Any], sequence: int) -> bytes:
+def sse_event(event: Event, sequence: int) -> bytes:
+    if isinstance(event, Delta):
+        return event.frame(sequence)
     event["sequence_number"] = sequence
     return f"event: {event['type']}\ndata: {JSON.encode(event)}\n\n".encode()
 
 
-__all__ = ["PREFIX", "SERVER_LABEL", "ResponseTranslator", "sse_event"]
+__all__ = ["PREFIX", "SERVER_LABEL", "Delta", "Event", "ResponseTranslator", "sse_event"]
