@@ -189,10 +189,16 @@ EXPORTED_MEMBERS: dict[str, list[str]] = {
         "resolve_model",
         "tool_specs",
     ],
-    "kanawa.llm.anthropic": ["AnthropicAdapter"],
+    "kanawa.llm.anthropic": ["AnthropicAdapter", "BedrockAnthropicAdapter"],
     "kanawa.llm.catalogue": ["Catalogue", "ModelCard", "Reasoning", "Sampling", "card_for", "catalogue"],
     "kanawa.llm.gemini": ["GeminiAdapter"],
-    "kanawa.llm.openai": ["OpenAIChatAdapter", "OpenAIResponsesAdapter", "OpenAIResponsesSyncClient"],
+    "kanawa.llm.openai": [
+        "AzureOpenAIAdapter",
+        "AzureOpenAIChatAdapter",
+        "OpenAIChatAdapter",
+        "OpenAIResponsesAdapter",
+        "OpenAIResponsesSyncClient",
+    ],
     "kanawa.llm.pricing": [
         "LIBRARY_TABLE",
         "ModelPrice",

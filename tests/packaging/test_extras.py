@@ -230,6 +230,9 @@ def test_ace_extra_runs_the_demo_and_names_postgres_for_a_postgres_store(
         ("openai:gpt-5", "openai"),
         ("anthropic:claude-sonnet-4-5", "anthropic"),
         ("gemini:gemini-2.5-flash", "gemini"),
+        ("azure:gpt-5-deployment", "openai"),
+        ("bedrock:anthropic.claude-sonnet-4-5-20250929-v1:0", "bedrock"),
+        ("vertex:gemini-2.5-flash", "vertex"),
     ],
 )
 def test_run_with_a_provider_whose_sdk_is_missing_names_its_extra(
