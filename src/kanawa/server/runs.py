@@ -575,6 +575,11 @@ class RunManager:
         going = dataclasses.replace(
             point, next_seq=after + 1, pending=answers, options=options, approvals=None
         )
+        if record.status == "completed":
+            # a next question is a new turn: the loop's limits (max_steps, the calls per tool)
+            # count it afresh, as a new run on the same conversation would; tool outputs go on
+            # with the turn they answer
+            going = dataclasses.replace(going, steps=0, tool_calls=(), decode_retries=None)
         # of two continuations racing for the run, the first wins; the other finds it running
         if not await self.store.claim_status(record.run_id, record.status, "running"):
             raise NotContinuable("run is no longer waiting (another request continued it first)")

@@ -141,6 +141,17 @@ def test_a_completed_response_is_continued_by_the_next_question(client: OpenAI) 
         client.responses.cancel(going)
 
 
+def test_a_conversation_goes_on_past_the_step_limit_of_one_turn(client: OpenAI) -> None:
+    """Each next question is a turn of its own: the loop's ``max_steps`` (10) counts per turn."""
+    response = client.responses.create(model="concierge", input="turn 0")
+    for turn in range(1, 12):
+        response = client.responses.create(
+            model="concierge", input=f"turn {turn}", previous_response_id=response.id
+        )
+        assert response.status == "completed", response.error
+    assert response.output_text == "Hello! You said: turn 11"
+
+
 def test_a_continuation_must_answer_the_calls_waiting(client: OpenAI) -> None:
     first = client.responses.create(model="concierge", input="Weather?", tools=WEATHER)  # type: ignore[arg-type]
     with pytest.raises(openai.BadRequestError) as refused:
@@ -254,4 +265,15 @@ def test_another_tenants_response_is_a_404_exactly_like_a_missing_one(
             with pytest.raises(openai.NotFoundError):
                 other.responses.create(model="concierge", input="x", previous_response_id=response_id)
     assert bodies[0] == bodies[1]
+    for malformed in ("not-a-response", f"{mine.id}_99", "resp_" + "0" * 31):
+        with pytest.raises(openai.NotFoundError):
+            client.responses.retrieve(malformed)
     assert client.responses.retrieve(mine.id).output_text == "Hello! You said: mine"
+
+
+def test_a_run_waiting_for_a_persons_approval_ends_the_response_incomplete(client: OpenAI) -> None:
+    response = client.responses.create(model="mailer", input="send essay 42")
+    assert response.status == "incomplete"
+    assert [item.type for item in response.output] == []
+    with pytest.raises(openai.ConflictError):
+        client.responses.create(model="mailer", input="go on", previous_response_id=response.id)
