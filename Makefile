@@ -105,16 +105,16 @@ browser:
 # (`make pytest PYTEST_ARGS=tests/server`).
 # Everything they need is set up first, one thing at a time (two apt-get runs at once would collide).
 PYTEST_ARGS ?=
-pytest: $(VENV)/.synced $(VENV311)/.synced browser smartao-textlint
+pytest: $(VENV)/.synced $(VENV311)/.synced browser smartao-textlint node-clients
 	@echo "running the test suite on Python 3.12 (.venv) and 3.11 (.venv311) side by side..."
 	@$(MAKE) --no-print-directory -j2 --output-sync=target pytest-3.12 pytest-3.11
 
-pytest-3.12: $(VENV)/.synced browser smartao-textlint
+pytest-3.12: $(VENV)/.synced browser smartao-textlint node-clients
 	@echo "── the test suite on Python 3.12 ($(BIN)/python) ──"
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
 # The Dify plugin tests are skipped here, with the reason: the Dify SDK needs Python 3.12.
-pytest-3.11: $(VENV311)/.synced browser smartao-textlint
+pytest-3.11: $(VENV311)/.synced browser smartao-textlint node-clients
 	@echo "── the test suite on Python 3.11 ($(VENV311)/bin/python) ──"
 	$(VENV311)/bin/python -m pytest -q -o cache_dir=.cache/pytest-3.11 $(PYTEST_ARGS)
 
@@ -133,6 +133,7 @@ bench: $(VENV)/.synced smartao-textlint
 	$(BIN)/python bench/multi_agent_overhead.py
 	$(BIN)/python bench/dify_plugin_overhead.py
 	$(BIN)/python bench/serve_load.py
+	$(BIN)/python bench/protocol_cost.py
 
 	$(BIN)/python bench/smartao_run.py
 
@@ -163,3 +164,16 @@ $(SMARTAO_TEXTLINT)/node_modules/.installed: $(SMARTAO_TEXTLINT)/package-lock.js
 
 .PHONY: smartao-textlint
 smartao-textlint: $(SMARTAO_TEXTLINT)/node_modules/.installed
+
+# The official OpenAI TypeScript SDK and the Vercel AI SDK (`ai`, `@ai-sdk/openai`) that
+# tests/server/protocols/test_node_clients.py points at kanawa's OpenAI-compatible endpoints: npm ci
+# from the committed lock into a gitignored node_modules. Without node/npm the target says so and
+# those tests skip, naming the reason.
+NODE_CLIENTS := tests/clients/node
+$(NODE_CLIENTS)/node_modules/.installed: $(NODE_CLIENTS)/package-lock.json
+	@if command -v npm >/dev/null 2>&1; then \
+		cd $(NODE_CLIENTS) && npm ci --no-audit --no-fund --loglevel=error && touch node_modules/.installed; \
+	else echo "npm not found: the Node client tests (OpenAI TypeScript SDK, Vercel AI SDK) will skip"; fi
+
+.PHONY: node-clients
+node-clients: $(NODE_CLIENTS)/node_modules/.installed

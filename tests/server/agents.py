@@ -101,6 +101,16 @@ def _guarded(request: ModelRequest) -> Script:
     return "my card is 4111 1111 1111 1111"
 
 
+def _assistant(request: ModelRequest) -> Script:
+    """Calls the client-declared ``weather`` tool once when the client offers it, then answers from its
+    result: the model of the documented client-tool examples (docs/openai-*.md)."""
+    if request.tool_results:
+        return f"In Tokyo: {request.tool_results[-1].text}"
+    if "weather" in request.tool_names:
+        return AssistantMessage(tool_calls=(ToolCall("call_weather", "weather", '{"city": "Tokyo"}'),))
+    return "No weather tool was offered."
+
+
 WEATHER_TOOL = "get_weather"
 """The tool the OpenAI-protocol tests declare as the client's (the ``concierge`` agent calls it)."""
 
@@ -169,6 +179,7 @@ def server_agents() -> dict[str, Agent[Any, Any]]:
         boom=Agent("boom", "Fail.", tools=(), model=FunctionLLM(_boom)),
         crash=Agent("crash", "Crash.", tools=(), model=FunctionLLM(_crash)),
         leak=Agent("leak", "Leak.", tools=[leaky], model=FunctionLLM(_leak)),
+        assistant=Agent("assistant", "Help.", tools=(), model=FunctionLLM(_assistant)),
         concierge=Agent("concierge", "Help travellers.", tools=[tick], model=FunctionLLM(_concierge)),
         **multi_agents(),
     )
