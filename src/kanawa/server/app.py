@@ -215,7 +215,12 @@ def create_app(
             from kanawa.server.redis_store import RedisRunStore
 
             run_store = RedisRunStore(
-                config.redis_url, ttl=config.run_ttl, cap=config.run_buffer, prefix=config.redis_prefix
+                config.redis_url,
+                ttl=config.run_ttl,
+                cap=config.run_buffer,
+                prefix=config.redis_prefix,
+                tenant_bytes=config.tenant_run_bytes,
+                total_bytes=config.run_bytes,
             )
         else:
             run_store = MemoryRunStore(

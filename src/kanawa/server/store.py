@@ -124,6 +124,11 @@ class RunStore(Protocol):
 
     async def load_checkpoint(self, run_id: str) -> str | None: ...
 
+    async def used_bytes(self, tenant: str | None = None) -> int:
+        """What the kept runs of ``tenant`` (``None``: of everyone) are counted for in the memory
+        budget."""
+        ...
+
     async def aclose(self) -> None: ...
 
 
@@ -230,6 +235,9 @@ class MemoryRunStore:
 
     def tenant_bytes(self, tenant: str) -> int:
         return self._tenant_bytes.get(tenant, 0)
+
+    async def used_bytes(self, tenant: str | None = None) -> int:
+        return self.total_bytes if tenant is None else self.tenant_bytes(tenant)
 
     def _account(self, run: _Run) -> None:
         """Count ``run`` at its current size."""
@@ -468,7 +476,9 @@ class MemoryRunStore:
 
 
 __all__ = [
+    "EVICTABLE",
     "FINISHED",
+    "RECORD_BYTES",
     "ChunksExpired",
     "Entry",
     "MemoryRunStore",
