@@ -197,22 +197,14 @@ local function purge()
   end
 end
 
-local function chunk_bytes(key)
-  local written = tonumber(redis.call('HGET', key, 'cb') or '0')
-  local chunks = tonumber(redis.call('HGET', key, 'cn') or '0')
-  local kept = redis.call('XLEN', key .. ':chunks')
-  if chunks > kept and chunks > 0 then
-    return math.floor(written * kept / chunks)
+local function size_of(key, evicted, written, chunks, checkpoint)
+  if evicted == '1' then return RECORD end
+  written, chunks = tonumber(written or '0'), tonumber(chunks or '0')
+  if chunks > 0 then
+    local kept = redis.call('XLEN', key .. ':chunks')
+    if chunks > kept then written = math.floor(written * kept / chunks) end
   end
-  return written
-end
-
-local function recount(run, key, tenant)
-  if redis.call('HGET', key, 'evicted') == '1' then
-    count(run, tenant, RECORD)
-  else
-    count(run, tenant, RECORD + chunk_bytes(key) + tonumber(redis.call('HGET', key, 'kb') or '0'))
-  end
+  return RECORD + written + tonumber(checkpoint or '0')
 end
 
 local function over(tenant)
@@ -298,17 +290,18 @@ _REFRESH_SCRIPT: Final = (
     + b"""
 local run, seq, updated, added, chunks, terminal = ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10]
 local key = P .. 'run:' .. run
-redis.call('PEXPIRE', key .. ':chunks', TTL)
-local tenant = redis.call('HGET', key, 'tenant')
+local record = redis.call('HMGET', key, 'tenant', 'status', 'evicted', 'kb')
+local tenant, status, evicted, checkpoint = unpack(record)
 if not tenant then return 0 end
+redis.call('PEXPIRE', key .. ':chunks', TTL)
 redis.call('HSET', key, 'last_seq', seq, 'updated', updated)
-redis.call('HINCRBY', key, 'cb', added)
-redis.call('HINCRBY', key, 'cn', chunks)
+local written = redis.call('HINCRBY', key, 'cb', added)
+local kept = redis.call('HINCRBY', key, 'cn', chunks)
 redis.call('PEXPIRE', key, TTL)
-recount(run, key, tenant)
+count(run, tenant, size_of(key, evicted, written, kept, checkpoint))
 redis.call('ZADD', EXPIRY, NOW + TTL, run)
 if terminal == '1' then
-  if EVICTABLE[redis.call('HGET', key, 'status')] and redis.call('HGET', key, 'evicted') ~= '1' then
+  if EVICTABLE[status] and evicted ~= '1' then
     redis.call('ZADD', P .. 'mem:done', NOW, run)
     redis.call('ZADD', P .. 'mem:done:' .. tenant, NOW, run)
   end
@@ -328,10 +321,10 @@ _CHECKPOINT_SCRIPT: Final = (
 local run, data = ARGV[5], ARGV[6]
 local key = P .. 'run:' .. run
 redis.call('SET', key .. ':checkpoint', data, 'PX', TTL)
-local tenant = redis.call('HGET', key, 'tenant')
+local tenant, evicted, written, kept = unpack(redis.call('HMGET', key, 'tenant', 'evicted', 'cb', 'cn'))
 if tenant then
   redis.call('HSET', key, 'kb', #data)
-  recount(run, key, tenant)
+  count(run, tenant, size_of(key, evicted, written, kept, #data))
 end
 return 1
 """
@@ -340,18 +333,30 @@ return 1
 
 
 class _Scripts:
-    """The budget scripts as commands: ``EVALSHA`` once Redis is known to hold a script (it ran as
-    ``EVAL`` once, which makes Redis keep it), ``EVAL`` with its text until then or after Redis
-    answered ``NOSCRIPT`` (a restart or ``SCRIPT FLUSH``)."""
+    """The budget scripts as commands: ``EVALSHA`` once Redis is known to hold a script (loaded when
+    the store first needs one — :meth:`RedisRunStore._script` — or run once as ``EVAL``, which makes
+    Redis keep it), ``EVAL`` with its text until then or after Redis answered ``NOSCRIPT`` (a
+    restart or ``SCRIPT FLUSH``). Each command's fixed part is packed once: a run's upkeep costs the
+    packing of its own arguments only."""
 
     def __init__(self, prefix: str, tenant_bytes: int, total_bytes: int, ttl: bytes) -> None:
-        self._common = (prefix.encode(), b"%d" % tenant_bytes, b"%d" % total_bytes, ttl)
+        common = _pack_parts(b"0", prefix.encode(), b"%d" % tenant_bytes, b"%d" % total_bytes, ttl)
+        self._by_hash = {script: _pack_parts(b"EVALSHA", _sha(script)) + common for script in _ALL_SCRIPTS}
+        self._by_text = {script: _pack_parts(b"EVAL", script) + common for script in _ALL_SCRIPTS}
         self._known: set[bytes] = set()
+        self.loading: asyncio.Future[None] | None = None
+        """Set once the scripts were first sent to Redis (``SCRIPT LOAD``), done when they are in."""
 
     def command(self, script: bytes, *args: bytes) -> bytes:
-        if script in self._known:
-            return _pack(b"EVALSHA", _sha(script), b"0", *self._common, *args)
-        return _pack(b"EVAL", script, b"0", *self._common, *args)
+        head = self._by_hash[script] if script in self._known else self._by_text[script]
+        return b"*%d\r\n%b%b" % (len(args) + 7, head, _pack_parts(*args))
+
+    @staticmethod
+    def load() -> list[bytes]:
+        return [_pack(b"SCRIPT", b"LOAD", script) for script in _ALL_SCRIPTS]
+
+    def loaded(self) -> None:
+        self._known.update(_ALL_SCRIPTS)
 
     def answered(self, script: bytes, reply: Any) -> bool:
         """Note what Redis answered ``script`` with; whether it ran (``False``: ``NOSCRIPT``, send
@@ -362,6 +367,14 @@ class _Scripts:
         if not isinstance(reply, Exception):
             self._known.add(script)
         return True
+
+
+_ALL_SCRIPTS: Final = (_CREATE_SCRIPT, _REFRESH_SCRIPT, _CHECKPOINT_SCRIPT)
+
+
+def _pack_parts(*parts: bytes) -> bytes:
+    """Arguments in the Redis protocol without the array header (:func:`_pack` adds it)."""
+    return b"".join(b"$%d\r\n%b\r\n" % (len(part), part) for part in parts)
 
 
 def _sha(script: bytes) -> bytes:
@@ -847,7 +860,17 @@ class RedisRunStore:
 
     async def _script(self, script: bytes, *args: bytes, before: Sequence[bytes] = ()) -> Any:
         """``before`` (packed commands) and a budget script in one group commit; the script's reply.
-        A script Redis no longer holds is sent again with its text."""
+        The scripts are loaded into Redis first, once (every caller meanwhile waits for the same
+        load); a script Redis no longer holds is sent again with its text."""
+        if self._scripts.loading is None:
+            loading = self._scripts.loading = asyncio.get_running_loop().create_future()
+            try:
+                await self._write(*self._scripts.load())
+                self._scripts.loaded()
+            finally:
+                loading.set_result(None)
+        elif not self._scripts.loading.done():
+            await asyncio.shield(self._scripts.loading)
         replies = await self._batcher.run(
             b"".join((*before, self._scripts.command(script, *args))), len(before) + 1
         )
