@@ -30,6 +30,7 @@ _EXPORTS: dict[str, str] = {
     "RunResult": "kanawa.loop.result",
     "RunContext": "kanawa.context",
     "AgentConfiguration": "kanawa.loop.config",
+    "Compaction": "kanawa.loop.compaction",
     "Tool": "kanawa.tools.base",
     "ToolResult": "kanawa.tools.base",
     "tool": "kanawa.tools.decorator",
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
     from kanawa.llm.settings import ModelSettings
     from kanawa.llm.testing import FunctionLLM, ScriptedLLM, TestLLM
     from kanawa.loop.approval import Approvals
+    from kanawa.loop.compaction import Compaction
     from kanawa.loop.config import AgentConfiguration
     from kanawa.loop.errors import AgentError, BudgetExceeded, GuardrailViolation, HandoffDepthExceeded
     from kanawa.loop.result import RunResult
@@ -75,6 +77,7 @@ __all__ = [
     "Approvals",
     "BaseAgent",
     "BudgetExceeded",
+    "Compaction",
     "FunctionLLM",
     "Guardrail",
     "GuardrailViolation",

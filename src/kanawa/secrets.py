@@ -53,6 +53,11 @@ KEY_ENVIRONMENT_VARIABLES: Final = (
     "GEMINI_API_KEY",
     "GOOGLE_API_KEY",
     "KANAWA_CHAT_API_KEY",
+    "AZURE_OPENAI_API_KEY",
+    "AZURE_OPENAI_AD_TOKEN",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_BEARER_TOKEN_BEDROCK",
 )
 """Environment variables whose values are always masked (the keys the adapters read)."""
 

@@ -191,8 +191,10 @@ Message: TypeAlias = SystemMessage | UserMessage | AssistantMessage | ToolMessag
 
 @dataclass(frozen=True, slots=True)
 class Usage:
-    """Token usage. ``reasoning_tokens`` and ``cached_tokens`` are subsets of output and input tokens
-    respectively, as the providers report them."""
+    """Token usage. ``reasoning_tokens`` is a subset of the output tokens; ``cached_tokens`` (read from
+    the provider's prompt cache) and ``cache_write_tokens`` (written to it: Anthropic's cache creation,
+    OpenAI's cache writes) are subsets of the input tokens, as the providers report them — each is
+    priced at its own rate (:mod:`kanawa.llm.pricing`)."""
 
     _: KW_ONLY
     input_tokens: int = 0
@@ -200,6 +202,7 @@ class Usage:
     reasoning_tokens: int = 0
     cached_tokens: int = 0
     requests: int = 0
+    cache_write_tokens: int = 0
 
     @property
     def total_tokens(self) -> int:
@@ -212,6 +215,7 @@ class Usage:
             reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
             cached_tokens=self.cached_tokens + other.cached_tokens,
             requests=self.requests + other.requests,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
         )
 
 

@@ -34,6 +34,7 @@ from kanawa.llm.anthropic.adapter import AnthropicAdapter
 from kanawa.llm.base import LLMAdapter
 from kanawa.llm.errors import LLMError
 from kanawa.llm.gemini.adapter import GeminiAdapter
+from kanawa.llm.openai.azure import AzureOpenAIAdapter, AzureOpenAIChatAdapter
 from kanawa.llm.openai.chat import OpenAIChatAdapter
 from kanawa.llm.openai.responses import OpenAIResponsesAdapter
 from kanawa.loop.errors import LLMCallFailed
@@ -42,7 +43,7 @@ from kanawa.types import UserMessage
 from tests.wire.server import RecordedRequest, Reply, WireServer, json_reply, sse_reply
 
 STATUSES = (400, 401, 403, 429, 500)
-_CREDENTIAL_HEADERS = ("authorization", "x-api-key", "x-goog-api-key", "x-proxy-token")
+_CREDENTIAL_HEADERS = ("authorization", "x-api-key", "x-goog-api-key", "x-proxy-token", "api-key")
 _GOOGLE_STATUS = {
     400: "INVALID_ARGUMENT",
     401: "UNAUTHENTICATED",
@@ -199,6 +200,34 @@ PROVIDERS = [
         "GEMINI_API_KEY",
         gemini_stream_error,
     ),
+    Provider(
+        "azure",
+        lambda base, key: AzureOpenAIAdapter("gpt-5-deployment", endpoint=base, api_key=key, timeout=5.0),
+        openai_body,
+        lambda base: f"azure:gpt-5-deployment@{base}",
+        "AZURE_OPENAI_API_KEY",
+        openai_stream_error,
+    ),
+    Provider(
+        "azure-chat",
+        lambda base, key: AzureOpenAIChatAdapter(
+            "gpt-4o-deployment", endpoint=base, api_key=key, timeout=5.0
+        ),
+        openai_body,
+        lambda base: f"azure-chat:gpt-4o-deployment@{base}",
+        "AZURE_OPENAI_API_KEY",
+        chat_stream_error,
+    ),
+    Provider(
+        "azure-entra-id",
+        lambda base, token: AzureOpenAIChatAdapter(
+            "gpt-4o-deployment", endpoint=base, azure_ad_token_provider=lambda: token, timeout=5.0
+        ),
+        openai_body,
+        lambda base: f"azure-chat:gpt-4o-deployment@{base}",
+        "AZURE_OPENAI_AD_TOKEN",
+        chat_stream_error,
+    ),
 ]
 
 
@@ -273,6 +302,10 @@ def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
         "GEMINI_API_KEY",
         "GOOGLE_API_KEY",
         "KANAWA_CHAT_API_KEY",
+        "AZURE_OPENAI_API_KEY",
+        "AZURE_OPENAI_AD_TOKEN",
+        "AZURE_OPENAI_ENDPOINT",
+        "OPENAI_API_VERSION",
     ):
         monkeypatch.delenv(name, raising=False)
     for name in (

@@ -48,7 +48,11 @@ def test_model_strings_parse(spec: str, parsed: ModelString) -> None:
     ("spec", "message"),
     [
         ("gpt-5", "expected 'provider:model'"),
-        ("mistral:large", "provider one of anthropic, gemini, openai, openai-chat, test"),
+        (
+            "mistral:large",
+            "provider one of anthropic, azure, azure-chat, bedrock, gemini, openai, openai-chat, test, "
+            "vertex",
+        ),
         ("openai:", "expected 'provider:model'"),
         ("", "expected 'provider:model'"),
         ("openai-chat:@http://localhost:8000/v1", "names no model"),
@@ -135,13 +139,23 @@ def test_module_without_its_factory_gives_a_clear_error(
         resolve_model("fake:m")
 
 
+# The cloud platforms need a place besides a key; vertex: picks its adapter by model family.
+_CLOUD_OPTIONS: dict[str, dict[str, object]] = {
+    "bedrock": {"aws_region": "us-east-1"},
+    "vertex": {"project": "p", "location": "us-central1", "access_token": "ya29.test-token"},
+}
+_FACTORY_CLASS = {"vertex_model": "VertexGeminiAdapter"}
+
+
 async def test_every_registered_provider_resolves_to_its_own_adapter() -> None:
     """Every prefix in the table resolves (the SDKs are installed here) to an adapter of that provider
     for that model; a missing SDK is covered by ``test_missing_sdk_names_the_extra_to_install``."""
     for name, entry in PROVIDERS.items():
-        llm = resolve_model(f"{name}:some-model@http://127.0.0.1:9/v1", api_key="sk-test")
+        key = {} if name == "vertex" else {"api_key": "sk-test"}
+        options = {**key, **_CLOUD_OPTIONS.get(name, {})}
+        llm = resolve_model(f"{name}:some-model@http://127.0.0.1:9/v1", **options)
         async with llm:
             assert llm.provider == name
             assert llm.model == "some-model"
             primary = getattr(llm, "primary", llm)
-            assert type(primary).__name__ == entry.factory
+            assert type(primary).__name__ == _FACTORY_CLASS.get(entry.factory, entry.factory)

@@ -29,6 +29,7 @@ pytestmark = [ONCE, SLOW]
 
 NEEDS_EXTRA: dict[str, tuple[str, list[str]]] = {
     "serve": ("server", ["serve"]),
+    "mcp": ("mcp", ["mcp"]),
     "trace view": ("server", ["trace", "view", "run.jsonl"]),
     "worker": ("celery", ["worker"]),
     "ace import": ("ace", ["ace", "import", "playbook.txt", "--dataset", "demo"]),
@@ -46,10 +47,11 @@ BASE: dict[str, list[str]] = {
     "demo": ["demo", "--no-trace"],
     "run": ["run", "What is 2 + 3?", "--model", "test", "--no-trace"],
     "trace show": ["trace", "show", "run.jsonl"],
+    "models": ["models"],
     "smartao reflexion": ["smartao", "reflexion", "--db", "missing.sqlite3"],
 }
 """The commands of the base install, with the exit code each ends with here."""
-BASE_EXIT = {"demo": 0, "run": 0, "trace show": 1, "smartao reflexion": 1}
+BASE_EXIT = {"demo": 0, "run": 0, "models": 0, "trace show": 1, "smartao reflexion": 1}
 
 
 def _leaf_commands(group: click.Command, prefix: str = "") -> set[str]:
@@ -230,6 +232,9 @@ def test_ace_extra_runs_the_demo_and_names_postgres_for_a_postgres_store(
         ("openai:gpt-5", "openai"),
         ("anthropic:claude-sonnet-4-5", "anthropic"),
         ("gemini:gemini-2.5-flash", "gemini"),
+        ("azure:gpt-5-deployment", "openai"),
+        ("bedrock:anthropic.claude-sonnet-4-5-20250929-v1:0", "bedrock"),
+        ("vertex:gemini-2.5-flash", "vertex"),
     ],
 )
 def test_run_with_a_provider_whose_sdk_is_missing_names_its_extra(

@@ -29,7 +29,14 @@ def test_counters_cost_and_decisions_survive_the_round_trip() -> None:
         "counter",
         MESSAGES,
         next_seq=17,
-        usage=Usage(input_tokens=120, output_tokens=30, reasoning_tokens=4, cached_tokens=8, requests=2),
+        usage=Usage(
+            input_tokens=120,
+            output_tokens=30,
+            reasoning_tokens=4,
+            cached_tokens=8,
+            cache_write_tokens=5,
+            requests=2,
+        ),
         steps=2,
         tool_calls=calls,
         cost_usd=0.00042,
@@ -45,7 +52,14 @@ def test_counters_cost_and_decisions_survive_the_round_trip() -> None:
     assert dict(back.approvals.rejected) == {"c2": "not now"}
     assert (back.next_seq, back.usage, back.steps, back.fresh) == (
         17,
-        Usage(input_tokens=120, output_tokens=30, reasoning_tokens=4, cached_tokens=8, requests=2),
+        Usage(
+            input_tokens=120,
+            output_tokens=30,
+            reasoning_tokens=4,
+            cached_tokens=8,
+            cache_write_tokens=5,
+            requests=2,
+        ),
         2,
         False,
     )

@@ -210,6 +210,49 @@ async def test_trace_view_draws_a_jsonl_trace_with_its_costs(
         server.stop()
 
 
+async def test_trace_view_shows_cached_input_and_prices_it_at_the_cache_rates(
+    page: Page, tmp_path: Path
+) -> None:
+    agent = _page_agents()["priced"]
+    sink = JsonlTraceSink(tmp_path / "raw.jsonl")
+    agent.tracer = Tracer(sinks=[sink])
+    await agent.run("go")
+    await sink.aclose()
+    records = [json.loads(line) for line in (tmp_path / "raw.jsonl").read_text().splitlines()]
+    ends = [r for r in records if r["event"] == "llm_end"]
+    for r in ends:  # as a provider reports a warm prompt cache: part of the input read, part written
+        r["tok_prompt"] = 4000
+        r["data"]["cached_tokens"] = 3000
+        r["data"]["cache_write_tokens"] = 500
+    (tmp_path / "run.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    server = LiveServer(create_trace_app(tmp_path / "run.jsonl")).start()
+    try:
+        await page.goto(f"{server.url}/")
+        await page.wait_for_selector("body[data-status=completed]")
+        assert await page.inner_text("#cached") == f"{3000 * len(ends)} / {500 * len(ends)}"
+        token_cells: list[str] = await page.eval_on_selector_all(
+            "#rows tr",
+            "rows => rows.filter(r => r.children[1].textContent === 'llm_end')"
+            ".map(r => r.children[5].textContent)",
+        )
+        assert all(cell.endswith("(cache 3000 read / 500 written)") for cell in token_cells)
+        cached = Usage(
+            input_tokens=4000,
+            output_tokens=ends[0]["tok_completion"],
+            cached_tokens=3000,
+            cache_write_tokens=500,
+            requests=1,
+        )
+        plain = Usage(input_tokens=4000, output_tokens=ends[0]["tok_completion"], requests=1)
+        cost, uncached = cost_of(PRICED_MODEL, cached), cost_of(PRICED_MODEL, plain)
+        assert cost is not None
+        assert uncached is not None
+        assert cost < uncached
+        assert (await _llm_end_costs(page))[0] == usd(cost)
+    finally:
+        server.stop()
+
+
 def _fan(request: ModelRequest) -> Script:
     """Three tool calls at once (run in parallel), twice, then an answer."""
     turn = len(request.tool_results) // 3

@@ -29,6 +29,23 @@ def test_a_model_call_is_priced_with_its_cached_and_reasoning_tokens() -> None:
     assert expected == pytest.approx((200 * 1.25 + 800 * 0.125 + 400 * 10.0) / 1_000_000)
 
 
+def test_cache_writes_in_a_record_are_priced_at_the_cache_write_rate() -> None:
+    record = with_cost(_end("claude-sonnet-4-6", cached_tokens=500, cache_write_tokens=400))
+    plain = with_cost(_end("claude-sonnet-4-6", cached_tokens=500))
+    # Anthropic bills a cache write above the input price (1.25x for 5 minutes)
+    assert isinstance(record["cost_usd"], float)
+    assert isinstance(plain["cost_usd"], float)
+    assert record["cost_usd"] > plain["cost_usd"]
+    assert record["cost_usd"] == pytest.approx(
+        cost_of(
+            "claude-sonnet-4-6",
+            Usage(
+                input_tokens=1000, output_tokens=400, cached_tokens=500, cache_write_tokens=400, requests=1
+            ),
+        )
+    )
+
+
 def test_a_model_calls_record_names_where_its_price_came_from(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

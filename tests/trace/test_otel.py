@@ -351,3 +351,23 @@ async def test_closing_does_not_wait_for_a_collector_that_never_answers(
     assert receiver.requests == 0  # closed while the collector still had not answered
     receiver.gate.set()
     await asyncio.wait_for(exporting, 30)
+
+
+async def test_a_chat_span_carries_the_prompt_cache_reads_and_writes(
+    receiver: OtlpReceiver, sink: OtelTraceSink
+) -> None:
+    cached = LLMResponse(
+        AssistantMessage(text="ok"),
+        StopReason.END_TURN,
+        usage=Usage(
+            input_tokens=4000, output_tokens=3, cached_tokens=3000, cache_write_tokens=600, requests=1
+        ),
+        model="m-2025-01",
+    )
+    agent = Agent("cache", model=ScriptedLLM([cached], model="m"), tracer=Tracer(sinks=[sink]))
+    await agent.run("hi")
+    await _flush(sink)
+    chat = _one(receiver, "chat m")
+    assert chat.attributes["gen_ai.usage.input_tokens"] == 4000
+    assert chat.attributes["gen_ai.usage.cache_read.input_tokens"] == 3000
+    assert chat.attributes["gen_ai.usage.cache_creation.input_tokens"] == 600

@@ -49,6 +49,7 @@ from kanawa.types import Message, SystemMessage, UserMessage
 
 if TYPE_CHECKING:
     from kanawa.agents.memory.hook import Memory
+    from kanawa.loop.compaction.settings import Compaction
 
 UserInput = str | Sequence[Message] | Approvals
 """A user turn as text, messages to append to the conversation as they are, or a person's decisions on
@@ -101,6 +102,9 @@ class Agent(Generic[OutputT, DepsT]):
         approval_policy: ``(call, context) -> bool``: calls for which it returns ``True`` wait for a
             person's decision, like tools marked ``@tool(requires_approval=True)``
             (:mod:`kanawa.loop.approval`).
+        compaction: keep long conversations under the model's context window
+            (:class:`~kanawa.loop.compaction.Compaction`: drop the oldest turns, summarise them, or
+            the provider's own compaction); a handoff target without its own uses this one.
 
     Without ``model=`` the ``KANAWA_MODEL`` environment variable names the model; with neither, the
     constructor raises ``ValueError`` naming both ways. An agent never falls back to a test model: the
@@ -131,6 +135,7 @@ class Agent(Generic[OutputT, DepsT]):
         max_handoff_depth: int = MAX_HANDOFF_DEPTH,
         guardrails: Sequence[RunHooks] = (),
         approval_policy: ApprovalPolicy | None = None,
+        compaction: Compaction | None = None,
     ) -> None:
         if not isinstance(name, str) or not name.strip():
             raise ValueError("an agent needs a non-empty name")
@@ -154,6 +159,12 @@ class Agent(Generic[OutputT, DepsT]):
         self._tools = _normalise_tools([*tools, *handoff_tools(self, self._handoffs)])
         self.guardrails = guardrails
         self.approval_policy = approval_policy
+        if compaction is not None:
+            from kanawa.loop.compaction.settings import Compaction
+
+            if not isinstance(compaction, Compaction):
+                raise TypeError(f"compaction must be a Compaction, not {type(compaction).__name__}")
+        self.compaction = compaction
         model = _require_model(name, model)
         self._model_spec: str | LLMAdapter = model
         self._adapter: LLMAdapter | None = None if isinstance(model, str) else model
@@ -323,6 +334,7 @@ class Agent(Generic[OutputT, DepsT]):
         deps: DepsT | None = None,
         handoff_path: tuple[str, ...] = (),
         tracer: Tracer | None = None,
+        compaction: Compaction | None = None,
     ) -> AgentLoopRunner[OutputT]:
         self._check_deps(deps)
         approvals = user_input if isinstance(user_input, Approvals) else None
@@ -357,20 +369,27 @@ class Agent(Generic[OutputT, DepsT]):
             approval_policy=self.approval_policy,
             approvals=approvals,
             handoff_path=handoff_path,
+            compaction=self.compaction if self.compaction is not None else compaction,
         )
 
     def _start_handoff(
-        self, messages: Sequence[Message], *, context: RunContext[Any], source: str
+        self,
+        messages: Sequence[Message],
+        *,
+        context: RunContext[Any],
+        source: str,
+        compaction: Compaction | None = None,
     ) -> AgentLoopRunner[OutputT]:
         """Start this agent as the target of ``source``'s handoff (:mod:`kanawa.agents.handoffs`): on
         the handed-over ``messages``, with the source run's deps, streaming mode and (when this agent
-        has none) tracer, one level deeper."""
+        has none) tracer and compaction, one level deeper."""
         return self._start_nested(
             messages,
             deps=context.deps,
             stream=context.streaming,
             tracer=context.tracer,
             handoff_path=(*context.handoff_path, source),
+            compaction=compaction,
         )
 
     def _start_nested(
@@ -381,6 +400,7 @@ class Agent(Generic[OutputT, DepsT]):
         stream: bool,
         tracer: Tracer | None,
         handoff_path: tuple[str, ...],
+        compaction: Compaction | None = None,
     ) -> AgentLoopRunner[OutputT]:
         """Start a run inside another agent's work (a handoff, a coordinator's route): ``handoff_path``
         names the agents above it, so its own handoffs count their depth from there."""
@@ -393,6 +413,7 @@ class Agent(Generic[OutputT, DepsT]):
             deps=deps,
             handoff_path=handoff_path,
             tracer=tracer,
+            compaction=compaction,
         )
 
     async def on_handoff_return(

@@ -114,7 +114,9 @@ async def run_handoff(source: Agent[Any, Any], handoff: Handoff, ctx: RunContext
         )
     _trace(ctx, "handoff_start", source.name, target.name, depth, call_id)
     ctx.emit(HandoffStarted(ctx.step, source.name, target.name, depth, call_id))
-    runner = target._start_handoff(_handed_over(ctx.messages, message), context=ctx, source=source.name)
+    runner = target._start_handoff(
+        _handed_over(ctx.messages, message), context=ctx, source=source.name, compaction=source.compaction
+    )
     error: BaseException | None = None
     try:
         async for event in runner:

@@ -1,5 +1,5 @@
-"""The ``kanawa`` command (typer + rich): ``demo``, ``run``, ``serve``, ``worker``, ``trace show|view``,
-``ace …`` and ``--version``.
+"""The ``kanawa`` command (typer + rich): ``demo``, ``run``, ``serve``, ``mcp``, ``worker``,
+``trace show|view``, ``ace …`` and ``--version``.
 
 typer and rich are imported here and in the other ``kanawa.cli`` modules only; ``import kanawa`` never
 loads them. Each command is a thin sync wrapper that runs one coroutine with :func:`asyncio.run` and
@@ -156,6 +156,21 @@ def serve(
 
 
 @app.command(cls=KanawaCommand)
+def mcp(
+    agents: Annotated[
+        str | None,
+        typer.Argument(help="The agents to serve, as module:attr (default: the demo agents calc and echo)."),
+    ] = None,
+) -> None:
+    """Serve agents as MCP tools over stdio, for desktop MCP hosts (see docs/mcp-server.md)."""
+    require_extra("mcp", "mcp")
+    from kanawa.cli.mcp_cmd import serve_mcp
+
+    _, err = _consoles()
+    raise typer.Exit(_run(serve_mcp(err, agents=agents), err))
+
+
+@app.command(cls=KanawaCommand)
 def worker(
     concurrency: Annotated[int, typer.Option(min=1, help="Runs executed at once by this worker.")] = 1,
     log_level: Annotated[str, typer.Option(help="Celery's log level.")] = "WARNING",
@@ -167,6 +182,20 @@ def worker(
 
     _, err = _consoles()
     raise typer.Exit(run_worker(err, concurrency=concurrency, log_level=log_level))
+
+
+@app.command(cls=KanawaCommand)
+def models(
+    names: Annotated[
+        list[str] | None,
+        typer.Argument(help="Model strings to show (default: every catalogue model), e.g. openai:gpt-5.2."),
+    ] = None,
+) -> None:
+    """List models with their window, prices per million tokens and where the prices come from."""
+    from kanawa.cli.models_cmd import show_models
+
+    console, _ = _consoles()
+    raise typer.Exit(show_models(console, names or ()))
 
 
 @trace_app.command("view", cls=KanawaCommand)

@@ -30,6 +30,7 @@ EXTRA_DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     "ace": (*_MEMORY, *_SUDACHI, "dependency-injector"),
     "smartao": (*_MEMORY, "datasketch", *_SUDACHI, *_SERVER),
     "postgres": ("asyncpg",),
+    "mcp": ("mcp",),
 }
 """The distributions (as ``pyproject.toml`` names them) that each extra's commands import."""
 

@@ -13,9 +13,10 @@ from kanawa.llm.errors import (
     LLMRateLimitError,
     LLMStreamInterruptedError,
     LLMTimeoutError,
+    is_context_length_error,
 )
 from kanawa.llm.models import parse_model_string, resolve_model
-from kanawa.llm.settings import ModelSettings
+from kanawa.llm.settings import ModelSettings, PromptCache
 
 __all__ = [
     "LLMAdapter",
@@ -27,8 +28,10 @@ __all__ = [
     "LLMStreamInterruptedError",
     "LLMTimeoutError",
     "ModelSettings",
+    "PromptCache",
     "SupportsToolSpec",
     "ToolLike",
+    "is_context_length_error",
     "parse_model_string",
     "resolve_model",
     "tool_specs",

@@ -13,6 +13,7 @@ from __future__ import annotations
 import email.utils
 import functools
 import math
+import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
 from typing import Any, ParamSpec, TypeVar
@@ -214,3 +215,29 @@ def seal_stream_errors(method: Callable[P, AsyncIterator[T]]) -> Callable[P, Asy
             raise sealed(failure)
 
     return stream
+
+
+_CONTEXT_LENGTH_CODES = frozenset({"context_length_exceeded", "request_too_large"})
+_CONTEXT_LENGTH_TEXT = re.compile(
+    r"context[ _-]length|context window|maximum context|prompt is too long|too many (?:input )?tokens"
+    r"|input token count .*exceeds|exceeds the maximum number of tokens",
+    re.IGNORECASE,
+)
+
+
+def is_context_length_error(error: LLMError) -> bool:
+    """Whether the provider refused the request because the prompt is longer than the model's window.
+
+    Each provider says it its own way: OpenAI with the code ``context_length_exceeded`` (Responses and
+    Chat Completions; OpenAI-compatible servers as "maximum context length"), Anthropic with HTTP 413
+    ``request_too_large`` or a 400 "prompt is too long: N tokens > M maximum", Gemini with a 400
+    "The input token count (N) exceeds the maximum number of tokens allowed (M)". Only refusals
+    (HTTP 400/413, or an in-stream error without a status) qualify: the loop compacts the history and
+    retries once (:mod:`kanawa.loop.compaction`)."""
+    if error.retryable:
+        return False
+    if error.status_code not in (None, 400, 413):
+        return False
+    if error.code is not None and error.code.lower() in _CONTEXT_LENGTH_CODES:
+        return True
+    return error.status_code == 413 or bool(_CONTEXT_LENGTH_TEXT.search(error.message))

@@ -1,9 +1,10 @@
 """Model strings → adapters.
 
 ``"openai:gpt-5"``, ``"openai-chat:qwen2.5-7b-instruct@http://localhost:8000/v1"``,
-``"anthropic:claude-sonnet-4-5"``, ``"gemini:gemini-2.5-flash"`` and ``"test"`` name a provider and a
-model. Provider modules are imported only when their prefix is resolved, so ``import kanawa`` never
-pays for a provider SDK.
+``"anthropic:claude-sonnet-4-5"``, ``"gemini:gemini-2.5-flash"``, the cloud platforms'
+``"azure:<deployment>"``, ``"azure-chat:<deployment>"``, ``"bedrock:<model id>"`` and
+``"vertex:<model>"`` (Gemini or Claude), and ``"test"`` name a provider and a model. Provider modules
+are imported only when their prefix is resolved, so ``import kanawa`` never pays for a provider SDK.
 """
 
 from __future__ import annotations
@@ -40,6 +41,14 @@ PROVIDERS: dict[str, ProviderEntry] = {
         "kanawa.llm.anthropic.adapter", "AnthropicAdapter", "anthropic", "ANTHROPIC_API_KEY"
     ),
     "gemini": ProviderEntry("kanawa.llm.gemini.adapter", "GeminiAdapter", "gemini", "GEMINI_API_KEY"),
+    "azure": ProviderEntry("kanawa.llm.openai.azure", "AzureOpenAIAdapter", "openai", "AZURE_OPENAI_API_KEY"),
+    "azure-chat": ProviderEntry(
+        "kanawa.llm.openai.azure", "AzureOpenAIChatAdapter", "openai", "AZURE_OPENAI_API_KEY"
+    ),
+    "bedrock": ProviderEntry(
+        "kanawa.llm.anthropic.bedrock", "BedrockAnthropicAdapter", "bedrock", "AWS_ACCESS_KEY_ID"
+    ),
+    "vertex": ProviderEntry("kanawa.llm.vertex", "vertex_model", "vertex", "GOOGLE_CLOUD_PROJECT"),
 }
 """Prefix → adapter. ``google`` is accepted as an alias of ``gemini``."""
 

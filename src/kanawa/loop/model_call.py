@@ -50,6 +50,7 @@ class ModelCaller:
             output_tokens=u.output_tokens,
             reasoning_tokens=u.reasoning_tokens,
             cached_tokens=u.cached_tokens,
+            cache_write_tokens=u.cache_write_tokens,
             requests=self._requests,
         )
 

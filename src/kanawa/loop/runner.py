@@ -9,7 +9,9 @@ Read :meth:`AgentLoopRunner._run` top to bottom; it is the whole story:
    go and no response schema; without tools, and in ``final_output``, the response schema goes and no
    tools — never both;
 3. the model answers (``adapter.stream`` when streaming, whose deltas are yielded as they arrive;
-   ``adapter.chat`` otherwise) and the answer is appended to the conversation;
+   ``adapter.chat`` otherwise) and the answer is appended to the conversation — with ``compaction=``,
+   the history is first compacted when it has grown past the trigger, and a context-length refusal
+   compacts once more and is retried once (:mod:`kanawa.loop.compaction`);
 4. the termination policy decides: run tools (all of one turn concurrently, then
    ``ToolCallStep``/``ToolResultStep`` pairs in call order), think again, decode the output (with the
    final-output phase and decode retries), or stop. Only tools the request offered ever run: a call
@@ -31,10 +33,11 @@ import time
 import uuid
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from contextlib import aclosing, suppress
-from typing import Any, Generic, assert_never
+from typing import TYPE_CHECKING, Any, Generic, assert_never
 
 from kanawa.context import RunContext
 from kanawa.llm.base import LLMAdapter
+from kanawa.llm.errors import is_context_length_error
 from kanawa.llm.settings import ModelSettings
 from kanawa.loop.approval import ApprovalPolicy, Approvals, plan_resume, rejected_result
 from kanawa.loop.config import AgentConfiguration
@@ -43,6 +46,7 @@ from kanawa.loop.errors import (
     AgentError,
     GuardrailViolation,
     InvalidLoopState,
+    LLMCallFailed,
     MaxStepsExceeded,
     OutputDecodingFailed,
     raise_for_tool_result,
@@ -90,6 +94,10 @@ from kanawa.types import (
     UserMessage,
 )
 
+if TYPE_CHECKING:  # imported when a run has compaction: most runs never load it
+    from kanawa.loop.compaction.compactor import Compactor
+    from kanawa.loop.compaction.settings import Compaction
+
 Preprocess = Callable[[list[Message], RunContext[Any]], Awaitable[list[Message]]]
 """Rewrites the conversation once, before the first request (dynamic instructions,
 ``Agent._preprocess_messages``); it gets the run's context."""
@@ -123,6 +131,7 @@ class AgentLoopRunner(Generic[OutputT]):
         "_approvals",
         "_asks_approval",
         "_caller",
+        "_compactor",
         "_decoder",
         "_final",
         "_finalize_round",
@@ -180,6 +189,7 @@ class AgentLoopRunner(Generic[OutputT]):
         approval_policy: ApprovalPolicy | None = None,
         approvals: Approvals | None = None,
         handoff_path: tuple[str, ...] = (),
+        compaction: Compaction | None = None,
     ) -> None:
         self.config = config if config is not None else AgentConfiguration()
         self.run_id = run_id or uuid.uuid4().hex
@@ -223,6 +233,13 @@ class AgentLoopRunner(Generic[OutputT]):
             else None
         )
         self._steps: list[AgentStep[OutputT]] = []
+        compactor: Compactor | None = None
+        if compaction is not None:
+            from kanawa.loop.compaction.compactor import Compactor
+
+            compactor = Compactor(compaction, model, tools=self._specs, settings=settings)
+            settings = compactor.settings
+        self._compactor = compactor
         self._caller = ModelCaller(model, settings=settings, trace=self._trace)
         self._final: FinalResponse[OutputT] | None = None
         self._reason: TerminationReason | str | None = None
@@ -265,7 +282,7 @@ class AgentLoopRunner(Generic[OutputT]):
     @property
     def cost(self) -> float | None:
         """USD spent so far (``None`` when a model has no known price; see ``RunResult.cost``)."""
-        return self._caller.cost
+        return self._total_cost()
 
     @property
     def step(self) -> int:
@@ -306,106 +323,199 @@ class AgentLoopRunner(Generic[OutputT]):
             raise
 
     async def _loop(self) -> AsyncGenerator[RunEvent[OutputT], None]:
-        config = self.config
-        state = self.state
+        """One model request per turn of the loop, then the policy's decision, each phase in its own
+        method: the request (:meth:`_ask` / :meth:`_ask_streamed`), the tools (:meth:`_on_tool_calls`)
+        and the answer (:meth:`_on_answer`). A phase that ends the run sets the termination reason."""
         messages = self._messages
-        while True:
-            if state.current_step >= config.max_steps:
-                raise MaxStepsExceeded(config.max_steps)
-            step = state.increment_step()
+        while self._reason is None:
+            step = self._next_step()
             tools, schema = self._shape_request(step)
             hooks = self._hooks
             if hooks is not None:
                 async for warning in self._checked(hooks.before_request(step, self.context)):
                     yield warning
-
             held: list[StreamDelta] = []
             if self._streaming:
                 response: LLMResponse | None = None
-                async with aclosing(self._caller.stream(step, messages, tools, schema)) as stream:
+                async with aclosing(self._ask_streamed(step, tools, schema, held)) as stream:
                     async for item in stream:
                         if isinstance(item, LLMResponse):
                             response = item
-                        elif self._hold_deltas:
-                            held.append(item)
                         else:
                             yield item
                 assert response is not None
             else:
-                response = await self._caller.chat(step, messages, tools, schema)
+                response = await self._ask(step, tools, schema)
             messages.append(response.message)
             if hooks is not None:
                 async for warning in self._checked(hooks.after_response(step, response, self.context)):
                     yield warning
+            decided = await self._on_decision(step, response, tools, held)
+            if isinstance(decided, list):
+                for event in decided:
+                    yield event
+            else:  # the answer, or a tool turn watched by guardrails: events come as it runs
+                async with aclosing(decided) as events:
+                    async for event in events:
+                        yield event
 
-            decision = self._policy.decide(response, state)
-            if held and not isinstance(decision, TerminateWithOutput):
-                for delta in held:  # not an answer: nothing for an output guardrail to hold back
-                    yield delta
-                held.clear()
-            if isinstance(decision, ContinueWithTools):
-                calls = decision.calls
-                groups = state.group_identical(calls)
-                for call in groups[0]:
-                    state.record_tool_call(call)
-                if self._asks_approval and tools:
-                    waiting = tuple(call for call in calls if self._needs_approval(call))
-                    if waiting:
-                        self._pending_approvals = waiting
-                        self._finish(TerminationReason.APPROVAL_REQUIRED)
-                        yield self._record(ApprovalRequired(step, waiting))
-                        return
-                if not config.auto_execute_tools:
-                    pending = [self._record(ToolCallStep(step, call)) for call in calls]
-                    self._pending = calls
-                    self._finish(TerminationReason.TOOLS_PENDING)
-                    for step_event in pending:
-                        yield step_event
-                    return
-                offered = self._offered_names if tools else _NONE_OFFERED
-                if hooks is None and not self._tools_emit:  # the plain path: no extra generator
-                    if self._tool_round is None:
-                        self._tool_round = ToolRound(self._tools, config=config, context=self.context)
-                    results = await self._tool_round.run(
-                        step, calls, self._trace, offered=offered, groups=groups
-                    )
-                    for tool_step in self._join_results(step, calls, results):
-                        yield tool_step
-                else:
-                    async with aclosing(self._tool_turn(step, calls, offered, groups)) as turn:
-                        async for event in turn:
-                            yield event
-            elif isinstance(decision, ContinueWithThinking):
-                yield self._record(Thinking(step, "policy", text=response.message.text))
-            elif isinstance(decision, TerminateWithOutput):
-                outcome = self._on_output(step, decision.text)
-                if isinstance(outcome, Thinking):
-                    for delta in held:
-                        yield delta
-                    yield self._record(outcome)
-                    continue
-                if self._postprocess is not None:
-                    outcome = await self._postprocess(outcome)
-                if hooks is not None:
-                    async for warning in self._checked(hooks.check_output(outcome, self.context)):
-                        yield warning
-                for delta in held:  # the answer passed the output guardrails: now it may be shown
-                    yield delta
-                self._final = outcome
-                self._record(outcome)
-                self._finish(
-                    TerminationReason.MAX_STEPS_FINALIZED
-                    if self._finalize_round
-                    else TerminationReason.COMPLETED
-                )
-                yield outcome
-                return
-            elif isinstance(decision, TerminateImmediately):
-                self._answer_unrun_calls(response, decision.reason)
-                self._finish(decision.reason)
-                return
-            else:
-                assert_never(decision)
+    def _next_step(self) -> int:
+        """Seed 003's step budget: the request past ``max_steps`` fails the run."""
+        if self.state.current_step >= self.config.max_steps:
+            raise MaxStepsExceeded(self.config.max_steps)
+        return self.state.increment_step()
+
+    # ------------------------------------------------------------------------------ model requests
+
+    async def _ask(self, step: int, tools: Sequence[ToolSpec], schema: OutputSchema | None) -> LLMResponse:
+        """One whole answer; with compaction, the history is compacted first when it has grown past
+        the trigger, and a context-length refusal compacts once more and retries once."""
+        if self._compactor is None:
+            return await self._caller.chat(step, self._messages, tools, schema)
+        await self._compact(step)
+        try:
+            return await self._caller.chat(step, self._messages, tools, schema)
+        except LLMCallFailed as failed:
+            if not await self._compact_after(step, failed):
+                raise
+        return await self._caller.chat(step, self._messages, tools, schema)
+
+    async def _ask_streamed(
+        self, step: int, tools: Sequence[ToolSpec], schema: OutputSchema | None, held: list[StreamDelta]
+    ) -> AsyncGenerator[StreamDelta | LLMResponse, None]:
+        """:meth:`_ask` for a streamed answer: deltas as they arrive (into ``held`` when an output
+        guardrail must see the answer first), then the assembled response. A refusal is retried after
+        compaction only when no delta had arrived."""
+        if self._compactor is not None:
+            await self._compact(step)
+        retried = False
+        while True:
+            arrived = False
+            try:
+                async with aclosing(self._caller.stream(step, self._messages, tools, schema)) as stream:
+                    async for item in stream:
+                        if isinstance(item, LLMResponse):
+                            yield item
+                            return
+                        arrived = True
+                        if self._hold_deltas:
+                            held.append(item)
+                        else:
+                            yield item
+            except LLMCallFailed as failed:
+                if retried or arrived or not await self._compact_after(step, failed):
+                    raise
+                retried = True
+
+    async def _compact(self, step: int) -> None:
+        """Compact the history before a request that would pass the compaction trigger."""
+        assert self._compactor is not None
+        report = await self._compactor.before_request(self._messages)
+        if report is not None and self._trace is not None:
+            self._trace.compaction(step, report)
+
+    async def _compact_after(self, step: int, failed: LLMCallFailed) -> bool:
+        """After a provider refused the request as too long: compact and say whether to retry."""
+        if self._compactor is None or not is_context_length_error(failed.error):
+            return False
+        report = await self._compactor.after_context_error(self._messages)
+        if report is None:
+            return False
+        if self._trace is not None:
+            self._trace.compaction(step, report)
+        return True
+
+    # ----------------------------------------------------------------------------- the decisions
+
+    async def _on_decision(
+        self, step: int, response: LLMResponse, tools: Sequence[ToolSpec], held: list[StreamDelta]
+    ) -> list[RunEvent[OutputT]] | AsyncGenerator[RunEvent[OutputT], None]:
+        """Seed 003's termination policy decides what the response means: run its tools, think again,
+        decode the answer, or stop. Returns the events to yield, or a generator of them when they come
+        while work runs (the answer passing output guardrails, a tool turn with guardrails). Deltas
+        held back for an output guardrail go out first unless the response is the answer."""
+        decision = self._policy.decide(response, self.state)
+        if isinstance(decision, TerminateWithOutput):
+            return self._on_answer(step, decision.text, held)
+        if isinstance(decision, ContinueWithTools):
+            turn = await self._on_tool_calls(step, decision.calls, tools)
+            if not held:
+                return turn
+            return [*held, *turn] if isinstance(turn, list) else self._after(held, turn)
+        events: list[RunEvent[OutputT]] = list(held)  # not an answer: nothing to hold back
+        if isinstance(decision, ContinueWithThinking):
+            events.append(self._record(Thinking(step, "policy", text=response.message.text)))
+        elif isinstance(decision, TerminateImmediately):
+            self._answer_unrun_calls(response, decision.reason)
+            self._finish(decision.reason)
+        else:
+            assert_never(decision)
+        return events
+
+    @staticmethod
+    async def _after(
+        first: Sequence[RunEvent[OutputT]], then: AsyncGenerator[RunEvent[OutputT], None]
+    ) -> AsyncGenerator[RunEvent[OutputT], None]:
+        for event in first:
+            yield event
+        async with aclosing(then) as events:
+            async for event in events:
+                yield event
+
+    async def _on_tool_calls(
+        self, step: int, calls: Sequence[ToolCall], tools: Sequence[ToolSpec]
+    ) -> list[RunEvent[OutputT]] | AsyncGenerator[RunEvent[OutputT], None]:
+        """The model asked for tools: record the calls, then stop for approval, stop with the calls
+        pending (``auto_execute_tools=False``), or run them. Returns the steps to yield — or, when
+        guardrails watch the tools or a tool emits events, the turn to iterate (:meth:`_tool_turn`).
+        The plain path is one awaited round, no generator: it is the hot path of a tool loop."""
+        state = self.state
+        groups = state.group_identical(calls)
+        for call in groups[0]:
+            state.record_tool_call(call)
+        if self._asks_approval and tools:
+            waiting = tuple(call for call in calls if self._needs_approval(call))
+            if waiting:
+                self._pending_approvals = waiting
+                self._finish(TerminationReason.APPROVAL_REQUIRED)
+                return [self._record(ApprovalRequired(step, waiting))]
+        if not self.config.auto_execute_tools:
+            pending: list[RunEvent[OutputT]] = [self._record(ToolCallStep(step, call)) for call in calls]
+            self._pending = tuple(calls)
+            self._finish(TerminationReason.TOOLS_PENDING)
+            return pending
+        offered = self._offered_names if tools else _NONE_OFFERED
+        if self._hooks is not None or self._tools_emit:
+            return self._tool_turn(step, calls, offered, groups)
+        if self._tool_round is None:
+            self._tool_round = ToolRound(self._tools, config=self.config, context=self.context)
+        results = await self._tool_round.run(step, calls, self._trace, offered=offered, groups=groups)
+        return self._join_results(step, calls, results)
+
+    async def _on_answer(
+        self, step: int, text: str, held: list[StreamDelta]
+    ) -> AsyncGenerator[RunEvent[OutputT], None]:
+        """The model answered: decode it (or ask again for the structured answer), pass the output
+        guardrails, then show the held deltas and the :class:`FinalResponse` and finish the run."""
+        outcome = self._on_output(step, text)
+        if isinstance(outcome, Thinking):
+            for delta in held:
+                yield delta
+            yield self._record(outcome)
+            return
+        if self._postprocess is not None:
+            outcome = await self._postprocess(outcome)
+        if self._hooks is not None:
+            async for warning in self._checked(self._hooks.check_output(outcome, self.context)):
+                yield warning
+        for delta in held:  # the answer passed the output guardrails: now it may be shown
+            yield delta
+        self._final = outcome
+        self._record(outcome)
+        self._finish(
+            TerminationReason.MAX_STEPS_FINALIZED if self._finalize_round else TerminationReason.COMPLETED
+        )
+        yield outcome
 
     # --------------------------------------------------------------------------------------- tools
 
@@ -444,7 +554,7 @@ class AgentLoopRunner(Generic[OutputT]):
 
     def _join_results(
         self, step: int, calls: Sequence[ToolCall], results: Sequence[ToolResult]
-    ) -> list[AgentStep[OutputT]]:
+    ) -> list[RunEvent[OutputT]]:
         """Add a turn's results to the conversation and return its ``ToolCallStep``/``ToolResultStep``
         pairs in call order (raising first under ``strict_tools``)."""
         messages = self._messages
@@ -453,7 +563,7 @@ class AgentLoopRunner(Generic[OutputT]):
         if self.config.strict_tools:
             for result in results:
                 raise_for_tool_result(result)
-        steps: list[AgentStep[OutputT]] = []
+        steps: list[RunEvent[OutputT]] = []
         for call, result in zip(calls, results, strict=True):
             steps.append(self._record(ToolCallStep(step, call)))
             steps.append(self._record(ToolResultStep(step, result)))
@@ -657,7 +767,16 @@ class AgentLoopRunner(Generic[OutputT]):
             )
 
     def _total_usage(self) -> Usage:
-        return self._caller.usage
+        """The run's requests, plus those compaction made (a summary, a provider's compaction)."""
+        if self._compactor is None:
+            return self._caller.usage
+        return self._caller.usage + self._compactor.usage
+
+    def _total_cost(self) -> float | None:
+        cost = self._caller.cost
+        if self._compactor is None or cost is None or self._compactor.cost is None:
+            return None if self._compactor is not None and self._compactor.cost is None else cost
+        return cost + self._compactor.cost
 
     def _build_result(self) -> RunResult[OutputT]:
         final = self._final
@@ -671,7 +790,7 @@ class AgentLoopRunner(Generic[OutputT]):
             run_id=self.run_id,
             pending_tool_calls=self._pending,
             pending_approvals=self._pending_approvals,
-            cost=self._caller.cost,
+            cost=self._total_cost(),
         )
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from kanawa.llm.errors import LLMError
 from kanawa.llm.tokens import text_counter
@@ -24,6 +24,9 @@ from kanawa.tools.base import ToolResult
 from kanawa.trace.context import TraceParent, current_parent
 from kanawa.trace.events import TraceEvent, Tracer
 from kanawa.types import JsonValue, LLMResponse, ToolCall, Usage, text_of
+
+if TYPE_CHECKING:
+    from kanawa.loop.compaction.compactor import CompactionReport
 
 RESULT_LIMIT: Final = 300
 """Longest tool result text kept in a ``tool_end`` event."""
@@ -97,6 +100,7 @@ class RunTrace:
                     "tool_calls": len(response.message.tool_calls),
                     "reasoning_tokens": usage.reasoning_tokens,
                     "cached_tokens": usage.cached_tokens,
+                    "cache_write_tokens": usage.cache_write_tokens,
                     "response_id": response.response_id,
                 },
             )
@@ -118,6 +122,27 @@ class RunTrace:
                     "status_code": error.status_code,
                     "retryable": error.retryable,
                     "retry_after": error.retry_after,
+                },
+            )
+        )
+
+    def compaction(self, step: int, report: CompactionReport) -> None:
+        """The history was compacted before this step's request (counts only, never content)."""
+        self._event(
+            TraceEvent(
+                "compaction",
+                self._session,
+                self._agent,
+                run_id=self._run_id,
+                step=step,
+                model=self._model,
+                data={
+                    "cause": report.cause,
+                    "strategy": report.strategy,
+                    "messages_before": report.messages_before,
+                    "messages_after": report.messages_after,
+                    "tokens_before": report.tokens_before,
+                    "tokens_after": report.tokens_after,
                 },
             )
         )
@@ -197,6 +222,7 @@ class RunTrace:
                     "requests": usage.requests,
                     "reasoning_tokens": usage.reasoning_tokens,
                     "cached_tokens": usage.cached_tokens,
+                    "cache_write_tokens": usage.cache_write_tokens,
                     **({} if error is None else {"error_type": type(error).__name__}),
                 },
             )

@@ -42,8 +42,16 @@ from kanawa.types import (
     UserMessage,
 )
 
-_USAGE_FIELDS = ("input_tokens", "output_tokens", "reasoning_tokens", "cached_tokens", "requests")
-"""A checkpoint's usage is these counts, in this order."""
+_USAGE_FIELDS = (
+    "input_tokens",
+    "output_tokens",
+    "reasoning_tokens",
+    "cached_tokens",
+    "requests",
+    "cache_write_tokens",
+)
+"""A checkpoint's usage is these counts, in this order (a checkpoint written before a count was added
+has fewer, and the missing ones read as 0)."""
 
 
 def _part(part: ContentPart) -> dict[str, Any]:

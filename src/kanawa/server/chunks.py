@@ -130,6 +130,7 @@ def usage_data(usage: Usage) -> JsonValue:
         "output_tokens": usage.output_tokens,
         "reasoning_tokens": usage.reasoning_tokens,
         "cached_tokens": usage.cached_tokens,
+        "cache_write_tokens": usage.cache_write_tokens,
         "requests": usage.requests,
         "total_tokens": usage.total_tokens,
     }

@@ -1,9 +1,10 @@
 """What one model call of a trace cost, from the fields its ``llm_end`` record already carries.
 
 An ``llm_end`` record names the model that answered and its usage (``tok_prompt``, ``tok_completion``,
-and in ``data`` the ``reasoning_tokens`` and ``cached_tokens`` among them) — all a price needs
-(:mod:`kanawa.llm.pricing`). Pricing it where it is shown, not where it is traced, keeps the trace
-format free of prices that change, and lets a trace written before costs were shown be priced too.
+and in ``data`` the ``reasoning_tokens``, ``cached_tokens`` and ``cache_write_tokens`` among them) —
+all a price needs (:mod:`kanawa.llm.pricing`). Pricing it where it is shown, not where it is traced,
+keeps the trace format free of prices that change, and lets a trace written before costs were shown
+be priced too.
 A model without a known price has no cost (``None``, shown as "–"), never ``0``.
 
 A failed call (``llm_error``) carries no usage: on a priced model it cost nothing, on a model without
@@ -45,6 +46,7 @@ def llm_call_quote(
         output_tokens=_count(tok_completion),
         reasoning_tokens=_count(data.get("reasoning_tokens")),
         cached_tokens=_count(data.get("cached_tokens")),
+        cache_write_tokens=_count(data.get("cache_write_tokens")),
         requests=1,
     )
     return quote_of(model, usage)

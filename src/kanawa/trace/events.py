@@ -27,6 +27,7 @@ EventName: TypeAlias = Literal[
     "llm_end",
     "llm_error",
     "route",
+    "compaction",
 ]
 
 

@@ -333,6 +333,9 @@ def _set_usage(span: Span, event: TraceEvent) -> None:
     cached = event.data.get("cached_tokens")
     if isinstance(cached, int) and cached:
         span.set_attribute("gen_ai.usage.cache_read.input_tokens", cached)
+    written = event.data.get("cache_write_tokens")
+    if isinstance(written, int) and written:
+        span.set_attribute("gen_ai.usage.cache_creation.input_tokens", written)
     reasoning = event.data.get("reasoning_tokens")
     if isinstance(reasoning, int) and reasoning:
         span.set_attribute("gen_ai.usage.reasoning.output_tokens", reasoning)

@@ -37,6 +37,7 @@ SAFE_DATA_KEYS: Final = frozenset(
         "tool_calls",
         "reasoning_tokens",
         "cached_tokens",
+        "cache_write_tokens",
         "response_id",
         "error_type",
         "error_kind",

@@ -94,7 +94,12 @@ async def test_stream_yields_deltas_in_order_and_one_final_response(
         "signature": SIGNATURE,
     }
     assert response.usage == Usage(
-        input_tokens=1250, output_tokens=120, reasoning_tokens=30, cached_tokens=1000, requests=1
+        input_tokens=1250,
+        output_tokens=120,
+        reasoning_tokens=30,
+        cached_tokens=1000,
+        cache_write_tokens=200,
+        requests=1,
     )
     assert response.message.provider_details == {
         "stop_reason": "tool_use",

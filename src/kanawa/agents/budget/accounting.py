@@ -47,6 +47,7 @@ def charge_for(response: LLMResponse, context: RunContext[Any], prices: PriceTab
         output_tokens=output_tokens,
         reasoning_tokens=min(usage.reasoning_tokens, output_tokens),
         cached_tokens=min(usage.cached_tokens, input_tokens),
+        cache_write_tokens=min(usage.cache_write_tokens, input_tokens),
         requests=1,
     )
     cost = prices.cost(model, counted)

@@ -22,20 +22,19 @@ Contract:
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
-from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import Any
+from collections.abc import AsyncIterator, Mapping
+from typing import Any, ClassVar, Unpack
 
 import anthropic
 import anyio
 import httpx2
-from anthropic import AsyncAnthropic, AsyncStream
+from anthropic import AsyncAnthropic, AsyncAnthropicBedrock, AsyncAnthropicVertex, AsyncStream
 
+from kanawa.llm.adapter_base import Assembly, Call, ChatRequest, ConnectionOptions, ProviderAdapter
 from kanawa.llm.anthropic.payload import ThinkingMode, build_request
 from kanawa.llm.anthropic.response import StreamAssembler, malformed, parse_message
-from kanawa.llm.base import ToolLike, canonical_model_name, tool_specs
 from kanawa.llm.errors import (
     LLMAuthError,
     LLMBadRequestError,
@@ -44,14 +43,9 @@ from kanawa.llm.errors import (
     LLMTimeoutError,
     error_for_status,
     parse_retry_after,
-    seal_errors,
-    seal_stream_errors,
 )
-from kanawa.llm.lifecycle import ClosableAdapter
-from kanawa.llm.settings import ModelSettings
-from kanawa.llm.tokens import count_message_tokens
 from kanawa.secrets import guard_credentials
-from kanawa.types import LLMResponse, Message, OutputSchema, ResponseCompleted, StreamEvent
+from kanawa.types import LLMResponse, StreamEvent
 
 PROVIDER = "anthropic"
 ENV_KEY = "ANTHROPIC_API_KEY"
@@ -78,6 +72,9 @@ _ERROR_STATUS: Mapping[str, int] = {
 }
 """In-stream ``error`` event types → the HTTP status the same fault has outside a stream."""
 
+CONTEXT_MANAGEMENT_BETA = "context-management-2025-06-27"
+"""The beta a request carrying ``context_management`` (old tool results cleared by the server) needs."""
+
 _EXCERPT = 300
 
 _SDK_ERRORS: tuple[type[BaseException], ...] = (
@@ -94,8 +91,31 @@ _SDK_ERRORS: tuple[type[BaseException], ...] = (
 
 _NAME_PREFIXES = ("anthropic:", "anthropic/")
 
+AnthropicClient = AsyncAnthropic | AsyncAnthropicBedrock | AsyncAnthropicVertex
+"""The SDK's clients for Anthropic's own API, Amazon Bedrock and Google Vertex AI: one Messages API."""
 
-class AnthropicAdapter(ClosableAdapter):
+
+class AnthropicOptions(ConnectionOptions, total=False):
+    """The connection options plus Claude's own: ``default_max_tokens`` (the ``max_tokens`` sent when
+    the settings give none), ``thinking_mode`` (budget or adaptive extended thinking) and
+    ``default_headers`` (sent with every request; credential-named ones are masked like keys)."""
+
+    default_max_tokens: int | None
+    thinking_mode: ThinkingMode | None
+    default_headers: Mapping[str, str] | None
+
+
+def adapter_options(options: AnthropicOptions) -> AnthropicOptions:
+    """What :class:`AnthropicAdapter` itself needs once a cloud adapter has built its client."""
+    return AnthropicOptions(
+        settings=options.get("settings"),
+        timeout=options.get("timeout"),
+        default_max_tokens=options.get("default_max_tokens"),
+        thinking_mode=options.get("thinking_mode"),
+    )
+
+
+class AnthropicAdapter(ProviderAdapter[dict[str, Any], AsyncStream[Any]]):
     """An Anthropic model (``anthropic:<model>``) as an :class:`~kanawa.llm.LLMAdapter`.
 
     ``default_max_tokens`` overrides the per-model ``max_tokens`` default; ``thinking_mode`` forces
@@ -103,85 +123,67 @@ class AnthropicAdapter(ClosableAdapter):
     """
 
     provider = PROVIDER
+    NAME_PREFIXES: ClassVar[tuple[str, ...]] = _NAME_PREFIXES
+    SDK_ERRORS: ClassVar[tuple[type[BaseException], ...]] = _SDK_ERRORS
+    STREAM_ERROR_STATUS: ClassVar[Mapping[str, int]] = _ERROR_STATUS
 
     def __init__(
         self,
         model: str,
         *,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        settings: ModelSettings | None = None,
-        timeout: float | None = None,
-        client: AsyncAnthropic | None = None,
-        default_max_tokens: int | None = None,
-        thinking_mode: ThinkingMode | None = None,
-        default_headers: Mapping[str, str] | None = None,
+        client: AnthropicClient | None = None,
+        **options: Unpack[AnthropicOptions],
     ) -> None:
-        self._model = model
-        self._settings = settings or ModelSettings()
-        self._request_timeout = timeout
-        normalized = self.normalize_model_name(model)
-        self._default_max_tokens = default_max_tokens or next(
-            (n for prefix, n in _MODEL_MAX_TOKENS if normalized.startswith(prefix)), DEFAULT_MAX_TOKENS
-        )
-        self._thinking_mode: ThinkingMode = thinking_mode or (
-            "adaptive" if normalized.startswith(_ADAPTIVE_THINKING_MODELS) else "budget"
-        )
-        self._owns_client = client is None
+        super().__init__(model, options)
+        self._configure(options.get("default_max_tokens"), options.get("thinking_mode"))
+        default_headers = options.get("default_headers")
         if client is not None:
-            self._client = client
-            guard_credentials(client.api_key, client.auth_token)
+            self._client: AnthropicClient = client
+            guard_credentials(getattr(client, "api_key", None), getattr(client, "auth_token", None))
             return
-        key = api_key or os.environ.get(ENV_KEY)
+        key = options.get("api_key") or os.environ.get(ENV_KEY)
         if not key:
             raise LLMAuthError(
                 f"{ENV_KEY} is not set: pass api_key=... or export {ENV_KEY}", provider=PROVIDER, model=model
             )
         self._client = AsyncAnthropic(
             api_key=key,
-            base_url=base_url,
-            timeout=timeout if timeout is not None else 600.0,
+            base_url=options.get("base_url"),
+            timeout=self._request_timeout if self._request_timeout is not None else 600.0,
             max_retries=0,
             default_headers=default_headers,
             open_telemetry=False,
         )
+        self._close_owned = self._client.close
         guard_credentials(key, headers=default_headers)
 
-    async def aclose(self) -> None:
-        """Close the HTTP connections of a client this adapter built (a given ``client=`` is left open)."""
-        if self._owns_client:
-            await self._client.close()
-
-    @property
-    def model(self) -> str:
-        return self._model
+    def _configure(self, default_max_tokens: int | None, thinking_mode: ThinkingMode | None) -> None:
+        """The per-model ``max_tokens`` default and thinking mode (shared with the cloud adapters)."""
+        normalized = self.normalize_model_name()
+        self._default_max_tokens = default_max_tokens or next(
+            (n for prefix, n in _MODEL_MAX_TOKENS if normalized.startswith(prefix)), DEFAULT_MAX_TOKENS
+        )
+        self._thinking_mode: ThinkingMode = thinking_mode or (
+            "adaptive" if normalized.startswith(_ADAPTIVE_THINKING_MODELS) else "budget"
+        )
 
     # ------------------------------------------------------------------------------------ requests
 
-    def _body(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[ToolLike],
-        settings: ModelSettings,
-        response_schema: OutputSchema | None,
-    ) -> dict[str, Any]:
+    def _build(self, request: ChatRequest) -> dict[str, Any]:
         return build_request(
             self._model,
-            messages,
-            tools=tool_specs(tools),
-            settings=settings,
-            response_schema=response_schema,
+            **request.arguments(),
             default_max_tokens=self._default_max_tokens,
             thinking_mode=self._thinking_mode,
         )
 
-    def _timeout(self, settings: ModelSettings) -> float | None:
-        return settings.timeout if settings.timeout is not None else self._request_timeout
-
-    async def _send(self, body: dict[str, Any], *, stream: bool, request_timeout: float | None) -> Any:
+    async def _create(self, call: Call[dict[str, Any]], *, stream: bool) -> Any:
         """POST the body through the SDK (required fields by name, the rest as ``extra_body``)."""
+        body = call.body
         rest = {k: v for k, v in body.items() if k not in ("model", "messages", "max_tokens", "stream")}
-        options: dict[str, Any] = {} if request_timeout is None else {"timeout": request_timeout}
+        options: dict[str, Any] = {} if call.timeout is None else {"timeout": call.timeout}
+        if "context_management" in rest:  # server-side context editing (NativeCompaction) is a beta
+            options["extra_headers"] = {"anthropic-beta": CONTEXT_MANAGEMENT_BETA}
         try:
             return await self._client.messages.create(
                 model=body["model"],
@@ -198,70 +200,38 @@ class AnthropicAdapter(ClosableAdapter):
                 f"request refused by the client: {exc}", provider=PROVIDER, model=self._model
             ) from None
 
-    @seal_errors
-    async def chat(
-        self,
-        messages: Sequence[Message],
-        *,
-        tools: Sequence[ToolLike] = (),
-        settings: ModelSettings | None = None,
-        response_schema: OutputSchema | None = None,
-    ) -> LLMResponse:
-        effective = self._settings.merged(settings)
-        body = self._body(messages, tools, effective, response_schema)
-        timeout = self._timeout(effective)
-        try:
-            async with asyncio.timeout(timeout):
-                message = await self._send(body, stream=False, request_timeout=timeout)
-        except _SDK_ERRORS as exc:
-            raise self._map_error(exc) from None
-        # The SDK hands back what it could not build a Message from (a list, a string) as it came.
-        return parse_message(message.to_dict(mode="json") if hasattr(message, "to_dict") else message)
+    async def _send(self, call: Call[dict[str, Any]]) -> Any:
+        return await self._create(call, stream=False)
 
-    @seal_stream_errors
-    async def stream(
-        self,
-        messages: Sequence[Message],
-        *,
-        tools: Sequence[ToolLike] = (),
-        settings: ModelSettings | None = None,
-        response_schema: OutputSchema | None = None,
-    ) -> AsyncIterator[StreamEvent]:
-        effective = self._settings.merged(settings)
-        body = self._body(messages, tools, effective, response_schema)
-        timeout = self._timeout(effective)
-        deadline = None if timeout is None else asyncio.get_running_loop().time() + timeout
+    def _parse(self, raw: Any, call: Call[dict[str, Any]]) -> LLMResponse:
+        # The SDK hands back what it could not build a Message from (a list, a string) as it came.
+        return parse_message(raw.to_dict(mode="json") if hasattr(raw, "to_dict") else raw)
+
+    async def _open(self, call: Call[dict[str, Any]]) -> AsyncStream[Any]:
+        stream: AsyncStream[Any] = await self._create(call, stream=True)
+        return stream
+
+    def _items(self, handle: AsyncStream[Any]) -> AsyncIterator[Any]:
+        """The raw events, decoded by the client's own decoder: SSE from Anthropic and Vertex AI, the
+        AWS event stream from Bedrock — each as the same ``(event, data)`` pairs."""
+        return handle._iter_events().__aiter__()
+
+    async def _close(self, handle: AsyncStream[Any]) -> None:
+        await handle.close()
+
+    def _assembly(self, call: Call[dict[str, Any]], handle: AsyncStream[Any]) -> Assembly:
         assembler = StreamAssembler()
-        sdk_stream: AsyncStream[Any] | None = None
-        try:
-            async with asyncio.timeout_at(deadline):
-                sdk_stream = await self._send(body, stream=True, request_timeout=timeout)
-            assert sdk_stream is not None
-            events = AsyncStream.raw_events(sdk_stream.response).__aiter__()
-            while True:
-                async with asyncio.timeout_at(deadline):
-                    try:
-                        sse = await events.__anext__()
-                    except StopAsyncIteration:
-                        break
-                if sse.event == "ping" or not sse.data:
-                    continue
-                data = _json_object(sse.data)
-                name = sse.event or str(data.get("type", ""))
-                if name == "error":
-                    raise self._stream_error(data)
-                for event in assembler.feed(name, data):
-                    yield event
-            response = assembler.finish()
-        except LLMError as exc:
-            _fill(exc, self._model)
-            raise
-        except _SDK_ERRORS as exc:
-            raise self._map_error(exc) from None
-        finally:
-            if sdk_stream is not None:
-                await sdk_stream.close()
-        yield ResponseCompleted(response)
+
+        def feed(sse: Any) -> list[StreamEvent]:
+            if sse.event == "ping" or not sse.data:
+                return []
+            data = _json_object(sse.data)
+            name = sse.event or str(data.get("type", ""))
+            if name == "error":
+                raise self._stream_error(data)
+            return assembler.feed(name, data)
+
+        return Assembly(feed=feed, finish=assembler.finish)
 
     # -------------------------------------------------------------------------------------- errors
 
@@ -270,29 +240,34 @@ class AnthropicAdapter(ClosableAdapter):
         error = data.get("error")
         error = error if isinstance(error, Mapping) else {}
         kind = str(error.get("type") or "api_error")
-        status = _ERROR_STATUS.get(kind, 500)
+        status = self._stream_error_status(kind)
         return error_for_status(
             status,
             _describe(kind, error.get("message")),
-            provider=PROVIDER,
+            provider=self.provider,
             model=self._model,
             code=kind,
         )
 
-    def _map_error(self, exc: BaseException) -> LLMError:
+    def _stream_error_status(self, kind: str) -> int:
+        return self.STREAM_ERROR_STATUS.get(kind, 500)
+
+    def _map_error(
+        self, exc: BaseException, call: Call[dict[str, Any]], handle: AsyncStream[Any] | None
+    ) -> LLMError:
         """Any SDK/transport failure → the matching :class:`LLMError` (never echoing request content)."""
-        model = self._model
+        model, provider = self._model, self.provider
         if isinstance(exc, LLMError):
-            return _fill(exc, model)
+            return self._filled(exc)
         if isinstance(exc, TimeoutError | anthropic.APITimeoutError | httpx2.TimeoutException):
-            return LLMTimeoutError("request timed out", provider=PROVIDER, model=model)
+            return LLMTimeoutError("request timed out", provider=provider, model=model)
         if isinstance(exc, anthropic.APIStatusError):
             body_error = _body_error(exc.body)
-            kind = str(body_error.get("type") or "") or None
+            kind = str(body_error.get("type") or body_error.get("status") or "") or None
             return error_for_status(
                 exc.status_code,
                 _describe(kind or "http_error", body_error.get("message")),
-                provider=PROVIDER,
+                provider=provider,
                 model=model,
                 retry_after=parse_retry_after(exc.response.headers),
                 request_id=exc.request_id,
@@ -300,21 +275,11 @@ class AnthropicAdapter(ClosableAdapter):
             )
         if isinstance(exc, anthropic.APIConnectionError | httpx2.RequestError | OSError | anyio.EndOfStream):
             return LLMConnectionError(
-                f"connection failed: {type(exc).__name__}", provider=PROVIDER, model=model
+                f"connection failed: {type(exc).__name__}", provider=provider, model=model
             )
         if isinstance(exc, json.JSONDecodeError | anthropic.APIResponseValidationError):
-            return _fill(malformed(f"undecodable body ({type(exc).__name__})"), model)
-        return LLMError(f"unexpected {type(exc).__name__}", provider=PROVIDER, model=model)
-
-    # ------------------------------------------------------------------------------------- helpers
-
-    def count_tokens(self, content: str | Sequence[Message]) -> int:
-        return count_message_tokens(content, model=self._model)
-
-    def normalize_model_name(self, name: str | None = None) -> str:
-        """Seed 002 §3-3: lower-case, spaces/underscores → hyphens, no provider prefix
-        (``"Anthropic:Claude_3_Opus"`` → ``"claude-3-opus"``)."""
-        return canonical_model_name(self._model if name is None else name, prefixes=_NAME_PREFIXES)
+            return self._filled(malformed(f"undecodable body ({type(exc).__name__})"))
+        return LLMError(f"unexpected {type(exc).__name__}", provider=provider, model=model)
 
 
 def _json_object(text: str) -> dict[str, Any]:
@@ -328,17 +293,17 @@ def _json_object(text: str) -> dict[str, Any]:
 
 
 def _body_error(body: object) -> Mapping[str, Any]:
-    error = body.get("error") if isinstance(body, Mapping) else None
-    return error if isinstance(error, Mapping) else {}
+    """The error object of a failed request: ``{"error": {...}}`` (Anthropic, Vertex AI) or the body
+    itself when it carries only a ``message`` (Amazon Bedrock)."""
+    if not isinstance(body, Mapping):
+        return {}
+    error = body.get("error")
+    if isinstance(error, Mapping):
+        return error
+    return body if isinstance(body.get("message"), str) else {}
 
 
 def _describe(kind: str, message: object) -> str:
     """``<type>: <excerpt>`` (keys in the excerpt are masked by :class:`LLMError`)."""
     text = " ".join(str(message).split())[:_EXCERPT] if message else ""
     return f"{kind}: {text}" if text else kind
-
-
-def _fill(exc: LLMError, model: str) -> LLMError:
-    exc.provider = exc.provider or PROVIDER
-    exc.model = exc.model or model
-    return exc

@@ -28,6 +28,11 @@ The rules (seed 002 §3-3; Anthropic Messages API as typed by the installed ``an
   ``transform_schema`` (unsupported constraints move into descriptions, objects get
   ``additionalProperties: false``).
 * ``verbosity``, ``reasoning_summary`` and ``seed`` have no Messages API equivalent and are not sent.
+* ``settings.cache`` (:class:`~kanawa.llm.settings.PromptCache`) → ``cache_control``
+  breakpoints (``{"type": "ephemeral"}``, plus ``ttl`` when set) on the last tool, on the system text
+  (sent then as one text block) and on the last content block of the last user turn — each only where
+  ``cache.breakpoints`` names it and the request has one. Anthropic caches the prefix up to each
+  breakpoint; a prefix under the model's minimum length is simply not cached.
 * ``settings.extra`` is merged last, verbatim, over the top-level keys.
 """
 
@@ -52,7 +57,7 @@ from anthropic.types import (
 from anthropic.types.document_block_param import DocumentBlockParam
 
 from kanawa.llm.errors import LLMBadRequestError
-from kanawa.llm.settings import ModelSettings, ReasoningEffort
+from kanawa.llm.settings import ModelSettings, PromptCache, ReasoningEffort
 from kanawa.types import (
     AssistantMessage,
     ContentPart,
@@ -324,8 +329,30 @@ def build_request(
         output_config["format"] = {"type": "json_schema", "schema": _schema_for_api(schema, model)}
     if output_config:
         body["output_config"] = output_config
+    if settings.cache is not None:
+        mark_cache_breakpoints(body, settings.cache)
     body.update(settings.extra)
     return body
+
+
+def mark_cache_breakpoints(body: dict[str, Any], cache: PromptCache) -> None:
+    """Put a ``cache_control`` breakpoint on the last tool, the system text and the last block of the
+    last user turn of ``body`` (those ``cache.breakpoints`` names and the body has)."""
+    control: dict[str, str] = {"type": "ephemeral"}
+    if cache.ttl is not None:
+        control["ttl"] = cache.ttl
+    tools = body.get("tools")
+    if "tools" in cache.breakpoints and tools:
+        tools[-1] = {**tools[-1], "cache_control": dict(control)}
+    system = body.get("system")
+    if "system" in cache.breakpoints and isinstance(system, str):
+        body["system"] = [{"type": "text", "text": system, "cache_control": dict(control)}]
+    if "messages" in cache.breakpoints:
+        for turn in reversed(body["messages"]):
+            content = turn["content"]
+            if turn["role"] == "user" and isinstance(content, list) and content:
+                content[-1] = {**content[-1], "cache_control": dict(control)}
+                break
 
 
 def _output_schema(settings: ModelSettings, response_schema: OutputSchema | None) -> OutputSchema | None:

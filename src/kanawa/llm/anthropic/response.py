@@ -18,9 +18,9 @@ Mapping decisions (seed 003 stop-reason table):
   so the signature round-trips verbatim. Server-tool blocks are not surfaced.
 * Usage: Anthropic's ``input_tokens`` excludes cache traffic, so kanawa's ``input_tokens`` is
   ``input + cache_creation_input_tokens + cache_read_input_tokens`` (the whole prompt, as the other
-  providers count it) and ``cached_tokens`` is ``cache_read_input_tokens``; the cache-creation count is
-  also kept in ``provider_details["cache_creation_input_tokens"]``. ``reasoning_tokens`` comes from
-  ``output_tokens_details.thinking_tokens`` when the server reports it.
+  providers count it), ``cached_tokens`` is ``cache_read_input_tokens`` and ``cache_write_tokens`` is
+  ``cache_creation_input_tokens`` (also kept in ``provider_details["cache_creation_input_tokens"]``).
+  ``reasoning_tokens`` comes from ``output_tokens_details.thinking_tokens`` when the server reports it.
 """
 
 from __future__ import annotations
@@ -80,6 +80,7 @@ def parse_usage(usage: Mapping[str, Any]) -> Usage:
         output_tokens=_int(usage, "output_tokens"),
         reasoning_tokens=thinking,
         cached_tokens=cache_read,
+        cache_write_tokens=_int(usage, "cache_creation_input_tokens"),
         requests=1,
     )
 

@@ -17,27 +17,24 @@ ending in ``/v1``, ``/v1beta`` or ``/v1alpha`` chooses that version instead.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
+import functools
 import os
 import re
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from typing import ClassVar, Unpack
 
 from google import genai
 from google.genai import types
 
-from kanawa.llm.base import ToolLike, canonical_model_name, tool_specs
-from kanawa.llm.errors import LLMAuthError, LLMBadRequestError, seal_errors, seal_stream_errors
+from kanawa.llm.adapter_base import Assembly, Call, ChatRequest, ConnectionOptions, ProviderAdapter
+from kanawa.llm.errors import LLMAuthError, LLMBadRequestError, LLMError
 from kanawa.llm.gemini.config import ModelProfile, build_config
 from kanawa.llm.gemini.errors import SDK_ERRORS, map_error
 from kanawa.llm.gemini.payload import PROVIDER, build_contents
 from kanawa.llm.gemini.response import ResponseAssembler
-from kanawa.llm.lifecycle import ClosableAdapter
-from kanawa.llm.settings import ModelSettings
-from kanawa.llm.tokens import count_message_tokens
 from kanawa.secrets import guard_credentials
-from kanawa.types import LLMResponse, Message, OutputSchema, ResponseCompleted, StreamEvent
+from kanawa.types import LLMResponse
 
 API_VERSION = "v1beta"
 DEFAULT_TIMEOUT = 600.0
@@ -78,13 +75,15 @@ def _build_client(*, model: str, api_key: str | None, base_url: str | None) -> g
 class _Request:
     contents: list[types.Content]
     config: types.GenerateContentConfig
-    timeout: float
+
+
+_Chunks = AsyncIterator[types.GenerateContentResponse]
 
 
 # ----------------------------------------------------------------------------------------- adapter
 
 
-class GeminiAdapter(ClosableAdapter):
+class GeminiAdapter(ProviderAdapter[_Request, _Chunks]):
     """A Gemini model behind :class:`~kanawa.llm.LLMAdapter`.
 
     ``api_key`` falls back to ``GEMINI_API_KEY``, then ``GOOGLE_API_KEY``; with none of them the
@@ -96,127 +95,77 @@ class GeminiAdapter(ClosableAdapter):
     """
 
     provider = PROVIDER
+    NAME_PREFIXES: ClassVar[tuple[str, ...]] = _PREFIXES
+    DEFAULT_TIMEOUT = DEFAULT_TIMEOUT
+    SDK_ERRORS = SDK_ERRORS
 
     def __init__(
         self,
         model: str,
         *,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        settings: ModelSettings | None = None,
-        timeout: float | None = None,
         client: genai.Client | None = None,
+        **options: Unpack[ConnectionOptions],
     ) -> None:
-        self._model = model.strip()
+        name = model.strip()
         for prefix in _PROVIDER_PREFIXES:
-            if self._model.lower().startswith(prefix):
-                self._model = self._model[len(prefix) :]
-        if not self._model:
+            if name.lower().startswith(prefix):
+                name = name[len(prefix) :]
+        if not name:
             raise LLMBadRequestError("GeminiAdapter needs a model name", provider=PROVIDER)
-        self._settings = settings or ModelSettings()
-        self._timeout = timeout
+        super().__init__(name, options)
         self._profile = ModelProfile.of(self.normalize_model_name())
-        self._owns_client = client is None
-        self._client = client or _build_client(model=self._model, api_key=api_key, base_url=base_url)
+        self._client = client or _build_client(
+            model=self._model, api_key=options.get("api_key"), base_url=options.get("base_url")
+        )
+        if client is None:
+            self._close_owned = self._client.aio.aclose
         guard_credentials(getattr(getattr(self._client, "_api_client", None), "api_key", None))
 
-    @property
-    def model(self) -> str:
-        return self._model
-
-    def normalize_model_name(self, name: str | None = None) -> str:
-        """Lower-case, without ``gemini:``/``google:`` or ``models/`` prefixes: ``gemini-2.5-flash``."""
-        return canonical_model_name(self._model if name is None else name, prefixes=_PREFIXES)
-
-    def count_tokens(self, content: str | Sequence[Message]) -> int:
-        """An offline estimate (never Gemini's ``countTokens`` endpoint); real counts come in usage."""
-        return count_message_tokens(content, model=self._model)
-
-    async def aclose(self) -> None:
-        """Close the HTTP connections of a client this adapter built (a given client is left alone)."""
-        if self._owns_client:
-            await self._client.aio.aclose()
-
-    def _request(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[ToolLike],
-        settings: ModelSettings | None,
-        response_schema: OutputSchema | None,
-    ) -> _Request:
-        merged = self._settings.merged(settings)
-        timeout = merged.timeout if merged.timeout is not None else self._timeout
-        timeout = DEFAULT_TIMEOUT if timeout is None else timeout
-        system, contents = build_contents(messages, signature_placeholder=self._profile.uses_thinking_level)
+    def _build(self, request: ChatRequest) -> _Request:
+        system, contents = build_contents(
+            request.messages, signature_placeholder=self._profile.uses_thinking_level
+        )
         config = build_config(
-            merged,
+            request.settings,
             profile=self._profile,
             system=system,
-            tools=tool_specs(tools),
-            response_schema=response_schema,
-            timeout=timeout,
+            tools=request.tools,
+            response_schema=request.response_schema,
+            timeout=request.timeout if request.timeout is not None else DEFAULT_TIMEOUT,
         )
-        return _Request(contents, config, timeout)
+        return _Request(contents, config)
 
-    @seal_errors
-    async def chat(
-        self,
-        messages: Sequence[Message],
-        *,
-        tools: Sequence[ToolLike] = (),
-        settings: ModelSettings | None = None,
-        response_schema: OutputSchema | None = None,
-    ) -> LLMResponse:
-        """One ``generateContent`` call, assembled exactly as :meth:`stream` would assemble it."""
-        request = self._request(messages, tools, settings, response_schema)
-        try:
-            async with asyncio.timeout(request.timeout):
-                response = await self._client.aio.models.generate_content(
-                    model=self._model, contents=request.contents, config=request.config
-                )
-        except SDK_ERRORS as exc:
-            raise map_error(exc, model=self._model, streaming=False) from None
+    async def _send(self, call: Call[_Request]) -> types.GenerateContentResponse:
+        """One ``generateContent`` call, assembled exactly as a stream would be."""
+        return await self._client.aio.models.generate_content(
+            model=self._model, contents=call.body.contents, config=call.body.config
+        )
+
+    def _parse(self, raw: types.GenerateContentResponse, call: Call[_Request]) -> LLMResponse:
         assembler = ResponseAssembler(model=self._model)
-        assembler.feed(response)
+        assembler.feed(raw)
         return assembler.finish(streamed=False)
 
-    @seal_stream_errors
-    async def stream(
-        self,
-        messages: Sequence[Message],
-        *,
-        tools: Sequence[ToolLike] = (),
-        settings: ModelSettings | None = None,
-        response_schema: OutputSchema | None = None,
-    ) -> AsyncIterator[StreamEvent]:
-        """``streamGenerateContent?alt=sse``: deltas as chunks arrive, then one ``ResponseCompleted``.
+    async def _open(self, call: Call[_Request]) -> _Chunks:
+        """``streamGenerateContent?alt=sse``."""
+        return await self._client.aio.models.generate_content_stream(
+            model=self._model, contents=call.body.contents, config=call.body.config
+        )
 
-        The timeout bounds the whole stream, not only the wait for each chunk."""
-        request = self._request(messages, tools, settings, response_schema)
-        deadline = asyncio.get_running_loop().time() + request.timeout
+    def _items(self, handle: _Chunks) -> _Chunks:
+        return handle
+
+    def _assembly(self, call: Call[_Request], handle: _Chunks) -> Assembly:
         assembler = ResponseAssembler(model=self._model)
-        chunks: AsyncIterator[types.GenerateContentResponse] | None = None
-        try:
-            while True:
-                try:
-                    async with asyncio.timeout_at(deadline):
-                        if chunks is None:
-                            chunks = await self._client.aio.models.generate_content_stream(
-                                model=self._model, contents=request.contents, config=request.config
-                            )
-                        chunk = await anext(chunks, None)
-                except SDK_ERRORS as exc:
-                    raise map_error(exc, model=self._model, streaming=True) from None
-                if chunk is None:
-                    break
-                for event in assembler.feed(chunk):
-                    yield event
-            yield ResponseCompleted(assembler.finish(streamed=True))
-        finally:
-            close = getattr(chunks, "aclose", None)
-            if close is not None:
-                with contextlib.suppress(*SDK_ERRORS):
-                    await close()
+        return Assembly(feed=assembler.feed, finish=functools.partial(assembler.finish, streamed=True))
+
+    async def _close(self, handle: _Chunks) -> None:
+        close = getattr(handle, "aclose", None)
+        if close is not None:
+            await close()
+
+    def _map_error(self, exc: BaseException, call: Call[_Request], handle: _Chunks | None) -> LLMError:
+        return map_error(exc, model=self._model, streaming=handle is not None)
 
 
 __all__ = ["API_VERSION", "DEFAULT_TIMEOUT", "MISSING_KEY_MESSAGE", "GeminiAdapter", "split_base_url"]

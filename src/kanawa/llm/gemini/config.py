@@ -10,7 +10,9 @@ Settings (``None`` = not sent)
     ``include_thoughts``; ``tool_choice`` → ``function_calling_config`` (``auto``→AUTO,
     ``none``→NONE, ``required``→ANY, a tool name → ANY restricted to it); a response schema (or
     ``response_format="json_schema"`` with ``json_schema``) → ``response_mime_type`` JSON plus
-    ``response_json_schema``. ``verbosity`` and ``parallel_tool_calls`` have no Gemini equivalent and
+    ``response_json_schema``; ``cache.cached_content`` → ``cached_content`` (and then no system
+    instruction, tools or tool config: they live in the cache, and the API refuses them beside it).
+    ``verbosity`` and ``parallel_tool_calls`` have no Gemini equivalent and
     are not sent. ``extra`` is merged into the request body as wire JSON (camelCase keys, e.g.
     ``{"generationConfig": {"topK": 40}}``) by the SDK's ``extra_body``.
 
@@ -129,7 +131,11 @@ def build_config(
     SDK's per-request timeout in milliseconds; ``settings.extra`` becomes the SDK's ``extra_body``.
     """
     schema = _output_schema(settings, response_schema)
+    cached_content = settings.cache.cached_content if settings.cache is not None else None
+    if cached_content is not None:
+        system, tools = None, ()
     return types.GenerateContentConfig(
+        cached_content=cached_content,
         system_instruction=system,
         max_output_tokens=settings.max_output_tokens,
         temperature=settings.temperature,

@@ -26,25 +26,21 @@ Contract:
 
 from __future__ import annotations
 
-import asyncio
 import os
-from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import Any
+from collections.abc import AsyncIterator, Mapping
+from typing import Any, ClassVar, Unpack
 from urllib.parse import urlsplit
 
 import openai
 from openai._types import RequestOptions
 
-from kanawa.llm.base import ToolLike, canonical_model_name, tool_specs
-from kanawa.llm.errors import LLMConnectionError, LLMError, seal_errors, seal_stream_errors
-from kanawa.llm.lifecycle import ClosableAdapter
+from kanawa.llm.adapter_base import Assembly, Call, ChatRequest, ConnectionOptions, ProviderAdapter
+from kanawa.llm.errors import LLMConnectionError, LLMError
 from kanawa.llm.openai.chat_payload import MaxTokensField, SystemRole, build_request
 from kanawa.llm.openai.chat_response import PROVIDER, ChunkAssembler, parse_completion
 from kanawa.llm.openai.common import KEYLESS_PLACEHOLDER, MAPPED_EXCEPTIONS, build_client, map_openai_error
-from kanawa.llm.settings import ModelSettings
-from kanawa.llm.tokens import count_message_tokens
 from kanawa.secrets import guard_credentials
-from kanawa.types import LLMResponse, Message, OutputSchema, ResponseCompleted, StreamEvent
+from kanawa.types import LLMResponse, StreamEvent
 
 
 def chat_api_key(base_url: str | None) -> str | None:
@@ -59,170 +55,97 @@ def chat_api_key(base_url: str | None) -> str | None:
     return None
 
 
-class OpenAIChatAdapter(ClosableAdapter):
+class OpenAIChatAdapter(ProviderAdapter[dict[str, Any], openai.AsyncStream[object]]):
     """A model behind an OpenAI-compatible ``/chat/completions`` endpoint, as an ``LLMAdapter``."""
 
     provider = PROVIDER
+    NAME_PREFIXES: ClassVar[tuple[str, ...]] = ("openai-chat:", "openai:", "openai/")
+    SDK_ERRORS = MAPPED_EXCEPTIONS
 
     def __init__(
         self,
         model: str,
         *,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        settings: ModelSettings | None = None,
-        timeout: float | None = None,
         client: openai.AsyncOpenAI | None = None,
         system_role: SystemRole = "system",
         max_tokens_field: MaxTokensField = "max_tokens",
         include_usage: bool = True,
         default_headers: Mapping[str, str] | None = None,
+        **options: Unpack[ConnectionOptions],
     ) -> None:
-        self._model = model
-        self._settings = settings or ModelSettings()
-        self._request_timeout = timeout
+        super().__init__(model, options)
+        base_url = options.get("base_url")
         self._system_role: SystemRole = system_role
         self._max_tokens_field: MaxTokensField = max_tokens_field
         self._include_usage = include_usage
-        self._owns_client = client is None
         self._client = client or build_client(
-            api_key=api_key or chat_api_key(base_url),
+            api_key=options.get("api_key") or chat_api_key(base_url),
             base_url=base_url,
-            timeout=timeout,
+            timeout=self._request_timeout,
             require_key=False,
             default_headers=default_headers,
         )
+        if client is None:
+            self._close_owned = self._client.close
         key = self._client.api_key
         guard_credentials(key if key != KEYLESS_PLACEHOLDER else None, headers=default_headers)
 
-    async def aclose(self) -> None:
-        """Close the HTTP connections of a client this adapter built (a given ``client=`` is left open)."""
-        if self._owns_client:
-            await self._client.close()
-
-    @property
-    def model(self) -> str:
-        return self._model
-
     # ------------------------------------------------------------------------------------ requests
 
-    def _body(
-        self,
-        messages: Sequence[Message],
-        tools: Sequence[ToolLike],
-        settings: ModelSettings,
-        response_schema: OutputSchema | None,
-        *,
-        stream: bool,
-    ) -> dict[str, Any]:
+    def _build(self, request: ChatRequest) -> dict[str, Any]:
         return build_request(
             self._model,
-            messages,
-            tools=tool_specs(tools),
-            settings=settings,
-            response_schema=response_schema,
-            stream=stream,
+            **request.arguments(),
+            stream=request.stream,
             system_role=self._system_role,
             max_tokens_field=self._max_tokens_field,
             include_usage=self._include_usage,
         )
 
-    def _timeout(self, settings: ModelSettings) -> float | None:
-        return settings.timeout if settings.timeout is not None else self._request_timeout
+    def _options(self, call: Call[dict[str, Any]]) -> RequestOptions:
+        return {} if call.timeout is None else {"timeout": call.timeout}
 
-    async def _send(self, body: dict[str, Any], *, stream: bool, request_timeout: float | None) -> Any:
-        """POST the body through the SDK's HTTP layer (auth, headers, SSE decoding, error mapping).
+    # Answers come back as plain JSON mappings rather than typed SDK models: the assembler reads
+    # mappings anyway (servers differ in what they send), and skipping a pydantic model per chunk
+    # keeps the per-event cost below the bare SDK's (``bench/stream_passthrough.py``).
 
-        Answers come back as plain JSON mappings rather than typed SDK models: the assembler reads
-        mappings anyway (servers differ in what they send), and skipping a pydantic model per chunk
-        keeps the per-event cost below the bare SDK's (``bench/stream_passthrough.py``)."""
-        options: RequestOptions = {} if request_timeout is None else {"timeout": request_timeout}
-        if stream:
-            return await self._client.post(
-                "/chat/completions",
-                cast_to=object,
-                body=body,
-                options=options,
-                stream=True,
-                stream_cls=openai.AsyncStream[object],
-            )
+    async def _send(self, call: Call[dict[str, Any]]) -> object:
+        return await self._client.post(
+            "/chat/completions", cast_to=object, body=call.body, options=self._options(call)
+        )
+
+    def _parse(self, raw: object, call: Call[dict[str, Any]]) -> LLMResponse:
+        if not isinstance(raw, Mapping):
+            raise LLMConnectionError("malformed response body", provider=self.provider, model=self._model)
+        return parse_completion(raw)
+
+    async def _open(self, call: Call[dict[str, Any]]) -> openai.AsyncStream[object]:
         return await self._client.post(
             "/chat/completions",
             cast_to=object,
-            body=body,
-            options=options,
+            body=call.body,
+            options=self._options(call),
+            stream=True,
+            stream_cls=openai.AsyncStream[object],
         )
 
-    @seal_errors
-    async def chat(
-        self,
-        messages: Sequence[Message],
-        *,
-        tools: Sequence[ToolLike] = (),
-        settings: ModelSettings | None = None,
-        response_schema: OutputSchema | None = None,
-    ) -> LLMResponse:
-        effective = self._settings.merged(settings)
-        body = self._body(messages, tools, effective, response_schema, stream=False)
-        timeout = self._timeout(effective)
-        try:
-            async with asyncio.timeout(timeout):
-                completion = await self._send(body, stream=False, request_timeout=timeout)
-        except MAPPED_EXCEPTIONS as exc:
-            raise self._error(exc, streaming=False) from None
-        if not isinstance(completion, Mapping):
-            raise LLMConnectionError("malformed response body", provider=PROVIDER, model=self._model)
-        return parse_completion(completion)
+    def _items(self, handle: openai.AsyncStream[object]) -> AsyncIterator[object]:
+        return handle.__aiter__()
 
-    @seal_stream_errors
-    async def stream(
-        self,
-        messages: Sequence[Message],
-        *,
-        tools: Sequence[ToolLike] = (),
-        settings: ModelSettings | None = None,
-        response_schema: OutputSchema | None = None,
-    ) -> AsyncIterator[StreamEvent]:
-        effective = self._settings.merged(settings)
-        body = self._body(messages, tools, effective, response_schema, stream=True)
-        timeout = self._timeout(effective)
-        deadline = None if timeout is None else asyncio.get_running_loop().time() + timeout
+    async def _close(self, handle: openai.AsyncStream[object]) -> None:
+        await handle.close()
+
+    def _assembly(self, call: Call[dict[str, Any]], handle: openai.AsyncStream[object]) -> Assembly:
         assembler = ChunkAssembler()
-        sdk_stream: openai.AsyncStream[Any] | None = None
-        try:
-            async with asyncio.timeout_at(deadline):
-                sdk_stream = await self._send(body, stream=True, request_timeout=timeout)
-            assert sdk_stream is not None
-            chunks = sdk_stream.__aiter__()
-            while True:
-                async with asyncio.timeout_at(deadline):
-                    try:
-                        chunk = await chunks.__anext__()
-                    except StopAsyncIteration:
-                        break
-                if not isinstance(chunk, Mapping):
-                    raise LLMConnectionError("malformed stream event", provider=PROVIDER, model=self._model)
-                for event in assembler.feed(chunk):
-                    yield event
-            response = assembler.finish()
-        except MAPPED_EXCEPTIONS as exc:
-            raise self._error(exc, streaming=True) from None
-        finally:
-            if sdk_stream is not None:
-                await sdk_stream.close()
-        yield ResponseCompleted(response)
 
-    def _error(self, exc: BaseException, *, streaming: bool) -> LLMError:
-        return map_openai_error(exc, provider=PROVIDER, model=self._model, streaming=streaming)
+        def feed(chunk: object) -> list[StreamEvent]:
+            if not isinstance(chunk, Mapping):
+                raise LLMConnectionError("malformed stream event", provider=self.provider, model=self._model)
+            return assembler.feed(chunk)
 
-    # ------------------------------------------------------------------------------------- helpers
+        return Assembly(feed=feed, finish=assembler.finish)
 
-    def count_tokens(self, content: str | Sequence[Message]) -> int:
-        return count_message_tokens(content, model=self._model)
-
-    def normalize_model_name(self, name: str | None = None) -> str:
-        """Seed 002 §3-3: lower-case, spaces/underscores → hyphens, no provider prefix
-        (``"openai-chat:GPT_4o"`` → ``"gpt-4o"``). Requests always send the model exactly as given."""
-        return canonical_model_name(
-            self._model if name is None else name, prefixes=("openai-chat:", "openai:", "openai/")
-        )
+    def _map_error(
+        self, exc: BaseException, call: Call[dict[str, Any]], handle: openai.AsyncStream[object] | None
+    ) -> LLMError:
+        return map_openai_error(exc, provider=self.provider, model=self._model, streaming=handle is not None)

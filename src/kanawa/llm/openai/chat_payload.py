@@ -25,6 +25,8 @@ sends only what is set and keeps to the common subset of the protocol (seed 002 
 * Structured output: ``response_format: {type: json_schema, json_schema: {name, schema, strict}}``
   (the name cut to the API's ``[A-Za-z0-9_-]{1,64}``).
 * Streaming adds ``stream_options: {include_usage: true}`` unless turned off (servers that reject it).
+* ``settings.cache``: its ``key`` → ``prompt_cache_key``, its ``retention`` →
+  ``prompt_cache_retention`` (sent only when set: other OpenAI-compatible servers may not know them).
 * ``settings.extra`` is merged last, verbatim, over the top-level keys.
 """
 
@@ -222,6 +224,8 @@ def build_request(
         "seed": settings.seed,
         "reasoning_effort": settings.reasoning_effort,
         "verbosity": settings.verbosity,
+        "prompt_cache_key": None if settings.cache is None else settings.cache.key,
+        "prompt_cache_retention": None if settings.cache is None else settings.cache.retention,
     }
     body.update({k: v for k, v in optional.items() if v is not None})
     if settings.stop:

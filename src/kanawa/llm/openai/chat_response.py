@@ -86,6 +86,7 @@ def parse_usage(usage: Mapping[str, Any]) -> Usage:
         output_tokens=_int(usage, "completion_tokens"),
         reasoning_tokens=_int(usage.get("completion_tokens_details"), "reasoning_tokens"),
         cached_tokens=_int(usage.get("prompt_tokens_details"), "cached_tokens"),
+        cache_write_tokens=_int(usage.get("prompt_tokens_details"), "cache_write_tokens"),
         requests=1,
     )
 

@@ -107,6 +107,7 @@ def parse_usage(usage: object) -> Usage:
         output_tokens=_int(u.get("output_tokens")),
         reasoning_tokens=_int(_obj(u.get("output_tokens_details")).get("reasoning_tokens")),
         cached_tokens=_int(_obj(u.get("input_tokens_details")).get("cached_tokens")),
+        cache_write_tokens=_int(_obj(u.get("input_tokens_details")).get("cache_write_tokens")),
         requests=1,
     )
 

@@ -25,7 +25,9 @@ Request mapping (:func:`build_responses_payload`), settings left ``None`` are no
 ``include=["reasoning.encrypted_content"]`` so reasoning round-trips statelessly. GPT-5 rejects
 ``stop``: it is not sent; ``truncation="disabled"`` is sent instead and the stop sequences are
 applied client-side (see :mod:`kanawa.llm.openai.responses_output`). ``settings.seed`` has no
-Responses API counterpart and is not sent. ``settings.extra`` is merged last, overriding anything.
+Responses API counterpart and is not sent. ``settings.cache`` sends its ``key`` as
+``prompt_cache_key`` and its ``retention`` as ``prompt_cache_retention`` (OpenAI caches prefixes by
+itself; these only steer it). ``settings.extra`` is merged last, overriding anything.
 """
 
 from __future__ import annotations
@@ -304,5 +306,10 @@ def build_responses_payload(
     if is_reasoning_model(model):
         payload["include"] = ["reasoning.encrypted_content"]
     payload["stream"] = (s.stream if s.stream is not None else True) and stream
+    if s.cache is not None:
+        if s.cache.key is not None:
+            payload["prompt_cache_key"] = s.cache.key
+        if s.cache.retention is not None:
+            payload["prompt_cache_retention"] = s.cache.retention
     payload.update(s.extra)
     return payload

@@ -91,17 +91,20 @@ def library_cost(model: LibraryModel, usage: Usage, *, at: datetime | None = Non
     """USD for ``usage`` at genai-prices' price of ``model`` on ``at`` (default: now, UTC).
 
     kanawa's ``Usage`` and genai-prices' agree on what is a subset of what: cached tokens are part of
-    the input tokens (billed at the cache-read price), reasoning tokens part of the output tokens
+    the input tokens (billed at the cache-read price), and so are cache-write tokens (billed at the
+    cache-write price: Anthropic's 1.25× for a 5-minute cache), reasoning tokens part of the output tokens
     (billed at the model's reasoning price, else its output price). A long-context tier applies by
     the request's input tokens, so a cost is computed per request, never on summed usage."""
     from genai_prices import Usage as LibraryUsage
     from genai_prices import calc_price
 
     cached = min(usage.cached_tokens, usage.input_tokens)
+    written = min(usage.cache_write_tokens, usage.input_tokens - cached)
     reasoning = min(usage.reasoning_tokens, usage.output_tokens)
     counted = LibraryUsage(
         input_tokens=usage.input_tokens,
         cache_read_tokens=cached,
+        cache_write_tokens=written,
         output_tokens=usage.output_tokens,
         output_reasoning_tokens=reasoning,
     )

@@ -11,10 +11,11 @@ Prices are US dollars per million tokens. A model's price comes from, in order:
 
 A model found in neither has no price: its cost is ``None``, never ``0``.
 
-An override is flat: ``input``, ``output``, ``cached_input`` (default: ``input``) and ``reasoning``
-(default: ``output``); cost = uncached input × input + cached input × cached_input + (output −
-reasoning) × output + reasoning × reasoning. ``Usage.cached_tokens`` and ``Usage.reasoning_tokens``
-are subsets of input and output tokens, as providers report them.
+An override is flat: ``input``, ``output``, ``cached_input`` (cache reads, default: ``input``),
+``cache_write`` (default: ``input``) and ``reasoning`` (default: ``output``); cost = other input ×
+input + cache reads × cached_input + cache writes × cache_write + (output − reasoning) × output +
+reasoning × reasoning. ``Usage.cached_tokens`` and ``Usage.cache_write_tokens`` are subsets of the
+input tokens, ``Usage.reasoning_tokens`` of the output tokens, as providers report them.
 """
 
 from __future__ import annotations
@@ -28,19 +29,23 @@ from pathlib import Path
 from kanawa.llm.pricing.library import LIBRARY, find, library_cost, library_version
 from kanawa.types import Usage
 
+_PRICE_FIELDS = ("input", "output", "cached_input", "cache_write", "reasoning")
+
 
 @dataclass(frozen=True, slots=True)
 class ModelPrice:
-    """USD per million tokens. ``cached_input`` defaults to ``input``; ``reasoning`` to ``output``."""
+    """USD per million tokens. ``cached_input`` (cache reads) and ``cache_write`` default to ``input``;
+    ``reasoning`` to ``output``."""
 
     input: float
     output: float
     _: KW_ONLY
     cached_input: float | None = None
     reasoning: float | None = None
+    cache_write: float | None = None
 
     def __post_init__(self) -> None:
-        for name in ("input", "output", "cached_input", "reasoning"):
+        for name in _PRICE_FIELDS:
             value = getattr(self, name)
             if value is not None and (
                 isinstance(value, bool) or not isinstance(value, int | float) or value < 0
@@ -50,12 +55,15 @@ class ModelPrice:
     def cost(self, usage: Usage) -> float:
         """USD for ``usage`` at these prices."""
         cached = min(usage.cached_tokens, usage.input_tokens)
+        written = min(usage.cache_write_tokens, usage.input_tokens - cached)
         reasoning = min(usage.reasoning_tokens, usage.output_tokens)
         cached_price = self.input if self.cached_input is None else self.cached_input
+        write_price = self.input if self.cache_write is None else self.cache_write
         reasoning_price = self.output if self.reasoning is None else self.reasoning
         total = (
-            (usage.input_tokens - cached) * self.input
+            (usage.input_tokens - cached - written) * self.input
             + cached * cached_price
+            + written * write_price
             + (usage.output_tokens - reasoning) * self.output
             + reasoning * reasoning_price
         )
@@ -160,7 +168,7 @@ class PriceTable:
         for name, entry in models.items():
             if not isinstance(entry, dict):
                 raise ValueError(f"prices of {name!r} must be an object")
-            unknown = set(entry) - {"input", "output", "cached_input", "reasoning"}
+            unknown = set(entry) - set(_PRICE_FIELDS)
             if unknown:
                 raise ValueError(f"prices of {name!r} have unknown fields: {sorted(unknown)}")
             prices[str(name)] = ModelPrice(**entry)

@@ -1,0 +1,36 @@
+"""``kanawa mcp``: serve agents as MCP tools over stdio (:mod:`kanawa.mcp_server`).
+
+A desktop MCP host starts ``kanawa mcp myapp:agents`` itself and talks to it over stdin/stdout, so
+the command prints nothing to stdout: a registry that cannot be loaded is one line on stderr and exit
+code 2, before the protocol starts.
+"""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.text import Text
+
+from kanawa.cli.running import EXIT_OK, EXIT_SETUP
+from kanawa.cli.serve_cmd import app_dir_on_path
+
+
+async def serve_mcp(err: Console, *, agents: str | None) -> int:
+    """Load the registry like ``kanawa serve`` does, then serve it over stdio until stdin closes."""
+    from kanawa.mcp_server.stdio import serve_stdio
+    from kanawa.server.registry import RegistryError, load_agents
+
+    app_dir_on_path()
+    try:
+        registry = load_agents(agents)
+    except RegistryError as exc:
+        err.print(Text(f"kanawa mcp: {exc}"), soft_wrap=True)
+        return EXIT_SETUP
+    try:
+        await serve_stdio(registry)
+    except ValueError as exc:  # two agents whose names make the same tool name
+        err.print(Text(f"kanawa mcp: {exc}"), soft_wrap=True)
+        return EXIT_SETUP
+    return EXIT_OK
+
+
+__all__ = ["serve_mcp"]
