@@ -160,17 +160,19 @@ def serve(system: str, port: int) -> None:
         from kanawa.server.http.app import create_app
         from kanawa.server.settings import ServerSettings
 
-        settings = ServerSettings(
-            api_keys=f"{KEY}:bench",
-            redis_url=REDIS_URL if system == "redis" else None,
-            redis_prefix=f"kanawa-bench-{os.getpid()}:",
-            run_ttl=120,
-            sse_ping=600,
-            rate_limit=0,
-            max_runs=100_000,
-            max_streams=100_000,  # one tenant holds every session's stream; the other limits at defaults
-            run_buffer=1000,
-        )
+        chosen: dict[str, Any] = {
+            "api_keys": f"{KEY}:bench",
+            "redis_url": REDIS_URL if system == "redis" else None,
+            "redis_prefix": f"kanawa-bench-{os.getpid()}:",
+            "run_ttl": 120,
+            "sse_ping": 600,
+            "rate_limit": 0,
+            "max_runs": 100_000,
+            "max_streams": 100_000,  # one tenant holds every session's stream; the other limits at defaults
+            "run_buffer": 1000,
+        }
+        known = ServerSettings.__dataclass_fields__  # an earlier checkout (PYTHONPATH) may lack some
+        settings = ServerSettings(**{name: value for name, value in chosen.items() if name in known})
         app = create_app(agents=_paced_agents(), settings=settings)
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="error", backlog=4096, timeout_keep_alive=30)
 
@@ -566,6 +568,14 @@ def main() -> None:
     parser.add_argument("--pid", type=int)
     parser.add_argument("--only", nargs="*", type=int, default=list(SESSIONS))
     parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument(
+        "--systems",
+        nargs="*",
+        choices=SYSTEMS,
+        default=list(SYSTEMS),
+        help="measure only these (a quick comparison of two checkouts; the results file is left alone)",
+    )
+    parser.add_argument("--no-slow-readers", action="store_true", help="skip the slow-reader rows")
     args = parser.parse_args()
     if args.serve:
         serve(args.serve, args.port)
@@ -587,7 +597,7 @@ def main() -> None:
         runs: dict[str, list[dict[str, Any]]] = {system: [] for system in SYSTEMS}
         for _ in range(max(args.reps, MIN_REPS_AT.get(sessions, 1), 1)):
             for system in SYSTEMS:  # in turns: a drift of the machine touches all of them alike
-                if system == "bare_gc" and sessions != GC_REFERENCE_AT:
+                if system not in args.systems or (system == "bare_gc" and sessions != GC_REFERENCE_AT):
                     continue
                 runs[system].append(measure(system, sessions))
                 print(system, sessions, runs[system][-1], file=sys.stderr)
@@ -601,6 +611,9 @@ def main() -> None:
             median["events_per_s_runs"] = [run["events_per_s"] for run in measured]
             median["server_cpu_ms_per_session_runs"] = [run["server_cpu_ms_per_session"] for run in measured]
             results[system][str(sessions)] = median
+    if args.no_slow_readers or set(args.systems) != set(SYSTEMS) or args.only != list(SESSIONS):
+        print(json.dumps({system: points for system, points in results.items() if points}))
+        return
     slow = {system: slow_readers(system) for system in ("embedded", "redis")}
     write_results(
         "serve_load",

@@ -160,14 +160,17 @@ def settings_for(mode: str, redis: str | None, **overrides: Any) -> ServerSettin
 
 
 @contextlib.asynccontextmanager
-async def run_store(request: pytest.FixtureRequest, kind: str, *, cap: int) -> AsyncIterator[RunStore]:
+async def run_store(
+    request: pytest.FixtureRequest, kind: str, *, cap: int, tenant_bytes: int = 0, total_bytes: int = 0
+) -> AsyncIterator[RunStore]:
     """A fresh run store of ``kind`` (``memory``, or ``redis`` under a prefix of its own) for the
-    store-level tests; closed afterwards."""
+    store-level tests, with memory budgets if given; closed afterwards."""
+    budgets = {"tenant_bytes": tenant_bytes, "total_bytes": total_bytes}
     if kind == "memory":
-        made: RunStore = MemoryRunStore(ttl=60, cap=cap)
+        made: RunStore = MemoryRunStore(ttl=60, cap=cap, **budgets)
     else:
         url = request.getfixturevalue("redis_url")
-        made = RedisRunStore(url, ttl=60, cap=cap, prefix=f"kanawa-test-{uuid.uuid4().hex[:8]}:")
+        made = RedisRunStore(url, ttl=60, cap=cap, prefix=f"kanawa-test-{uuid.uuid4().hex[:8]}:", **budgets)
     try:
         yield made
     finally:

@@ -24,8 +24,10 @@ from dataclasses import dataclass
 import httpx
 import psutil
 import pytest
+from redis.asyncio import Redis
 
 from kanawa.server.http.app import create_app
+from kanawa.server.store.redis import RedisRunStore
 from tests.server.agents import server_agents
 from tests.server.conftest import ROOT, LiveServer, free_port, settings_for
 from tests.server.sse import AUTH_A, AUTH_B, KEY_A, KEY_B, parse_blocks
@@ -273,12 +275,17 @@ async def test_failed_authentication_is_throttled_per_address(throttled: LiveSer
         assert (await tenant.get("/v1/agents", headers=AUTH_B)).status_code == 200
 
 
-async def test_a_flood_of_short_runs_stays_within_the_memory_budget() -> None:
+async def test_a_flood_of_short_runs_stays_within_the_memory_budget(
+    mode: str, request: pytest.FixtureRequest
+) -> None:
     """A tenant's runs beyond its memory budget: the oldest finished ones are evicted (their records
-    stay; a resume gets the ``chunks_expired`` error chunk), another tenant's runs are untouched, and
-    the store never counts more than the budgets allow."""
+    stay; a resume gets the ``chunks_expired`` error chunk, a resume at the last chunk a 204),
+    another tenant's runs are untouched, and the store never counts more than the budgets allow — in
+    Redis too, where what Redis itself reports for the kept keys (``MEMORY USAGE``) stays near the
+    budget while the flood wrote several times as much."""
     budget = 64 * 1024
-    settings = settings_for("embedded", None, tenant_run_bytes=budget, run_bytes=4 * budget)
+    redis = request.getfixturevalue("redis_url") if mode == "redis" else None
+    settings = settings_for(mode, redis, tenant_run_bytes=budget, run_bytes=4 * budget)
     server = LiveServer(create_app(agents=server_agents(), settings=settings)).start()
     try:
         async with httpx.AsyncClient(base_url=server.url, timeout=httpx.Timeout(20.0)) as client:
@@ -286,11 +293,13 @@ async def test_a_flood_of_short_runs_stays_within_the_memory_budget() -> None:
             assert theirs.status_code == 200
             words = " ".join(f"w{n}" for n in range(400))  # ~2 KB of input: ~7 KB kept per run
             run_ids = []
+            written = 0
             for _ in range(20):  # a bounded flood
                 started = await client.post(
                     "/v1/runs", json={"agent": "echo", "input": words}, headers=AUTH_A
                 )
                 assert started.status_code == 200
+                written += len(started.content)
                 run_ids.append(started.headers["x-run-id"])
             oldest, newest = run_ids[0], run_ids[-1]
             record = await client.get(f"/v1/runs/{oldest}", headers=AUTH_A)
@@ -300,17 +309,44 @@ async def test_a_flood_of_short_runs_stays_within_the_memory_budget() -> None:
             events, _, _ = parse_blocks(resumed.content)
             assert [event.chunk["type"] for event in events] == ["error"]
             assert events[0].chunk["data"]["code"] == "chunks_expired"
+            at_end = {**AUTH_A, "Last-Event-ID": str(record.json()["last_seq"])}
+            assert (await client.get(f"/v1/runs/{oldest}/events", headers=at_end)).status_code == 204
             store = server.app.state.manager.store
-            assert store.tenant_bytes("alpha") <= budget
-            assert store.total_bytes <= 4 * budget
-            kept, _, _ = parse_blocks((await client.get(f"/v1/runs/{newest}/events", headers=AUTH_A)).content)
-            assert kept[-1].chunk["type"] == "done"
+            if mode == "redis":  # the server's store is bound to its own event loop: read its counts here
+                store = RedisRunStore(redis, prefix=settings.redis_prefix)
+            try:
+                assert await store.used_bytes("alpha") <= budget
+                assert await store.used_bytes() <= 4 * budget
+            finally:
+                if mode == "redis":
+                    await store.aclose()
+            if mode == "redis":
+                kept = await _redis_memory(redis, f"{settings.redis_prefix}run:*")
+                assert written > 2 * budget  # what the flood streamed: ~140 KB
+                assert kept <= budget * 3 // 2
+            kept_events, _, _ = parse_blocks(
+                (await client.get(f"/v1/runs/{newest}/events", headers=AUTH_A)).content
+            )
+            assert kept_events[-1].chunk["type"] == "done"
             other, _, _ = parse_blocks(
                 (await client.get(f"/v1/runs/{theirs.headers['x-run-id']}/events", headers=AUTH_B)).content
             )
             assert other[-1].chunk["type"] == "done"
     finally:
         server.stop()
+
+
+async def _redis_memory(url: str | None, pattern: str) -> int:
+    """What Redis reports (``MEMORY USAGE``, every element sampled) for the keys matching ``pattern``."""
+    assert url is not None
+    probe = Redis.from_url(url)
+    try:
+        used = 0
+        async for key in probe.scan_iter(match=pattern):
+            used += await probe.memory_usage(key, samples=0) or 0
+        return used
+    finally:
+        await probe.aclose()
 
 
 @contextlib.contextmanager

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import base64
+import hashlib
+import os
 import time
 import uuid
 from collections.abc import AsyncIterator, Sequence
 
 import pytest
 from redis.asyncio import Redis
+from redis.exceptions import NoScriptError
 
-from kanawa.server.store.base import ChunksExpired, Entry, RunRecord, RunStore
+from kanawa.server.http.resume import resume_point
+from kanawa.server.store.base import RECORD_BYTES, ChunksExpired, Entry, RunRecord, RunStore
 from kanawa.server.store.memory import MemoryRunStore
 from kanawa.server.store.redis import RedisRunStore
 from tests.server.conftest import run_store
@@ -313,7 +318,7 @@ def test_redis_commands_packed_by_hand_are_the_protocols_own_encoding() -> None:
     redis-py's own packer sends for the same arguments (multi-byte text included)."""
     from redis.connection import Connection
 
-    from kanawa.server.store.redis import _pack, _pack_xadd, _Upkeep
+    from kanawa.server.store.redis import _REFRESH_SCRIPT, _pack, _pack_xadd, _Scripts, _Upkeep
 
     def library(*args: bytes) -> bytes:
         return b"".join(Connection().pack_command(*args))
@@ -323,13 +328,21 @@ def test_redis_commands_packed_by_hand_are_the_protocols_own_encoding() -> None:
         b"XADD", b"k:run:1:chunks", b"MAXLEN", b"=", b"500", b"42-0", b"d", text, b"t", b"1"
     )
     assert _pack(b"HGET", b"k:run:1", b"cancel") == library(b"HGET", b"k:run:1", b"cancel")
-    upkeep = _Upkeep("k:run:1:chunks", b"k:run:1", b"60000")
-    expire_stream, record, expire_record = upkeep.refresh(7)
-    assert expire_stream == library(b"PEXPIRE", b"k:run:1:chunks", b"60000")
-    assert expire_record == library(b"PEXPIRE", b"k:run:1", b"60000")
-    updated = record.split(b"\r\n")[-2]
-    assert record == library(b"HSET", b"k:run:1", b"last_seq", b"7", b"updated", updated)
+    upkeep = _Upkeep("1", "k:run:1:chunks", b"k:run:1")
     assert upkeep.read_cancel == library(b"HGET", b"k:run:1", b"cancel")
+    upkeep.added_bytes, upkeep.added_chunks = 300, 4
+    scripts = _Scripts("k:", 1024, 4096, b"60000")
+    args = upkeep.refresh_args(7, True)
+    assert (upkeep.added_bytes, upkeep.added_chunks) == (0, 0)  # handed over to this upkeep
+    common = (b"k:", b"1024", b"4096", b"60000")
+    assert args[:2] == (b"1", b"7")
+    assert args[3:] == (b"300", b"4", b"1")
+    assert scripts.command(_REFRESH_SCRIPT, *args) == library(b"EVAL", _REFRESH_SCRIPT, b"0", *common, *args)
+    scripts.answered(_REFRESH_SCRIPT, 1)  # Redis ran it: it keeps it, the hash is enough from now on
+    sha = hashlib.sha1(_REFRESH_SCRIPT).hexdigest().encode()
+    assert scripts.command(_REFRESH_SCRIPT, *args) == library(b"EVALSHA", sha, b"0", *common, *args)
+    assert scripts.answered(_REFRESH_SCRIPT, NoScriptError("NOSCRIPT No matching script.")) is False
+    assert scripts.command(_REFRESH_SCRIPT, *args).startswith(b"*13\r\n$4\r\nEVAL\r\n")
 
 
 async def test_a_status_claim_succeeds_once(store: RunStore) -> None:
@@ -359,16 +372,165 @@ async def test_a_resume_racing_a_writer_elsewhere_is_not_taken_for_expired_chunk
         for seq in (1, 2, 3):
             await writer.append("race", Entry(seq, f'{{"n":{seq}}}', False))
         await writer.save_checkpoint("race", "{}")  # waited for: chunks 1-3 are stored
-        real_record = reader._record
+        real_record = reader._kept
 
-        async def record_after_the_writer_moved_on(run_id: str) -> RunRecord | None:
+        async def record_after_the_writer_moved_on(run_id: str) -> tuple[RunRecord | None, bool]:
             await writer.append("race", Entry(4, '{"n":4}', False))
             await writer.save_checkpoint("race", "{}")
             return await real_record(run_id)
 
-        monkeypatch.setattr(reader, "_record", record_after_the_writer_moved_on)
+        monkeypatch.setattr(reader, "_kept", record_after_the_writer_moved_on)
         first = await anext(reader.read_batches("race", after=3))
         assert [entry.seq for entry in first] == [4]
     finally:
         await writer.aclose()
         await reader.aclose()
+
+
+# -- the memory budget: the same contract for both stores ------------------------------------------
+
+BUDGET = 16 * 1024
+"""A tenant's budget in these tests: a few of the runs below (each ~4 KB of chunk text that does not
+compress, so the memory store's compressed ring and Redis's plain stream count it alike)."""
+
+
+def _noise(size: int = 4000) -> str:
+    return base64.b64encode(os.urandom(size * 3 // 4)).decode()
+
+
+async def _finished(store: RunStore, run_id: str, tenant: str = "alpha", *, size: int = 4000) -> None:
+    """A run that wrote ``size`` bytes of chunk text and completed (the status set before its
+    terminal chunk, as the run manager does)."""
+    await store.create(_record(run_id, tenant))
+    await store.append(run_id, Entry(1, _noise(size), False))
+    await store.set_status(run_id, "completed")
+    await store.append(run_id, Entry(2, '{"type":"done"}', True))
+
+
+@pytest.fixture(params=["memory", "redis"])
+async def budgeted(request: pytest.FixtureRequest) -> AsyncIterator[RunStore]:
+    async with run_store(request, request.param, cap=32, tenant_bytes=BUDGET, total_bytes=3 * BUDGET) as made:
+        yield made
+
+
+async def test_a_flood_of_finished_runs_evicts_the_oldest_first_and_stays_within_the_budget(
+    budgeted: RunStore,
+) -> None:
+    store = budgeted
+    for index in range(12):
+        await _finished(store, f"f{index}")
+        assert 0 < await store.used_bytes("alpha") <= BUDGET
+    assert await _collect(store, "f11", 0) == [1, 2]  # the newest keeps its chunks
+    with pytest.raises(ChunksExpired):
+        await _collect(store, "f0", 0)
+    kept = []
+    for index in range(12):
+        try:
+            kept.append(bool(await _collect(store, f"f{index}", 0)))
+        except ChunksExpired:
+            kept.append(False)
+    assert kept == sorted(kept)  # evicted: a prefix of the oldest, never one newer than a kept one
+    assert 1 < kept.count(True) < 12
+    record = await store.get("alpha", "f0")  # the record stays: the run is known, its chunks gone
+    assert record is not None
+    assert (record.status, record.last_seq) == ("completed", 2)
+    assert await resume_point(store, record, 0) == "stream"  # streams the chunks_expired error
+    assert await resume_point(store, record, 2) == "ended"  # nothing was missed: 204
+
+
+async def test_running_runs_are_never_evicted_and_a_tenants_budget_is_its_own(budgeted: RunStore) -> None:
+    store = budgeted
+    await _finished(store, "theirs", "beta")
+    theirs = await store.used_bytes("beta")
+    await store.create(_record("live"))
+    big = [Entry(seq, _noise(), False) for seq in range(1, 7)]  # ~24 KB: over the budget alone
+    await store.append_many("live", big)
+    await store.save_checkpoint("live", '{"step":1}')
+    for index in range(6):
+        await _finished(store, f"f{index}")
+    assert await store.used_bytes("alpha") > BUDGET  # the running run is beyond reach ...
+    for index in range(6):  # ... so every finished run of the tenant went, its record too
+        assert await store.get("alpha", f"f{index}") is None
+    assert [entry.text for entry in await anext(store.read_batches("live", after=0))] == [
+        entry.text for entry in big
+    ]
+    assert await store.load_checkpoint("live") == '{"step":1}'
+    assert await _collect(store, "theirs", 0) == [1, 2]  # another tenant's runs are untouched
+    assert await store.used_bytes("beta") == theirs
+    await store.append("live", Entry(7, '{"type":"done"}', True))
+
+
+async def test_the_total_budget_evicts_the_oldest_finished_runs_of_anyone(
+    request: pytest.FixtureRequest,
+) -> None:
+    for kind in ("memory", "redis"):
+        async with run_store(request, kind, cap=32, total_bytes=BUDGET) as store:
+            await _finished(store, "beta-old", "beta")
+            for index in range(8):
+                await _finished(store, f"f{index}")
+                assert await store.used_bytes() <= BUDGET
+            with pytest.raises(ChunksExpired):
+                await _collect(store, "beta-old", 0)
+            assert await _collect(store, "f7", 0) == [1, 2]
+
+
+async def test_records_go_too_when_dropping_chunks_is_not_enough(request: pytest.FixtureRequest) -> None:
+    """A budget smaller than the records of the runs kept: the oldest finished runs go entirely (a
+    404 like a run past its TTL), the newest stay."""
+    for kind in ("memory", "redis"):
+        async with run_store(request, kind, cap=32, tenant_bytes=4 * RECORD_BYTES) as store:
+            for index in range(10):
+                await _finished(store, f"f{index}", size=40)
+                assert await store.used_bytes("alpha") <= 4 * RECORD_BYTES
+            assert await store.get("alpha", "f0") is None
+            assert await store.get("alpha", "f9") is not None
+            assert [record.run_id for record in await store.list("alpha", limit=20)][:2] == ["f9", "f8"]
+
+
+async def test_redis_counts_stay_exact_with_two_processes_writing_and_match_redis_memory(
+    redis_url: str,
+) -> None:
+    """Two stores on one Redis (two server processes) flood one tenant concurrently: the counters are
+    the sum of what each kept run is counted for (the scripts are atomic), within the budget once the
+    runs have ended, and Redis's own ``MEMORY USAGE`` of everything kept stays near the budget."""
+    prefix = f"kanawa-test-{uuid.uuid4().hex[:8]}:"
+    stores = [RedisRunStore(redis_url, ttl=60, cap=32, prefix=prefix, tenant_bytes=BUDGET) for _ in range(2)]
+    probe = Redis.from_url(redis_url)
+    try:
+
+        async def flood(store: RedisRunStore, name: str) -> None:
+            for index in range(15):
+                await _finished(store, f"{name}{index}")
+
+        await asyncio.gather(*(flood(store, name) for store, name in zip(stores, "ab", strict=True)))
+        held = await probe.hgetall(f"{prefix}mem:runs")
+        sizes = [int(value.split(b" ")[0]) for value in held.values()]
+        assert await stores[0].used_bytes("alpha") == sum(sizes) == await stores[1].used_bytes()
+        assert sum(sizes) <= BUDGET
+        keys = [key async for key in probe.scan_iter(match=f"{prefix}run:*")]
+        used = 0
+        for key in keys:
+            used += await probe.memory_usage(key, samples=0) or 0
+        assert 0 < used <= 2 * BUDGET  # 30 runs of ~4 KB written: ~120 KB without the budget
+    finally:
+        await probe.aclose()
+        for store in stores:
+            await store.aclose()
+
+
+async def test_redis_stops_counting_runs_whose_keys_expired(redis_url: str) -> None:
+    """Redis drops an expired run's keys without telling anyone: the budget scripts forget runs past
+    their TTL (a writer that vanished mid-run included) before they enforce."""
+    prefix = f"kanawa-test-{uuid.uuid4().hex[:8]}:"
+    store = RedisRunStore(redis_url, ttl=0.3, cap=32, prefix=prefix, tenant_bytes=BUDGET)
+    try:
+        await store.create(_record("vanished"))
+        await store.append("vanished", Entry(1, _noise(), False))  # never ends
+        await _finished(store, "old")
+        assert await store.used_bytes("alpha") > 8000
+        await asyncio.sleep(0.4)
+        await store.create(_record("new"))
+        assert await store.used_bytes("alpha") == RECORD_BYTES
+        assert await store.used_bytes() == RECORD_BYTES
+    finally:
+        await store.aclose()

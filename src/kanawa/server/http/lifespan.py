@@ -59,7 +59,12 @@ def _make_store(plan: ServicePlan) -> RunStore:
         from kanawa.server.store.redis import RedisRunStore
 
         return RedisRunStore(
-            config.redis_url, ttl=config.run_ttl, cap=config.run_buffer, prefix=config.redis_prefix
+            config.redis_url,
+            ttl=config.run_ttl,
+            cap=config.run_buffer,
+            prefix=config.redis_prefix,
+            tenant_bytes=config.tenant_run_bytes,
+            total_bytes=config.run_bytes,
         )
     return MemoryRunStore(
         ttl=config.run_ttl,

@@ -48,7 +48,9 @@ async def _is_terminal(store: RunStore, run_id: str, seq: int) -> bool:
         async for batch in batches:
             return any(entry.seq == seq and entry.terminal for entry in batch)
     except ChunksExpired:
-        return False  # the stream says so itself
+        # even its last chunk is gone: the memory budget evicted the ended run's chunks, and
+        # nothing will be added to it
+        return True
     finally:
         with contextlib.suppress(Exception):
             await batches.aclose()  # type: ignore[attr-defined]

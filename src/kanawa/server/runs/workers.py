@@ -105,7 +105,12 @@ async def _execute(run_id: str) -> None:
     if not settings.redis_url:
         raise RuntimeError("kanawa worker needs KANAWA_REDIS_URL (run streams live in Redis)")
     store = RedisRunStore(
-        settings.redis_url, ttl=settings.run_ttl, cap=settings.run_buffer, prefix=settings.redis_prefix
+        settings.redis_url,
+        ttl=settings.run_ttl,
+        cap=settings.run_buffer,
+        prefix=settings.redis_prefix,
+        tenant_bytes=settings.tenant_run_bytes,
+        total_bytes=settings.run_bytes,
     )
     manager = _manager()
     manager.store = store

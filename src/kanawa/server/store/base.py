@@ -36,6 +36,11 @@ SEND_BYTES: Final = 64 * 1024
 its run (a resume from the start of a long one) gets its backlog a piece at a time, so one that stops
 reading pins a piece, not the run (the server buffers one send for a client whose socket is full)."""
 
+RECORD_BYTES: Final = 512
+"""What a run's record and bookkeeping count for in the memory budget besides its chunks."""
+EVICTABLE: frozenset[str] = frozenset({"completed", "failed", "cancelled"})
+"""Runs whose chunks the memory budget may drop (a run waiting for approval keeps its state)."""
+
 
 @dataclass(frozen=True, slots=True)
 class RunRecord:
@@ -164,11 +169,18 @@ class RunStore(Protocol):
 
     async def load_checkpoint(self, run_id: str) -> str | None: ...
 
+    async def used_bytes(self, tenant: str | None = None) -> int:
+        """What the kept runs of ``tenant`` (``None``: of everyone) are counted for in the memory
+        budget."""
+        ...
+
     async def aclose(self) -> None: ...
 
 
 __all__ = [
+    "EVICTABLE",
     "FINISHED",
+    "RECORD_BYTES",
     "SEND_BYTES",
     "ChunksExpired",
     "Entry",

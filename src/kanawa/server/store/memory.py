@@ -11,9 +11,17 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, replace
-from typing import Final
 
-from kanawa.server.store.base import SEND_BYTES, ChunksExpired, Entry, RunRecord, RunStatus, Subscriber
+from kanawa.server.store.base import (
+    EVICTABLE,
+    RECORD_BYTES,
+    SEND_BYTES,
+    ChunksExpired,
+    Entry,
+    RunRecord,
+    RunStatus,
+    Subscriber,
+)
 from kanawa.server.store.ring import ChunkRing
 
 
@@ -87,12 +95,6 @@ async def _next_chunk(run: _Run) -> None:
             waiter.cancel()
 
 
-RECORD_BYTES: Final = 512
-"""What a run's record and bookkeeping count for in the memory budget besides its chunks."""
-EVICTABLE: frozenset[str] = frozenset({"completed", "failed", "cancelled"})
-"""Runs whose chunks the memory budget may drop (a run waiting for approval keeps its state)."""
-
-
 class MemoryRunStore:
     """One process: a compact :class:`~kanawa.server.store.ring.ChunkRing` of ``cap`` chunks per run;
     readers that have caught up wait on a future the next append resolves.
@@ -120,6 +122,9 @@ class MemoryRunStore:
 
     def tenant_bytes(self, tenant: str) -> int:
         return self._tenant_bytes.get(tenant, 0)
+
+    async def used_bytes(self, tenant: str | None = None) -> int:
+        return self.total_bytes if tenant is None else self.tenant_bytes(tenant)
 
     def _account(self, run: _Run) -> None:
         """Count ``run`` at its current size."""

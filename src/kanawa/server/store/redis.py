@@ -3,15 +3,18 @@
 Layout (``prefix`` defaults to ``kanawa:``)::
 
     {prefix}run:{id}              hash: tenant, agent, status, created, updated, last_seq, reason,
-                                  session, cancel — the RunRecord
+                                  session, cancel — the RunRecord; cb, cn, kb, evicted — what
+                                  the memory budget counts
     {prefix}run:{id}:chunks       stream: entry id ``<seq>-0``, fields d (chunk JSON), t (1 = terminal)
     {prefix}run:{id}:checkpoint   string: a durable run's last completed step
     {prefix}tenant:{t}:runs       sorted set of run ids by creation time
+    {prefix}mem…                  the memory budget's counts and eviction order (_BUDGET_LIBRARY)
 
 Each chunk is an ``XADD`` with the explicit id ``<seq>-0`` (Redis itself refuses an id that is not
 above the last one, so ``seq`` is monotonic even with two writers). ``XADD`` does not refresh a key's
 TTL, so the writer refreshes it deliberately — ``PEXPIRE`` on the stream and the hash, with the
-record's ``last_seq``/``updated`` — once a second per run and with its last chunk, and reads the
+record's ``last_seq``/``updated`` and the bytes counted for the memory budget, in one script — once
+a second per run and with its last chunk, and reads the
 run's ``cancel`` flag (how a cancel sent to another worker reaches it) every 0.2 s. The writes of
 all runs at the same moment (chunks, new records, statuses, checkpoints) go to Redis together on one
 connection, packed as one buffer and answered in one read (group commit): many concurrent runs cost
@@ -36,6 +39,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import math
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -44,10 +48,19 @@ from typing import Any, Final, TypeAlias, cast
 
 from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.connection import AbstractConnection
-from redis.exceptions import ResponseError
+from redis.exceptions import NoScriptError, ResponseError
 
 from kanawa._logging import get_logger
-from kanawa.server.store.base import SEND_BYTES, ChunksExpired, Entry, RunRecord, RunStatus, Subscriber
+from kanawa.server.store.base import (
+    EVICTABLE,
+    RECORD_BYTES,
+    SEND_BYTES,
+    ChunksExpired,
+    Entry,
+    RunRecord,
+    RunStatus,
+    Subscriber,
+)
 
 _log = get_logger("kanawa.server")
 REFRESH_S: Final = 1.0
@@ -128,6 +141,243 @@ redis.call('PEXPIRE', KEYS[1], ARGV[4])
 return 1
 """
 """``claim_status``: set a run's status only if it still is the expected one."""
+
+
+ENTRY_BYTES: Final = 32
+"""What a stream entry costs Redis besides its chunk's text (its id and fields in the stream's
+listpack, measured with ``MEMORY USAGE``): counted per chunk in the memory budget."""
+_BUDGET_LIBRARY: Final = b"""
+local P, TENANT_BUDGET, TOTAL_BUDGET, TTL = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local RECORD = %(record)d
+local MEM, RUNS, EXPIRY = P .. 'mem', P .. 'mem:runs', P .. 'mem:expiry'
+local clock = redis.call('TIME')
+local NOW = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+local EVICTABLE = {%(evictable)s}
+
+local function counted(run)
+  local held = redis.call('HGET', RUNS, run)
+  if not held then return 0, nil end
+  local size, tenant = string.match(held, '^(%%d+) (.*)$')
+  return tonumber(size), tenant
+end
+
+local function add(tenant, delta)
+  if delta ~= 0 then
+    redis.call('HINCRBY', MEM, 't:' .. tenant, delta)
+    redis.call('HINCRBY', MEM, 'total', delta)
+  end
+end
+
+local function count(run, tenant, size)
+  local old = counted(run)
+  redis.call('HSET', RUNS, run, size .. ' ' .. tenant)
+  add(tenant, size - old)
+end
+
+local function unlist(zone, run, tenant)
+  redis.call('ZREM', P .. 'mem:' .. zone, run)
+  redis.call('ZREM', P .. 'mem:' .. zone .. ':' .. tenant, run)
+end
+
+local function forget(run)
+  local size, tenant = counted(run)
+  if tenant then
+    add(tenant, -size)
+    redis.call('HDEL', RUNS, run)
+    unlist('done', run, tenant)
+    unlist('bare', run, tenant)
+  end
+  redis.call('ZREM', EXPIRY, run)
+end
+
+local function purge()
+  for _, run in ipairs(redis.call('ZRANGEBYSCORE', EXPIRY, '-inf', NOW, 'LIMIT', 0, 64)) do
+    forget(run)
+  end
+end
+
+local function size_of(key, evicted, written, chunks, checkpoint)
+  if evicted == '1' then return RECORD end
+  written, chunks = tonumber(written or '0'), tonumber(chunks or '0')
+  if chunks > 0 then
+    local kept = redis.call('XLEN', key .. ':chunks')
+    if chunks > kept then written = math.floor(written * kept / chunks) end
+  end
+  return RECORD + written + tonumber(checkpoint or '0')
+end
+
+local function over(tenant)
+  local mine = tonumber(redis.call('HGET', MEM, 't:' .. tenant) or '0')
+  local all = tonumber(redis.call('HGET', MEM, 'total') or '0')
+  return TENANT_BUDGET > 0 and mine > TENANT_BUDGET, TOTAL_BUDGET > 0 and all > TOTAL_BUDGET
+end
+
+local function oldest(zone, tenant, anyone)
+  local key = P .. 'mem:' .. zone
+  if not anyone then key = key .. ':' .. tenant end
+  return redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+end
+
+local function enforce(tenant)
+  for _ = 1, 10000 do
+    local mine, all = over(tenant)
+    if not (mine or all) then return end
+    local victim = oldest('done', tenant, all)
+    local whole = victim[1] == nil
+    if whole then
+      victim = oldest('bare', tenant, all)
+      if victim[1] == nil then return end
+    end
+    local run = victim[1]
+    local _, owner = counted(run)
+    local key = P .. 'run:' .. run
+    if owner == nil then
+      redis.call('ZREM', P .. 'mem:done', run)
+      redis.call('ZREM', P .. 'mem:bare', run)
+      if not all then
+        redis.call('ZREM', P .. 'mem:done:' .. tenant, run)
+        redis.call('ZREM', P .. 'mem:bare:' .. tenant, run)
+      end
+    elseif whole then
+      redis.call('DEL', key)
+      redis.call('ZREM', P .. 'tenant:' .. owner .. ':runs', run)
+      forget(run)
+    else
+      redis.call('DEL', key .. ':chunks', key .. ':checkpoint')
+      redis.call('HSET', key, 'evicted', '1', 'kb', '0')
+      count(run, owner, RECORD)
+      unlist('done', run, owner)
+      redis.call('ZADD', P .. 'mem:bare', victim[2], run)
+      redis.call('ZADD', P .. 'mem:bare:' .. owner, victim[2], run)
+    end
+  end
+end
+""" % {
+    b"record": RECORD_BYTES,
+    b"evictable": b", ".join(b"['%s'] = true" % status.encode() for status in sorted(EVICTABLE)),
+}
+"""The memory budget in Redis (what :class:`~kanawa.server.store.MemoryRunStore` does in one
+process, kept atomic across processes by running in scripts):
+
+- ``{prefix}mem`` (hash) counts the bytes kept, per tenant (``t:<tenant>``) and in all (``total``);
+- ``{prefix}mem:runs`` (hash) says what each run is counted for and whose it is (``"<bytes> <tenant>"``);
+- ``{prefix}mem:expiry`` (sorted set) holds every counted run by when its keys expire, so a run that
+  expired (or whose writer vanished) stops being counted — Redis's own expiry tells no one;
+- ``{prefix}mem:done`` and ``{prefix}mem:done:<tenant>`` (sorted sets) hold the finished runs that
+  still have their chunks by end time, the eviction order; ``mem:bare`` and ``mem:bare:<tenant>``
+  those whose chunks are gone (their records go only if dropping chunks was not enough).
+
+A run is counted as :data:`~kanawa.server.store.RECORD_BYTES` for its record, its chunks' text plus
+:data:`ENTRY_BYTES` each (the part a stream capped at ``cap`` entries still holds) and its checkpoint.
+Every script gets ``prefix, tenant budget, total budget, ttl (ms)`` as its first four arguments."""
+
+_CREATE_SCRIPT: Final = (
+    _BUDGET_LIBRARY
+    + b"""
+local run, tenant = ARGV[5], ARGV[6]
+purge()
+count(run, tenant, RECORD)
+redis.call('ZADD', EXPIRY, NOW + TTL, run)
+enforce(tenant)
+return 1
+"""
+)
+"""A new run: counted for its record, then the budgets enforced (the run itself is not evictable)."""
+
+_REFRESH_SCRIPT: Final = (
+    _BUDGET_LIBRARY
+    + b"""
+local run, seq, updated, added, chunks, terminal = ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9], ARGV[10]
+local key = P .. 'run:' .. run
+local record = redis.call('HMGET', key, 'tenant', 'status', 'evicted', 'kb')
+local tenant, status, evicted, checkpoint = unpack(record)
+if not tenant then return 0 end
+redis.call('PEXPIRE', key .. ':chunks', TTL)
+redis.call('HSET', key, 'last_seq', seq, 'updated', updated)
+local written = redis.call('HINCRBY', key, 'cb', added)
+local kept = redis.call('HINCRBY', key, 'cn', chunks)
+redis.call('PEXPIRE', key, TTL)
+count(run, tenant, size_of(key, evicted, written, kept, checkpoint))
+redis.call('ZADD', EXPIRY, NOW + TTL, run)
+if terminal == '1' then
+  if EVICTABLE[status] and evicted ~= '1' then
+    redis.call('ZADD', P .. 'mem:done', NOW, run)
+    redis.call('ZADD', P .. 'mem:done:' .. tenant, NOW, run)
+  end
+  purge()
+  enforce(tenant)
+end
+return 1
+"""
+)
+"""A running run's upkeep (once a second and with its terminal chunk): its keys' TTL, its record's
+``last_seq``/``updated``, the bytes its chunks added since the last upkeep counted; with the terminal
+chunk of a finished run it joins the eviction order and the budgets are enforced."""
+
+_CHECKPOINT_SCRIPT: Final = (
+    _BUDGET_LIBRARY
+    + b"""
+local run, data = ARGV[5], ARGV[6]
+local key = P .. 'run:' .. run
+redis.call('SET', key .. ':checkpoint', data, 'PX', TTL)
+local tenant, evicted, written, kept = unpack(redis.call('HMGET', key, 'tenant', 'evicted', 'cb', 'cn'))
+if tenant then
+  redis.call('HSET', key, 'kb', #data)
+  count(run, tenant, size_of(key, evicted, written, kept, #data))
+end
+return 1
+"""
+)
+"""A checkpoint stored and the run counted for it (the last one replaces the one before)."""
+
+
+class _Scripts:
+    """The budget scripts as commands: ``EVALSHA`` once Redis is known to hold a script (loaded when
+    the store first needs one — :meth:`RedisRunStore._script` — or run once as ``EVAL``, which makes
+    Redis keep it), ``EVAL`` with its text until then or after Redis answered ``NOSCRIPT`` (a
+    restart or ``SCRIPT FLUSH``). Each command's fixed part is packed once: a run's upkeep costs the
+    packing of its own arguments only."""
+
+    def __init__(self, prefix: str, tenant_bytes: int, total_bytes: int, ttl: bytes) -> None:
+        common = _pack_parts(b"0", prefix.encode(), b"%d" % tenant_bytes, b"%d" % total_bytes, ttl)
+        self._by_hash = {script: _pack_parts(b"EVALSHA", _sha(script)) + common for script in _ALL_SCRIPTS}
+        self._by_text = {script: _pack_parts(b"EVAL", script) + common for script in _ALL_SCRIPTS}
+        self._known: set[bytes] = set()
+        self.loading: asyncio.Future[None] | None = None
+        """Set once the scripts were first sent to Redis (``SCRIPT LOAD``), done when they are in."""
+
+    def command(self, script: bytes, *args: bytes) -> bytes:
+        head = self._by_hash[script] if script in self._known else self._by_text[script]
+        return b"*%d\r\n%b%b" % (len(args) + 7, head, _pack_parts(*args))
+
+    @staticmethod
+    def load() -> list[bytes]:
+        return [_pack(b"SCRIPT", b"LOAD", script) for script in _ALL_SCRIPTS]
+
+    def loaded(self) -> None:
+        self._known.update(_ALL_SCRIPTS)
+
+    def answered(self, script: bytes, reply: Any) -> bool:
+        """Note what Redis answered ``script`` with; whether it ran (``False``: ``NOSCRIPT``, send
+        it again — it goes as ``EVAL`` now)."""
+        if isinstance(reply, NoScriptError):
+            self._known.discard(script)
+            return False
+        if not isinstance(reply, Exception):
+            self._known.add(script)
+        return True
+
+
+_ALL_SCRIPTS: Final = (_CREATE_SCRIPT, _REFRESH_SCRIPT, _CHECKPOINT_SCRIPT)
+
+
+def _pack_parts(*parts: bytes) -> bytes:
+    """Arguments in the Redis protocol without the array header (:func:`_pack` adds it)."""
+    return b"".join(b"$%d\r\n%b\r\n" % (len(part), part) for part in parts)
+
+
+def _sha(script: bytes) -> bytes:
+    return hashlib.sha1(script, usedforsecurity=False).hexdigest().encode()
 
 
 def _upto_terminal(entries: Sequence[Entry]) -> tuple[Sequence[Entry], bool]:
@@ -456,59 +706,77 @@ class _GroupCommit:
 
 
 class _Upkeep:
-    """A running run's writer-side state: its keys, its upkeep commands packed once (they are the
-    same for every chunk), when its TTL is refreshed and its cancel flag read next, and the flag's
-    last value."""
+    """A running run's writer-side state: its keys, its cancel read packed once (the same for every
+    chunk), when its upkeep (:data:`_REFRESH_SCRIPT`) is due and its cancel flag read next, the
+    chunk bytes written since the last upkeep, and the flag's last value."""
 
     __slots__ = (
+        "added_bytes",
+        "added_chunks",
         "cancelled",
         "check_at",
-        "expire_record",
-        "expire_stream",
         "failure",
         "read_cancel",
-        "record_key",
         "refresh_at",
+        "run_id",
         "stream_key",
         "stream_name",
     )
 
-    def __init__(self, stream_name: str, record_key: bytes, ttl: bytes) -> None:
+    def __init__(self, run_id: str, stream_name: str, record_key: bytes) -> None:
+        self.run_id = run_id.encode()
         self.stream_name = stream_name
         self.stream_key = stream_name.encode()
-        self.record_key = record_key
-        self.expire_stream = _pack(b"PEXPIRE", self.stream_key, ttl)
-        self.expire_record = _pack(b"PEXPIRE", record_key, ttl)
         self.read_cancel = _pack(b"HGET", record_key, b"cancel")
         self.refresh_at = 0.0
         self.check_at = 0.0
         self.cancelled = False
+        self.added_bytes = 0
+        """Bytes of chunks written since the last upkeep (text plus :data:`ENTRY_BYTES` each)."""
+        self.added_chunks = 0
         self.failure: Exception | None = None
         """Why a chunk sent without waiting was not stored: raised by the run's next append."""
 
-    def refresh(self, seq: int) -> list[bytes]:
-        """The commands that refresh the run's TTL and its record's ``last_seq``/``updated``."""
-        updated = repr(time.time()).encode()
-        position = b"%d" % seq
-        record = (
-            b"*6\r\n$4\r\nHSET\r\n$%d\r\n%b\r\n$8\r\nlast_seq\r\n$%d\r\n%b\r\n$7\r\nupdated\r\n$%d\r\n%b\r\n"
-            % (len(self.record_key), self.record_key, len(position), position, len(updated), updated)
+    def refresh_args(self, seq: int, terminal: bool) -> tuple[bytes, ...]:
+        """The arguments of the run's upkeep (:data:`_REFRESH_SCRIPT`): the chunk bytes added since
+        the last one are handed over (:class:`_Stored` gives them back if Redis did not run it)."""
+        added, chunks = self.added_bytes, self.added_chunks
+        self.added_bytes = self.added_chunks = 0
+        return (
+            self.run_id,
+            b"%d" % seq,
+            repr(time.time()).encode(),
+            b"%d" % added,
+            b"%d" % chunks,
+            b"1" if terminal else b"0",
         )
-        return [self.expire_stream, record, self.expire_record]
 
 
 class _Stored:
     """What the replies to a step's ``XADD`` commands do: the chunks Redis accepted go to the run's local
     readers (in one hand-over) and the cancel flag read with them (if any) is kept; a refusal or a
-    lost connection is kept for the run's next append to raise."""
+    lost connection is kept for the run's next append to raise. An upkeep Redis did not run
+    (``NOSCRIPT``) is due again with the next chunk, its bytes counted again (``refresh_lost``)."""
 
-    __slots__ = ("check", "entries", "hub", "state")
+    __slots__ = ("added", "check", "entries", "hub", "refresh_lost", "scripts", "state")
 
-    def __init__(self, hub: StreamHub, state: _Upkeep, entries: Sequence[Entry], check: bool) -> None:
+    def __init__(
+        self,
+        hub: StreamHub,
+        state: _Upkeep,
+        entries: Sequence[Entry],
+        check: bool,
+        scripts: _Scripts | None,
+        added: tuple[int, int],
+    ) -> None:
         self.hub = hub
         self.state = state
         self.entries = entries
         self.check = check
+        self.scripts = scripts
+        """Set when the commands end with an upkeep (before the cancel read, if any)."""
+        self.added = added
+        self.refresh_lost = False
 
     def __call__(self, replies: list[Any] | Exception) -> None:
         state = self.state
@@ -526,6 +794,11 @@ class _Stored:
                 break
         if accepted:
             self.hub.deliver(state.stream_name, entries[:accepted] if accepted < len(entries) else entries)
+        if self.scripts is not None and not self.scripts.answered(_REFRESH_SCRIPT, replies[len(entries)]):
+            self.refresh_lost = True
+            state.refresh_at = 0.0
+            state.added_bytes += self.added[0]
+            state.added_chunks += self.added[1]
         if self.check:
             flag = replies[-1]
             state.cancelled = bool(flag) and not isinstance(flag, Exception)
@@ -548,6 +821,8 @@ class RedisRunStore:
         cap: int = 10_000,
         prefix: str = "kanawa:",
         max_connections: int = 32,
+        tenant_bytes: int = 0,
+        total_bytes: int = 0,
     ) -> None:
         # a blocking pool: a burst of readers waits for a connection instead of failing
         pool = BlockingConnectionPool.from_url(url, max_connections=max_connections, timeout=None)
@@ -559,6 +834,7 @@ class RedisRunStore:
         self.hub = StreamHub(url, self._redis, patience=ttl)
         self._batcher = _GroupCommit(url)
         self._upkeep: dict[str, _Upkeep] = {}
+        self._scripts = _Scripts(prefix, tenant_bytes, total_bytes, self._ttl_b)
 
     @property
     def redis(self) -> Redis:
@@ -576,6 +852,37 @@ class RedisRunStore:
         _first_error(replies)
         return replies
 
+    async def _script(self, script: bytes, *args: bytes, before: Sequence[bytes] = ()) -> Any:
+        """``before`` (packed commands) and a budget script in one group commit; the script's reply.
+        The scripts are loaded into Redis first, once (every caller meanwhile waits for the same
+        load); a script Redis no longer holds is sent again with its text."""
+        if self._scripts.loading is None:
+            loading = self._scripts.loading = asyncio.get_running_loop().create_future()
+            try:
+                await self._write(*self._scripts.load())
+                self._scripts.loaded()
+            finally:
+                loading.set_result(None)
+        elif not self._scripts.loading.done():
+            await asyncio.shield(self._scripts.loading)
+        replies = await self._batcher.run(
+            b"".join((*before, self._scripts.command(script, *args))), len(before) + 1
+        )
+        _first_error(replies[:-1])
+        reply = replies[-1]
+        if not self._scripts.answered(script, reply):
+            (reply,) = await self._write(self._scripts.command(script, *args))
+            self._scripts.answered(script, reply)
+        elif isinstance(reply, Exception):
+            raise reply
+        return reply
+
+    async def used_bytes(self, tenant: str | None = None) -> int:
+        """What the kept runs of ``tenant`` (``None``: of everyone) are counted for in the memory
+        budget."""
+        held = await self._redis.hget(f"{self._prefix}mem", "total" if tenant is None else f"t:{tenant}")
+        return int(held or 0)
+
     async def command(self, *parts: bytes) -> Any:
         """One command sent with the group commit — a single round trip for every command queued
         with it, rather than a pool connection each (what the shared limits send per request)."""
@@ -588,11 +895,16 @@ class RedisRunStore:
         key = self._run(record.run_id).encode()
         index = f"{self._prefix}tenant:{record.tenant}:runs".encode()
         fields = [part for name, value in _to_hash(record).items() for part in (name, str(value))]
-        await self._write(
-            _pack(b"HSET", key, *(part.encode() for part in fields)),
-            _pack(b"PEXPIRE", key, self._ttl_b),
-            _pack(b"ZADD", index, repr(record.created).encode(), record.run_id.encode()),
-            _pack(b"PEXPIRE", index, self._ttl_b),
+        await self._script(
+            _CREATE_SCRIPT,
+            record.run_id.encode(),
+            record.tenant.encode(),
+            before=(
+                _pack(b"HSET", key, *(part.encode() for part in fields)),
+                _pack(b"PEXPIRE", key, self._ttl_b),
+                _pack(b"ZADD", index, repr(record.created).encode(), record.run_id.encode()),
+                _pack(b"PEXPIRE", index, self._ttl_b),
+            ),
         )
         if writes_here:
             self.hub.start_local(self._chunks(record.run_id), record.last_seq)
@@ -600,16 +912,21 @@ class RedisRunStore:
     async def _record(self, run_id: str) -> RunRecord | None:
         """The record, with ``last_seq`` read from the stream itself (the hash's copy is refreshed
         only now and then)."""
+        record, _ = await self._kept(run_id)
+        return record
+
+    async def _kept(self, run_id: str) -> tuple[RunRecord | None, bool]:
+        """The record (:meth:`_record`) and whether the memory budget evicted the run's chunks."""
         async with self._redis.pipeline(transaction=False) as pipe:
             pipe.hgetall(self._run(run_id))
             pipe.xrevrange(self._chunks(run_id), count=1)
             raw, top = await pipe.execute()
         if not raw:
-            return None
+            return None, False
         record = _from_hash(run_id, raw)
         if top:
             record = replace(record, last_seq=max(record.last_seq, _seq(top[0][0])))
-        return record
+        return record, raw.get(b"evicted") == b"1"
 
     async def get_any(self, run_id: str) -> RunRecord | None:
         return await self._record(run_id)
@@ -673,7 +990,7 @@ class RedisRunStore:
         (and with its terminal chunk), the cancel flag read at most every :data:`CANCEL_CHECK_S`."""
         state = self._upkeep.get(run_id)
         if state is None:
-            state = _Upkeep(self._chunks(run_id), self._run(run_id).encode(), self._ttl_b)
+            state = _Upkeep(run_id, self._chunks(run_id), self._run(run_id).encode())
             self._upkeep[run_id] = state
         elif state.failure is not None:
             failure, state.failure = state.failure, None
@@ -683,19 +1000,27 @@ class RedisRunStore:
         now = time.monotonic()
         stream = state.stream_name
         last = entries[-1]
-        commands = [
-            _pack_xadd(state.stream_key, self._cap_b, entry.seq, entry.text.encode(), entry.terminal)
-            for entry in entries
-        ]
+        commands = []
+        added = 0
+        for entry in entries:
+            text = entry.text.encode()
+            added += len(text)
+            commands.append(_pack_xadd(state.stream_key, self._cap_b, entry.seq, text, entry.terminal))
+        state.added_bytes += added + ENTRY_BYTES * len(entries)
+        state.added_chunks += len(entries)
+        scripts = None
+        sent = (0, 0)
         if last.terminal or now >= state.refresh_at:
             state.refresh_at = now + REFRESH_S
-            commands += state.refresh(last.seq)
+            scripts = self._scripts
+            sent = (state.added_bytes, state.added_chunks)
+            commands.append(scripts.command(_REFRESH_SCRIPT, *state.refresh_args(last.seq, last.terminal)))
         check = now >= state.check_at
         if check:
             state.check_at = now + CANCEL_CHECK_S
             commands.append(state.read_cancel)
         self.hub.start_local(stream, entries[0].seq - 1)
-        stored = _Stored(self.hub, state, entries, check)
+        stored = _Stored(self.hub, state, entries, check, scripts, sent)
         if not last.terminal:
             self._batcher.post(b"".join(commands), len(commands), stored)
             if self._batcher.backlog > BACKLOG_MAX:
@@ -704,6 +1029,8 @@ class RedisRunStore:
         self._upkeep.pop(run_id, None)
         try:
             stored(await self._batcher.run(b"".join(commands), len(commands)))
+            if stored.refresh_lost:  # Redis lost the scripts: the last upkeep matters, send it again
+                await self._script(_REFRESH_SCRIPT, *state.refresh_args(last.seq, True))
         finally:
             self.hub.end_local(stream)
         if state.failure is not None:
@@ -754,11 +1081,13 @@ class RedisRunStore:
             stored = await self._batch(stream, after)
             if stored and stored[0].seq > after + 1:
                 raise ChunksExpired(stored[0].seq)
-            if not stored and after > 0:
-                # nothing after ``after``: dropped, or not written yet? The record says what exists
-                # now; chunks it counts are in a range read after it unless they were dropped (a
-                # writer may have added them between the first range and the record)
-                record = await self._record(run_id)
+            if not stored:
+                # nothing after ``after``: evicted, dropped, or not written yet? The record says what
+                # exists now; chunks it counts are in a range read after it unless they were dropped
+                # (a writer may have added them between the first range and the record)
+                record, evicted = await self._kept(run_id)
+                if record is not None and evicted and after < record.last_seq:
+                    raise ChunksExpired(record.last_seq + 1)
                 if record is not None and record.last_seq > after:
                     stored = await self._batch(stream, after)
                     if not stored or stored[0].seq > after + 1:
@@ -817,9 +1146,7 @@ class RedisRunStore:
         return not (subscriber.finished or box.given_up)
 
     async def save_checkpoint(self, run_id: str, data: str) -> None:
-        await self._write(
-            _pack(b"SET", f"{self._run(run_id)}:checkpoint".encode(), data.encode(), b"PX", self._ttl_b)
-        )
+        await self._script(_CHECKPOINT_SCRIPT, run_id.encode(), data.encode())
 
     async def load_checkpoint(self, run_id: str) -> str | None:
         raw = await self._redis.get(f"{self._run(run_id)}:checkpoint")
