@@ -32,7 +32,9 @@ from kanawa._eager import start_eagerly
 from kanawa.server.store.base import Entry
 
 Encode: TypeAlias = Callable[[Sequence[Entry]], bytes]
-"""A wire protocol's framing of a batch of chunks (one ``bytes``, one send)."""
+"""A wire protocol's framing of a batch of chunks (one ``bytes``, one send; empty: nothing to send).
+It is called with every batch of the stream exactly once, in ``seq`` order, whichever task sends it —
+so it may keep the stream's state (an OpenAI stream's sequence numbers and open items)."""
 
 
 class DirectSender:
@@ -114,7 +116,9 @@ class DirectSender:
         terminal = last.terminal
         if terminal:
             self.ended = True
-        self._push(self._encode(entries))
+        body = self._encode(entries)
+        if body:  # a protocol may have nothing to say for some chunks (an OpenAI stream for usage)
+            self._push(body)
         if terminal and self.attached:
             self.detach()
         return True

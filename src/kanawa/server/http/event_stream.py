@@ -158,8 +158,11 @@ class RunEventStream(EventSourceResponse):
         streams: OpenStreams,
         write_timeout: float | None = None,
         admitted: tuple[str, str | None] | None = None,
+        opening: bytes = b"",
     ) -> None:
         self._sender: DirectSender | None = None
+        self._opening = opening
+        """Sent right after the headers, before the first chunk (a protocol's opening events)."""
         self._encode = encode
         self._expired = expired
         self._streams = streams
@@ -193,6 +196,9 @@ class RunEventStream(EventSourceResponse):
             sender.keep_alive(self._ping_interval, PING)
         body = self.body_iterator
         try:
+            if self._opening:
+                async with asyncio.timeout(timeout):
+                    await send({"type": "http.response.body", "body": self._opening, "more_body": True})
             async for frames in body:
                 async with asyncio.timeout(timeout):
                     await send({"type": "http.response.body", "body": frames, "more_body": True})
@@ -218,7 +224,8 @@ class RunEventStream(EventSourceResponse):
             async for batch in store.read_batches(run_id, after=after, subscriber=self._sender):
                 frames = encode(batch)
                 del batch  # a client that stopped reading holds the frames it was sent, not the chunks
-                yield frames
+                if frames:
+                    yield frames
         except ChunksExpired as exc:
             yield self._expired(exc)
 

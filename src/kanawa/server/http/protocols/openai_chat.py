@@ -22,11 +22,11 @@ agent's own tool calls run on the server and are not in the answer (the Response
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
+from collections.abc import Sequence
 from typing import Annotated, Any, Final, Literal
 
 from fastapi import APIRouter, Request, Response
-from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.responses import JSONResponse
 from pydantic import Field
 
 from kanawa.server.http.dependencies import API_ERRORS, BODY_ERRORS, CallerArg
@@ -53,14 +53,16 @@ from kanawa.server.http.protocols.openai_runs import (
     JSON,
     Part,
     admit_stream,
+    chunk_of,
     manager_of,
     part_chunks,
+    part_stream,
     release_stream,
     top_level,
-    until_shutdown,
     usage_counts,
 )
 from kanawa.server.runs.manager import RunLimitReached
+from kanawa.server.store.base import ChunksExpired, Entry
 from kanawa.types import AssistantMessage, Message, ToolCall, UserMessage
 
 PREFIX: Final = "chatcmpl"
@@ -319,23 +321,42 @@ def _data(body: dict[str, Any] | ContentDelta) -> bytes:
     return b"data: " + JSON.encode(body).encode() + b"\n\n"
 
 
-async def _stream(
-    request: Request, translator: ChatTranslator, part: Part, *, usage: bool, admitted: tuple[str, str | None]
-) -> AsyncIterator[bytes]:
-    try:
-        async for chunk in part_chunks(manager_of(request).store, part):
-            frames = [_data(event) for event in translator.feed(chunk)]
-            if frames:
-                yield b"".join(frames)
-        if usage and translator.error is None:
-            yield _data(translator.usage_chunk())
-        yield b"data: [DONE]\n\n"
-    except OpenAIError as exc:
-        yield _data(
-            {"error": {"message": exc.message, "type": "server_error", "code": exc.code, "param": None}}
+class ChatFraming:
+    """One completion's stream (an :class:`~.openai_runs.Framing`): its chunks →
+    ``chat.completion.chunk`` events; after the run's part ends, the usage chunk (when asked for)
+    and ``data: [DONE]``."""
+
+    __slots__ = ("_ended", "_usage", "translator")
+
+    def __init__(self, translator: ChatTranslator, *, usage: bool) -> None:
+        self.translator = translator
+        self._usage = usage
+        self._ended = False
+
+    def opening(self) -> bytes:
+        return b""
+
+    def __call__(self, entries: Sequence[Entry]) -> bytes:
+        if self._ended:
+            return b""
+        translator = self.translator
+        frames = []
+        for entry in entries:
+            for event in translator.feed(chunk_of(entry)):
+                frames.append(_data(event))
+            if entry.terminal:
+                self._ended = True
+                if self._usage and translator.error is None:
+                    frames.append(_data(translator.usage_chunk()))
+                frames.append(b"data: [DONE]\n\n")
+                break
+        return frames[0] if len(frames) == 1 else b"".join(frames)
+
+    def expired(self, exc: ChunksExpired) -> bytes:
+        message = "this response's events are no longer kept"
+        return _data(
+            {"error": {"message": message, "type": "server_error", "code": "not_found", "param": None}}
         )
-    finally:
-        release_stream(request, admitted)
 
 
 router = APIRouter(tags=["openai"])
@@ -393,11 +414,7 @@ async def create_chat_completion(body: ChatRequest, request: Request, who: Calle
         translator = ChatTranslator(part, model=body.model, created=record.created or time.time())
         if body.stream:
             include = bool(body.stream_options and body.stream_options.include_usage)
-            return StreamingResponse(
-                until_shutdown(request, _stream(request, translator, part, usage=include, admitted=admitted)),
-                media_type=SSE,
-                headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no", "X-Run-Id": part.run_id},
-            )
+            return part_stream(request, part, ChatFraming(translator, usage=include), admitted)
         try:
             async for chunk in part_chunks(manager.store, part):
                 translator.feed(chunk)
@@ -415,4 +432,4 @@ async def create_chat_completion(body: ChatRequest, request: Request, who: Calle
         return exc.response()
 
 
-__all__ = ["ChatRequest", "ChatTranslator", "ContentDelta", "router"]
+__all__ = ["ChatFraming", "ChatRequest", "ChatTranslator", "ContentDelta", "router"]

@@ -36,10 +36,12 @@ Chunks of agents working inside th    e run (a handoff's target) are not the res
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 from typing import Any, Final
 
 from kanawa.server.http.protocols.openai_inputs import json_text
-from kanawa.server.http.protocols.openai_runs import JSON, Part, top_level, usage_counts
+from kanawa.server.http.protocols.openai_runs import JSON, Part, chunk_of, top_level, usage_counts
+from kanawa.server.store.base import ChunksExpired, Entry
 
 PREFIX: Final = "resp"
 """Response ids: ``resp_<run id>`` / ``resp_<run id>_<seq>`` (:mod:`.openai_runs`)."""
@@ -390,4 +392,50 @@ def sse_event(event: Event, sequence: int) -> bytes:
     return f"event: {event['type']}\ndata: {JSON.encode(event)}\n\n".encode()
 
 
-__all__ = ["PREFIX", "SERVER_LABEL", "Delta", "Event", "ResponseTranslator", "sse_event"]
+class ResponseFraming:
+    """One response's stream (an :class:`~.openai_runs.Framing`): its chunks → its events as
+    server-sent events, numbered from 0 — every event counts, sent or left out, so numbers never
+    shift — with those up to ``starting_after`` left out (a resumed stream)."""
+
+    __slots__ = ("_ended", "_sequence", "_starting_after", "translator")
+
+    def __init__(self, translator: ResponseTranslator, *, starting_after: int = -1) -> None:
+        self.translator = translator
+        self._starting_after = starting_after
+        self._sequence = -1
+        self._ended = False
+
+    def _frames(self, events: list[Event]) -> bytes:
+        frames = []
+        sequence = self._sequence
+        for event in events:
+            sequence += 1
+            if sequence > self._starting_after:
+                frames.append(sse_event(event, sequence))
+        self._sequence = sequence
+        return b"".join(frames)
+
+    def opening(self) -> bytes:
+        return self._frames(self.translator.opening())
+
+    def __call__(self, entries: Sequence[Entry]) -> bytes:
+        if self._ended:
+            return b""
+        feed = self.translator.feed
+        frames = []
+        for entry in entries:
+            events = feed(chunk_of(entry))
+            if events:
+                frames.append(self._frames(events))
+            if entry.terminal:
+                self._ended = True
+                break
+        return frames[0] if len(frames) == 1 else b"".join(frames)
+
+    def expired(self, exc: ChunksExpired) -> bytes:
+        self._sequence += 1
+        error = {"type": "error", "code": "not_found", "message": "this response's events are no longer kept"}
+        return sse_event({**error, "param": None}, self._sequence)
+
+
+__all__ = ["PREFIX", "SERVER_LABEL", "Delta", "Event", "ResponseFraming", "ResponseTranslator", "sse_event"]
