@@ -54,10 +54,12 @@ from kanawa.server.http.protocols.openai_runs import (
     Part,
     admit_stream,
     chunk_of,
+    json_string,
     manager_of,
     part_chunks,
     part_stream,
     release_stream,
+    text_delta,
     top_level,
     usage_counts,
 )
@@ -182,7 +184,10 @@ class ContentDelta:
     __slots__ = ("frame",)
 
     def __init__(self, prefix: bytes, text: str) -> None:
-        self.frame = prefix + JSON.encode(text).encode() + b'},"finish_reason":null,"logprobs":null}]}\n\n'
+        self.frame = prefix + JSON.encode(text).encode() + _CONTENT_END
+
+
+_CONTENT_END: Final = b'},"finish_reason":null,"logprobs":null}]}\n\n'
 
 
 class ChatTranslator:
@@ -252,6 +257,14 @@ class ChatTranslator:
         elif kind == "done":
             return [*self._done(str(data.get("status", "completed")))]
         return []
+
+    def more_content(self, text: str) -> bytes | None:
+        """The frame of a text delta after the first (the bytes :meth:`feed` gives it); ``None``
+        before the first, which also carries the role."""
+        if not self._started:
+            return None
+        self.text.append(text)
+        return self._prefix + json_string(text).encode() + _CONTENT_END
 
     def _tool_calls(self) -> list[dict[str, Any]]:
         return [
@@ -340,6 +353,12 @@ class ChatFraming:
         if self._ended:
             return b""
         translator = self.translator
+        if len(entries) == 1:  # the common batch: one more text delta, framed at once
+            text = text_delta(entries[0])
+            if text is not None:
+                frame = translator.more_content(text)
+                if frame is not None:
+                    return frame
         frames = []
         for entry in entries:
             for event in translator.feed(chunk_of(entry)):

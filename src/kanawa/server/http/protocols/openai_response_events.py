@@ -40,7 +40,15 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from kanawa.server.http.protocols.openai_inputs import json_text
-from kanawa.server.http.protocols.openai_runs import JSON, Part, chunk_of, top_level, usage_counts
+from kanawa.server.http.protocols.openai_runs import (
+    JSON,
+    Part,
+    chunk_of,
+    json_string,
+    text_delta,
+    top_level,
+    usage_counts,
+)
 from kanawa.server.store.base import ChunksExpired, Entry
 
 PREFIX: Final = "resp"
@@ -62,7 +70,10 @@ class Delta:
         self.delta = JSON.encode(text)
 
     def frame(self, sequence: int) -> bytes:
-        return b'%s%s,"logprobs":[],"sequence_number":%d}\n\n' % (self.prefix, self.delta.encode(), sequence)
+        return _DELTA % (self.prefix, self.delta.encode(), sequence)
+
+
+_DELTA: Final = b'%s%s,"logprobs":[],"sequence_number":%d}\n\n'
 
 
 Event = dict[str, Any] | Delta
@@ -231,6 +242,15 @@ class ResponseTranslator:
         self._texts.append(text)
         events.append(Delta(self._prefix, text))
         return events
+
+    def more_text(self, text: str, sequence: int) -> bytes | None:
+        """The frame of a text delta that goes on the open message (numbered ``sequence``), the
+        same bytes :meth:`feed` and :func:`sse_event` give it; ``None`` when no message is open
+        (then :meth:`feed` opens one)."""
+        if self._message is None:
+            return None
+        self._texts.append(text)
+        return _DELTA % (self._prefix, json_string(text).encode(), sequence)
 
     def _close_text(self) -> list[Event]:
         events = self._close_reasoning()
@@ -421,6 +441,13 @@ class ResponseFraming:
     def __call__(self, entries: Sequence[Entry]) -> bytes:
         if self._ended:
             return b""
+        if len(entries) == 1:  # the common batch: one more text delta, framed at once
+            text = text_delta(entries[0])
+            if text is not None:
+                frame = self.translator.more_text(text, self._sequence + 1)
+                if frame is not None:
+                    self._sequence += 1
+                    return frame if self._sequence > self._starting_after else b""
         feed = self.translator.feed
         frames = []
         for entry in entries:

@@ -9,6 +9,15 @@ id says both, ``resp_<run id>`` or ``resp_<run id>_<after>``: derived, never sto
 process — a second web worker, one with Redis — finds the same response from the id alone, and the
 events of a response are the same whenever they are translated (a stream resumes by sequence
 number without a gap or a duplicate).
+
+A response's stream is a :class:`~kanawa.server.http.event_stream.RunEventStream` like kanawa's own
+(:func:`part_stream`), with the protocol's :class:`Framing` as its encoder: while the client keeps up,
+the run's writer sends each batch's events itself (:mod:`kanawa.server.http.direct`), and the write
+timeout, keep-alive comments, stream caps and shutdown are the same for every protocol. The chunks
+the writer hands over carry the chunk they were encoded from (:attr:`Entry.source
+<kanawa.server.store.base.Entry.source>`), so a stream at the head of its run never parses the JSON
+it was just given; chunks read back from the store (a resume, a client behind, another process's
+run) are parsed.
 """
 
 from __future__ import annotations
@@ -16,8 +25,9 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
+from json.encoder import encode_basestring
 from typing import Any, Final, Protocol
 
 from fastapi import Request
@@ -31,6 +41,8 @@ from kanawa.server.store.base import ChunksExpired, Entry, RunRecord, RunStore
 
 JSON: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 """One encoder for every event (``json.dumps`` with options builds a new one per call)."""
+json_string: Final[Callable[[str], str]] = encode_basestring
+"""A string as JSON, what ``JSON.encode(text)`` gives, without the encoder's dispatch (text deltas)."""
 _PART: Final = re.compile(r"^(?P<prefix>[a-z]+)[_-](?P<run>[0-9a-f]{32})(?:_(?P<after>[0-9]{1,18}))?$")
 
 
@@ -175,6 +187,20 @@ async def part_chunks(
             await batches.aclose()  # type: ignore[attr-defined]
 
 
+def text_delta(entry: Entry) -> str | None:
+    """The text of a text delta of the served agent that the writer handed over itself — the one
+    chunk a stream has thousands of, which a protocol frames without translating a chunk object —
+    or ``None`` for any other entry (one read back from the store included)."""
+    source = entry.source
+    if type(source) is Chunk and source.type == "delta":
+        data = source.data
+        if type(data) is dict and len(data) == 1:  # a nested agent's delta also has its depth
+            text = data.get("text")
+            if type(text) is str:
+                return text
+    return None
+
+
 def usage_counts(usage: dict[str, Any] | None) -> tuple[int, int, int, int]:
     """(input, output, reasoning, cached) tokens of a ``usage`` chunk's data (zeros without one)."""
     if not usage:
@@ -200,11 +226,13 @@ __all__ = [
     "Part",
     "admit_stream",
     "chunk_of",
+    "json_string",
     "manager_of",
     "owned_part",
     "part_chunks",
     "part_stream",
     "release_stream",
+    "text_delta",
     "top_level",
     "usage_counts",
 ]
