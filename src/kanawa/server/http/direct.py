@@ -111,12 +111,16 @@ class DirectSender:
         if entries[0].seq != self.cursor + 1:
             self.detach()
             return False
+        try:
+            body = self._encode(entries)
+        except Exception:  # the writer is not hurt by a protocol's framing: the reader takes over
+            self.detach()
+            return False
         last = entries[-1]
         self.cursor = last.seq
         terminal = last.terminal
         if terminal:
             self.ended = True
-        body = self._encode(entries)
         if body:  # a protocol may have nothing to say for some chunks (an OpenAI stream for usage)
             self._push(body)
         if terminal and self.attached:
