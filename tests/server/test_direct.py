@@ -149,6 +149,30 @@ async def test_a_send_that_fails_ends_the_stream_and_the_run_goes_on(store: RunS
     assert [entry.seq async for entry in store.read("d4", after=0)] == [1, 2, 3]
 
 
+async def test_a_framing_that_fails_in_the_writer_leaves_the_batch_to_the_reader(store: RunStore) -> None:
+    """A protocol's framing that raises in the writer's task does not fail the run: the sender steps
+    aside untouched (its cursor where it was) and the reader sends the batch itself."""
+    await _new_run(store, "d7")
+    wire = Wire()
+    failures = [ValueError("cannot frame this here")]
+
+    def encode(entries: Any) -> bytes:
+        if failures:
+            raise failures.pop()
+        return sse_frames(entries)
+
+    sender = DirectSender(wire, encode=encode)  # type: ignore[arg-type]
+    yielded: list[bytes] = []
+    reader = asyncio.create_task(_read_all(store, "d7", sender, yielded))
+    await _eventually(lambda: sender.attached)
+    await store.append("d7", Entry(1, '{"n":1}', False))
+    await store.append("d7", Entry(2, '{"n":2}', True))
+    await asyncio.wait_for(reader, 5)
+    assert _seqs(yielded)[0] == 1  # the batch the framing failed on, from the reader
+    assert sorted(_seqs(wire.sent) + _seqs(yielded)) == [1, 2]  # each once
+    assert [entry.seq async for entry in store.read("d7", after=0)] == [1, 2]
+
+
 # ------------------------------------------------------------------ a real client that stops reading
 
 BIG = "".join(f"{n:07d}-" for n in range(40_000))  # 320 kB: 40,000 text deltas of 8 characters

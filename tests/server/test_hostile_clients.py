@@ -129,6 +129,24 @@ def _cut(sock: socket.socket, deadline: float) -> bool:
     return False
 
 
+def _drain(sock: socket.socket, deadline: float) -> bytes | None:
+    """Everything the server still sends, until it closes or resets the connection by ``deadline``
+    (``None``: it did not)."""
+    sock.settimeout(0.5)
+    received = bytearray()
+    while time.monotonic() < deadline:
+        try:
+            piece = sock.recv(1 << 20)
+        except TimeoutError:
+            continue
+        except OSError:
+            return bytes(received)
+        if not piece:
+            return bytes(received)
+        received += piece
+    return None
+
+
 async def _events(client: httpx.AsyncClient, run_id: str, after: int) -> list[tuple[int, bytes]]:
     headers = {**AUTH_A, "Last-Event-ID": str(after)}
     buffer = b""
@@ -182,6 +200,48 @@ async def test_slow_readers_hold_bounded_memory_and_are_cut(
             middle = len(whole) // 2
             assert await _events(client, run_id, middle) == whole[middle:]
             assert await _events(client, run_id, 0) == whole
+
+
+def _stalled_openai_reader(port: int) -> socket.socket:
+    """A client that starts a streaming Responses request with a tiny receive buffer and never reads."""
+    body = b'{"model":"bulk","input":"go","stream":true}'
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.connect(("127.0.0.1", port))
+    sock.sendall(
+        b"POST /v1/responses HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        b"Authorization: Bearer %b\r\nContent-Length: %d\r\n\r\n%b" % (KEY_A.encode(), len(body), body)
+    )
+    return sock
+
+
+async def test_a_stalled_openai_stream_is_cut_after_the_write_timeout(
+    mode: str, request: pytest.FixtureRequest
+) -> None:
+    """An OpenAI stream is a run stream like kanawa's own: its client stops reading (the run's
+    ``mcp_call`` items are 10 MiB), the send waits past ``KANAWA_SSE_WRITE_TIMEOUT`` and the
+    connection is cut — the run goes on, and the response can be resumed whole."""
+    redis = request.getfixturevalue("redis_url") if mode == "redis" else None
+    with server_process(mode, redis, KANAWA_SSE_WRITE_TIMEOUT="2") as server:
+        sock = _stalled_openai_reader(server.port)
+        try:
+            await asyncio.sleep(6)  # three write timeouts: the server has given this client up
+            received = await asyncio.to_thread(_drain, sock, time.monotonic() + 30.0)
+        finally:
+            sock.close()
+        assert received is not None, "the stalled stream was not cut"
+        assert b"response.output_item.added" in received  # it had begun, then it was cut …
+        assert b"response.completed" not in received  # … before its end, which a reader would have had
+        async with httpx.AsyncClient(base_url=server.url, headers=AUTH_A, timeout=60.0) as client:
+            (run,) = [run for run in (await client.get("/v1/runs")).json()["runs"] if run["agent"] == "bulk"]
+            response_id = f"resp_{run['id']}"
+            for _ in range(600):
+                retrieved = (await client.get(f"/v1/responses/{response_id}")).json()
+                if retrieved["status"] != "in_progress":
+                    break
+                await asyncio.sleep(0.05)
+            assert retrieved["status"] == "completed"
+            assert [item["type"] for item in retrieved["output"]].count("mcp_call") == 10
 
 
 @pytest.fixture(scope="module")

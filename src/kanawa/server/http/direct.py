@@ -32,7 +32,9 @@ from kanawa._eager import start_eagerly
 from kanawa.server.store.base import Entry
 
 Encode: TypeAlias = Callable[[Sequence[Entry]], bytes]
-"""A wire protocol's framing of a batch of chunks (one ``bytes``, one send)."""
+"""A wire protocol's framing of a batch of chunks (one ``bytes``, one send; empty: nothing to send).
+It is called with every batch of the stream exactly once, in ``seq`` order, whichever task sends it —
+so it may keep the stream's state (an OpenAI stream's sequence numbers and open items)."""
 
 
 class DirectSender:
@@ -109,12 +111,18 @@ class DirectSender:
         if entries[0].seq != self.cursor + 1:
             self.detach()
             return False
+        try:
+            body = self._encode(entries)
+        except Exception:  # the writer is not hurt by a protocol's framing: the reader takes over
+            self.detach()
+            return False
         last = entries[-1]
         self.cursor = last.seq
         terminal = last.terminal
         if terminal:
             self.ended = True
-        self._push(self._encode(entries))
+        if body:  # a protocol may have nothing to say for some chunks (an OpenAI stream for usage)
+            self._push(body)
         if terminal and self.attached:
             self.detach()
         return True

@@ -62,8 +62,6 @@ class OpenStreams:
         self.per_run = per_run
         self._tenants: dict[str, int] = {}
         self._runs: dict[str, int] = {}
-        self._closers: set[Callable[[], None]] = set()
-        """How other protocols' streams (:mod:`kanawa.server.http.protocols`) are ended at shutdown."""
 
     def __len__(self) -> int:
         return len(self._senders)
@@ -104,18 +102,6 @@ class OpenStreams:
     def close_all(self) -> None:
         for sender in list(self._senders):
             sender.close()
-        for close in list(self._closers):
-            close()
-
-    def ends_at_shutdown(self, close: Callable[[], None]) -> None:
-        """Call ``close`` when the server shuts down (at once if it is shutting down): how a stream
-        that is not a :class:`RunEventStream` ends then too. :meth:`forget` it when it ends."""
-        if self.closing:
-            close()
-        self._closers.add(close)
-
-    def forget(self, close: Callable[[], None]) -> None:
-        self._closers.discard(close)
 
     async def end_at_shutdown(self) -> None:
         """Until the server is told to exit (sse-starlette's ``AppStatus.should_exit``, set from
@@ -143,8 +129,10 @@ class RunEventStream(EventSourceResponse):
     """A run's chunks as server-sent events after ``after`` (module docstring): from the store, and —
     while the client keeps up — straight from the run's writer. Chunks that arrived together (a
     client that fell behind, the burst of trace records that closes a step) go out in one body
-    message: one send, one socket write. ``encode`` frames a batch for the wire protocol;
-    ``expired`` is what a resume past the kept chunks gets instead (the protocol's error event)."""
+    message: one send, one socket write. ``encode`` frames a batch for the wire protocol (kanawa's
+    chunks, or an OpenAI stream's events: :mod:`kanawa.server.http.protocols`); ``opening`` is what
+    goes out before the first chunk; ``expired`` is what a resume past the kept chunks gets instead
+    (the protocol's error event)."""
 
     def __init__(
         self,
@@ -158,8 +146,11 @@ class RunEventStream(EventSourceResponse):
         streams: OpenStreams,
         write_timeout: float | None = None,
         admitted: tuple[str, str | None] | None = None,
+        opening: bytes = b"",
     ) -> None:
         self._sender: DirectSender | None = None
+        self._opening = opening
+        """Sent right after the headers, before the first chunk (a protocol's opening events)."""
         self._encode = encode
         self._expired = expired
         self._streams = streams
@@ -193,6 +184,9 @@ class RunEventStream(EventSourceResponse):
             sender.keep_alive(self._ping_interval, PING)
         body = self.body_iterator
         try:
+            if self._opening:
+                async with asyncio.timeout(timeout):
+                    await send({"type": "http.response.body", "body": self._opening, "more_body": True})
             async for frames in body:
                 async with asyncio.timeout(timeout):
                     await send({"type": "http.response.body", "body": frames, "more_body": True})
@@ -218,7 +212,8 @@ class RunEventStream(EventSourceResponse):
             async for batch in store.read_batches(run_id, after=after, subscriber=self._sender):
                 frames = encode(batch)
                 del batch  # a client that stopped reading holds the frames it was sent, not the chunks
-                yield frames
+                if frames:
+                    yield frames
         except ChunksExpired as exc:
             yield self._expired(exc)
 

@@ -100,7 +100,7 @@ class ChunkWriter:
         self.seq += 1
         if self.seq <= self.replayed_to:
             return False
-        return await self.store.append(self.run_id, Entry(self.seq, chunk.encode(self.seq), terminal))
+        return await self.store.append(self.run_id, Entry(self.seq, chunk.encode(self.seq), terminal, chunk))
 
     async def write_many(self, chunks: Sequence[Chunk]) -> bool:
         """Chunks a step made together, stored as one batch (a client at the head gets one send)."""
@@ -108,7 +108,7 @@ class ChunkWriter:
         for chunk in chunks:
             self.seq += 1
             if self.seq > self.replayed_to:
-                entries.append(Entry(self.seq, chunk.encode(self.seq), False))
+                entries.append(Entry(self.seq, chunk.encode(self.seq), False, chunk))
         if not entries:
             return False
         return await self.store.append_many(self.run_id, entries)

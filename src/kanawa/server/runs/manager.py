@@ -381,7 +381,7 @@ class RunManager:
         text = await self.store.load_checkpoint(run_id)
         cost = Checkpoint.loads(text).cost_usd if text is not None else None
         done = done_chunk("cancelled", agent=record.agent, now=time.time(), reason="cancelled", cost_usd=cost)
-        await self.store.append(run_id, Entry(last_seq + 1, done.encode(last_seq + 1), True))
+        await self.store.append(run_id, Entry(last_seq + 1, done.encode(last_seq + 1), True, done))
         return True
 
     async def approve(

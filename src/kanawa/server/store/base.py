@@ -22,7 +22,7 @@ resumes). Retention: a run and its chunks are kept ``ttl`` seconds after its las
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final, Literal, Protocol, TypeAlias
 
 RunStatus: TypeAlias = Literal[
@@ -59,9 +59,15 @@ class RunRecord:
 
 @dataclass(frozen=True, slots=True)
 class Entry:
+    """One stored chunk: its ``seq``, its JSON text, whether it ends the run's stream (or a part of it)."""
+
     seq: int
     text: str
     terminal: bool
+    source: object = field(default=None, compare=False, repr=False)
+    """What the writer made ``text`` from, when it wrote in this process (``None`` in entries read
+    back from storage). A subscriber fed by the writer (:class:`Subscriber`) may use it instead of
+    parsing ``text`` again; the store neither keeps nor looks at it."""
 
 
 class ChunksExpired(Exception):  # noqa: N818 - reads as the condition it reports

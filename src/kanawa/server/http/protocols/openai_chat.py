@@ -22,11 +22,11 @@ agent's own tool calls run on the server and are not in the answer (the Response
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
+from collections.abc import Sequence
 from typing import Annotated, Any, Final, Literal
 
 from fastapi import APIRouter, Request, Response
-from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.responses import JSONResponse
 from pydantic import Field
 
 from kanawa.server.http.dependencies import API_ERRORS, BODY_ERRORS, CallerArg
@@ -53,14 +53,18 @@ from kanawa.server.http.protocols.openai_runs import (
     JSON,
     Part,
     admit_stream,
+    chunk_of,
+    json_string,
     manager_of,
     part_chunks,
+    part_stream,
     release_stream,
+    text_delta,
     top_level,
-    until_shutdown,
     usage_counts,
 )
 from kanawa.server.runs.manager import RunLimitReached
+from kanawa.server.store.base import ChunksExpired, Entry
 from kanawa.types import AssistantMessage, Message, ToolCall, UserMessage
 
 PREFIX: Final = "chatcmpl"
@@ -180,7 +184,10 @@ class ContentDelta:
     __slots__ = ("frame",)
 
     def __init__(self, prefix: bytes, text: str) -> None:
-        self.frame = prefix + JSON.encode(text).encode() + b'},"finish_reason":null,"logprobs":null}]}\n\n'
+        self.frame = prefix + JSON.encode(text).encode() + _CONTENT_END
+
+
+_CONTENT_END: Final = b'},"finish_reason":null,"logprobs":null}]}\n\n'
 
 
 class ChatTranslator:
@@ -251,6 +258,14 @@ class ChatTranslator:
             return [*self._done(str(data.get("status", "completed")))]
         return []
 
+    def more_content(self, text: str) -> bytes | None:
+        """The frame of a text delta after the first (the bytes :meth:`feed` gives it); ``None``
+        before the first, which also carries the role."""
+        if not self._started:
+            return None
+        self.text.append(text)
+        return self._prefix + json_string(text).encode() + _CONTENT_END
+
     def _tool_calls(self) -> list[dict[str, Any]]:
         return [
             {"index": i, "id": call_id, "type": "function", "function": dict(call)}
@@ -319,23 +334,48 @@ def _data(body: dict[str, Any] | ContentDelta) -> bytes:
     return b"data: " + JSON.encode(body).encode() + b"\n\n"
 
 
-async def _stream(
-    request: Request, translator: ChatTranslator, part: Part, *, usage: bool, admitted: tuple[str, str | None]
-) -> AsyncIterator[bytes]:
-    try:
-        async for chunk in part_chunks(manager_of(request).store, part):
-            frames = [_data(event) for event in translator.feed(chunk)]
-            if frames:
-                yield b"".join(frames)
-        if usage and translator.error is None:
-            yield _data(translator.usage_chunk())
-        yield b"data: [DONE]\n\n"
-    except OpenAIError as exc:
-        yield _data(
-            {"error": {"message": exc.message, "type": "server_error", "code": exc.code, "param": None}}
+class ChatFraming:
+    """One completion's stream (an :class:`~.openai_runs.Framing`): its chunks →
+    ``chat.completion.chunk`` events; after the run's part ends, the usage chunk (when asked for)
+    and ``data: [DONE]``."""
+
+    __slots__ = ("_ended", "_usage", "translator")
+
+    def __init__(self, translator: ChatTranslator, *, usage: bool) -> None:
+        self.translator = translator
+        self._usage = usage
+        self._ended = False
+
+    def opening(self) -> bytes:
+        return b""
+
+    def __call__(self, entries: Sequence[Entry]) -> bytes:
+        if self._ended:
+            return b""
+        translator = self.translator
+        if len(entries) == 1:  # the common batch: one more text delta, framed at once
+            text = text_delta(entries[0])
+            if text is not None:
+                frame = translator.more_content(text)
+                if frame is not None:
+                    return frame
+        frames = []
+        for entry in entries:
+            for event in translator.feed(chunk_of(entry)):
+                frames.append(_data(event))
+            if entry.terminal:
+                self._ended = True
+                if self._usage and translator.error is None:
+                    frames.append(_data(translator.usage_chunk()))
+                frames.append(b"data: [DONE]\n\n")
+                break
+        return frames[0] if len(frames) == 1 else b"".join(frames)
+
+    def expired(self, exc: ChunksExpired) -> bytes:
+        message = "this response's events are no longer kept"
+        return _data(
+            {"error": {"message": message, "type": "server_error", "code": "not_found", "param": None}}
         )
-    finally:
-        release_stream(request, admitted)
 
 
 router = APIRouter(tags=["openai"])
@@ -393,11 +433,7 @@ async def create_chat_completion(body: ChatRequest, request: Request, who: Calle
         translator = ChatTranslator(part, model=body.model, created=record.created or time.time())
         if body.stream:
             include = bool(body.stream_options and body.stream_options.include_usage)
-            return StreamingResponse(
-                until_shutdown(request, _stream(request, translator, part, usage=include, admitted=admitted)),
-                media_type=SSE,
-                headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no", "X-Run-Id": part.run_id},
-            )
+            return part_stream(request, part, ChatFraming(translator, usage=include), admitted)
         try:
             async for chunk in part_chunks(manager.store, part):
                 translator.feed(chunk)
@@ -415,4 +451,4 @@ async def create_chat_completion(body: ChatRequest, request: Request, who: Calle
         return exc.response()
 
 
-__all__ = ["ChatRequest", "ChatTranslator", "ContentDelta", "router"]
+__all__ = ["ChatFraming", "ChatRequest", "ChatTranslator", "ContentDelta", "router"]

@@ -26,6 +26,7 @@ status  ``type``                    ``code``
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable
 from typing import Any, Final
 
 from fastapi.responses import JSONResponse
@@ -112,7 +113,8 @@ class OpenAIErrorShape:
     """Rewrites the JSON error responses of :data:`OPENAI_PATHS` into OpenAI's shape (module docstring).
 
     Only a response that starts with a status of 400 or more and a JSON content type is held back,
-    and only until its body is complete; a stream's events pass straight through."""
+    and only until its body is complete; once a response's headers have gone out its body messages
+    (a stream's events) go to the server's ``send`` itself, not through a wrapper."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -124,7 +126,14 @@ class OpenAIErrorShape:
         held: Message | None = None
         parts: list[bytes] = []
 
-        async def shaping_send(message: Message) -> None:
+        def shaping_send(message: Message) -> Awaitable[None]:
+            if held is None and message["type"] != "http.response.start":
+                # a response under way, not held (a stream's events): the server's own send, no
+                # wrapper around it — a stream at the head of its run is sent from the writer's task
+                return send(message)
+            return shape(message)
+
+        async def shape(message: Message) -> None:
             nonlocal held
             if message["type"] == "http.response.start":
                 status = int(message["status"])

@@ -36,10 +36,20 @@ Chunks of agents working inside th    e run (a handoff's target) are not the res
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 from typing import Any, Final
 
 from kanawa.server.http.protocols.openai_inputs import json_text
-from kanawa.server.http.protocols.openai_runs import JSON, Part, top_level, usage_counts
+from kanawa.server.http.protocols.openai_runs import (
+    JSON,
+    Part,
+    chunk_of,
+    json_string,
+    text_delta,
+    top_level,
+    usage_counts,
+)
+from kanawa.server.store.base import ChunksExpired, Entry
 
 PREFIX: Final = "resp"
 """Response ids: ``resp_<run id>`` / ``resp_<run id>_<seq>`` (:mod:`.openai_runs`)."""
@@ -60,7 +70,10 @@ class Delta:
         self.delta = JSON.encode(text)
 
     def frame(self, sequence: int) -> bytes:
-        return b'%s%s,"logprobs":[],"sequence_number":%d}\n\n' % (self.prefix, self.delta.encode(), sequence)
+        return _DELTA % (self.prefix, self.delta.encode(), sequence)
+
+
+_DELTA: Final = b'%s%s,"logprobs":[],"sequence_number":%d}\n\n'
 
 
 Event = dict[str, Any] | Delta
@@ -230,6 +243,15 @@ class ResponseTranslator:
         events.append(Delta(self._prefix, text))
         return events
 
+    def more_text(self, text: str, sequence: int) -> bytes | None:
+        """The frame of a text delta that goes on the open message (numbered ``sequence``), the
+        same bytes :meth:`feed` and :func:`sse_event` give it; ``None`` when no message is open
+        (then :meth:`feed` opens one)."""
+        if self._message is None:
+            return None
+        self._texts.append(text)
+        return _DELTA % (self._prefix, json_string(text).encode(), sequence)
+
     def _close_text(self) -> list[Event]:
         events = self._close_reasoning()
         index = self._message
@@ -390,4 +412,57 @@ def sse_event(event: Event, sequence: int) -> bytes:
     return f"event: {event['type']}\ndata: {JSON.encode(event)}\n\n".encode()
 
 
-__all__ = ["PREFIX", "SERVER_LABEL", "Delta", "Event", "ResponseTranslator", "sse_event"]
+class ResponseFraming:
+    """One response's stream (an :class:`~.openai_runs.Framing`): its chunks → its events as
+    server-sent events, numbered from 0 — every event counts, sent or left out, so numbers never
+    shift — with those up to ``starting_after`` left out (a resumed stream)."""
+
+    __slots__ = ("_ended", "_sequence", "_starting_after", "translator")
+
+    def __init__(self, translator: ResponseTranslator, *, starting_after: int = -1) -> None:
+        self.translator = translator
+        self._starting_after = starting_after
+        self._sequence = -1
+        self._ended = False
+
+    def _frames(self, events: list[Event]) -> bytes:
+        frames = []
+        sequence = self._sequence
+        for event in events:
+            sequence += 1
+            if sequence > self._starting_after:
+                frames.append(sse_event(event, sequence))
+        self._sequence = sequence
+        return b"".join(frames)
+
+    def opening(self) -> bytes:
+        return self._frames(self.translator.opening())
+
+    def __call__(self, entries: Sequence[Entry]) -> bytes:
+        if self._ended:
+            return b""
+        if len(entries) == 1:  # the common batch: one more text delta, framed at once
+            text = text_delta(entries[0])
+            if text is not None:
+                frame = self.translator.more_text(text, self._sequence + 1)
+                if frame is not None:
+                    self._sequence += 1
+                    return frame if self._sequence > self._starting_after else b""
+        feed = self.translator.feed
+        frames = []
+        for entry in entries:
+            events = feed(chunk_of(entry))
+            if events:
+                frames.append(self._frames(events))
+            if entry.terminal:
+                self._ended = True
+                break
+        return frames[0] if len(frames) == 1 else b"".join(frames)
+
+    def expired(self, exc: ChunksExpired) -> bytes:
+        self._sequence += 1
+        error = {"type": "error", "code": "not_found", "message": "this response's events are no longer kept"}
+        return sse_event({**error, "param": None}, self._sequence)
+
+
+__all__ = ["PREFIX", "SERVER_LABEL", "Delta", "Event", "ResponseFraming", "ResponseTranslator", "sse_event"]

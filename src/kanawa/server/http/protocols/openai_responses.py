@@ -32,11 +32,10 @@ What a run's chunks become — output items and events — is :mod:`.openai_resp
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
 from typing import Annotated, Any, Final, Literal
 
 from fastapi import APIRouter, Path, Query, Request, Response
-from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.responses import JSONResponse
 from pydantic import Field
 
 from kanawa.server.http.dependencies import API_ERRORS, BODY_ERRORS, CallerArg
@@ -60,15 +59,15 @@ from kanawa.server.http.protocols.openai_inputs import (
     tool_answer,
     tool_spec,
 )
-from kanawa.server.http.protocols.openai_response_events import PREFIX, ResponseTranslator, sse_event
+from kanawa.server.http.protocols.openai_response_events import PREFIX, ResponseFraming, ResponseTranslator
 from kanawa.server.http.protocols.openai_runs import (
     Part,
     admit_stream,
     manager_of,
     owned_part,
     part_chunks,
+    part_stream,
     release_stream,
-    until_shutdown,
 )
 from kanawa.server.runs.manager import InvalidContinuation, NotContinuable, RunLimitReached
 from kanawa.server.store.base import RunRecord
@@ -214,38 +213,6 @@ def _options(body: ResponsesRequest, instructions: list[str]) -> Any:
 # ----------------------------------------------------------------------------------------- the routes
 
 
-async def events(
-    request: Request,
-    translator: ResponseTranslator,
-    *,
-    starting_after: int = -1,
-    admitted: tuple[str, str | None],
-) -> AsyncIterator[bytes]:
-    """The response's events with sequence numbers, those up to ``starting_after`` left out (a
-    resumed stream), until the run's part ends. Releases the stream's place when it ends."""
-    store = manager_of(request).store
-    sequence = -1
-    try:
-        for event in translator.opening():
-            sequence += 1
-            if sequence > starting_after:
-                yield sse_event(event, sequence)
-        async for chunk in part_chunks(store, translator.part):
-            frames = []
-            for event in translator.feed(chunk):
-                sequence += 1  # every event counts, sent or skipped: numbers never shift
-                if sequence > starting_after:
-                    frames.append(sse_event(event, sequence))
-            if frames:
-                yield b"".join(frames)
-    except OpenAIError as exc:
-        yield sse_event(
-            {"type": "error", "code": exc.code, "message": exc.message, "param": None}, sequence + 1
-        )
-    finally:
-        release_stream(request, admitted)
-
-
 async def _finished(
     request: Request, translator: ResponseTranslator, *, until: int | None = None
 ) -> dict[str, Any]:
@@ -255,12 +222,16 @@ async def _finished(
     return translator.snapshot()
 
 
-def _stream_response(request: Request, body: AsyncIterator[bytes], part: Part) -> StreamingResponse:
-    return StreamingResponse(
-        until_shutdown(request, body),
-        media_type=SSE,
-        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no", "X-Run-Id": part.run_id},
-    )
+def _stream_response(
+    request: Request,
+    translator: ResponseTranslator,
+    admitted: tuple[str, str | None],
+    *,
+    starting_after: int = -1,
+) -> Response:
+    """The response's events (after ``starting_after``) until its part of the run ends."""
+    framing = ResponseFraming(translator, starting_after=starting_after)
+    return part_stream(request, translator.part, framing, admitted)
 
 
 _RESPONSE_DOC: dict[int | str, dict[str, Any]] = {
@@ -359,7 +330,7 @@ async def create_response(body: ResponsesRequest, request: Request, who: CallerA
         created = record.created if record is not None else 0.0
         translator = ResponseTranslator(part, model=body.model, created=created, echo=_echo(body, None))
         if body.stream:
-            return _stream_response(request, events(request, translator, admitted=admitted), part)
+            return _stream_response(request, translator, admitted)
         try:
             return JSONResponse(await _finished(request, translator))
         finally:
@@ -391,9 +362,7 @@ async def retrieve_response(
         if stream:
             admitted = admit_stream(request, who.tenant, record.run_id)
             after = -1 if starting_after is None else starting_after
-            return _stream_response(
-                request, events(request, translator, starting_after=after, admitted=admitted), part
-            )
+            return _stream_response(request, translator, admitted, starting_after=after)
         return JSONResponse(await _finished(request, translator, until=record.last_seq))
     except OpenAIError as exc:
         return exc.response()

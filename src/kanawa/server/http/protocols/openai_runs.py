@@ -9,27 +9,40 @@ id says both, ``resp_<run id>`` or ``resp_<run id>_<after>``: derived, never sto
 process — a second web worker, one with Redis — finds the same response from the id alone, and the
 events of a response are the same whenever they are translated (a stream resumes by sequence
 number without a gap or a duplicate).
+
+A response's stream is a :class:`~kanawa.server.http.event_stream.RunEventStream` like kanawa's own
+(:func:`part_stream`), with the protocol's :class:`Framing` as its encoder: while the client keeps up,
+the run's writer sends each batch's events itself (:mod:`kanawa.server.http.direct`), and the write
+timeout, keep-alive comments, stream caps and shutdown are the same for every protocol. The chunks
+the writer hands over carry the chunk they were encoded from (:attr:`Entry.source
+<kanawa.server.store.base.Entry.source>`), so a stream at the head of its run never parses the JSON
+it was just given; chunks read back from the store (a resume, a client behind, another process's
+run) are parsed.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from json.encoder import encode_basestring
+from typing import Any, Final, Protocol
 
 from fastapi import Request
 
-from kanawa.server.http.event_stream import OpenStreams, TooManyStreams
+from kanawa.server.http.event_stream import OpenStreams, RunEventStream, TooManyStreams
 from kanawa.server.http.protocols.openai_errors import OpenAIError
+from kanawa.server.runs.chunks import Chunk
 from kanawa.server.runs.manager import RunManager
-from kanawa.server.store.base import ChunksExpired, RunRecord, RunStore
+from kanawa.server.settings import ServerSettings
+from kanawa.server.store.base import ChunksExpired, Entry, RunRecord, RunStore
 
 JSON: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 """One encoder for every event (``json.dumps`` with options builds a new one per call)."""
+json_string: Final[Callable[[str], str]] = encode_basestring
+"""A string as JSON, what ``JSON.encode(text)`` gives, without the encoder's dispatch (text deltas)."""
 _PART: Final = re.compile(r"^(?P<prefix>[a-z]+)[_-](?P<run>[0-9a-f]{32})(?:_(?P<after>[0-9]{1,18}))?$")
 
 
@@ -66,27 +79,53 @@ def admit_stream(request: Request, tenant: str, run_id: str | None) -> tuple[str
     return tenant, run_id
 
 
-async def until_shutdown(request: Request, source: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
-    """``source``'s frames until it ends — or the server shuts down: then the stream ends where it
-    is (a client resumes it elsewhere), so uvicorn's graceful shutdown is not held up by a run that
-    would go on for long. One timeout context per stream, moved to now at shutdown; no task."""
-    streams: OpenStreams = request.app.state.streams
-    limit = asyncio.timeout(None)
+class Framing(Protocol):
+    """How one OpenAI stream turns its part's chunks into its wire bytes (state per stream: its
+    sequence numbers, its open items). The stream is a :class:`RunEventStream` like kanawa's own, so
+    while the client keeps up the run's writer sends each batch's frames itself (:mod:`..direct`)."""
 
-    def stop() -> None:
-        limit.reschedule(asyncio.get_running_loop().time())
+    def opening(self) -> bytes:
+        """The events before the first chunk (sent with the headers)."""
+        ...
 
-    streams.ends_at_shutdown(stop)
-    try:
-        async with limit:
-            async for frame in source:
-                yield frame
-    except TimeoutError:
-        return
-    finally:
-        streams.forget(stop)
-        with contextlib.suppress(Exception):
-            await source.aclose()  # type: ignore[attr-defined]
+    def __call__(self, entries: Sequence[Entry]) -> bytes:
+        """The frames of the next chunks (the part ends with its terminal one)."""
+        ...
+
+    def expired(self, exc: ChunksExpired) -> bytes:
+        """What the client gets when the part's chunks are no longer kept."""
+        ...
+
+
+def part_stream(
+    request: Request, part: Part, framing: Framing, admitted: tuple[str, str | None]
+) -> RunEventStream:
+    """``part``'s events as a streaming response, fed by the run's writer while the client keeps up;
+    the write timeout, the keep-alive comments, shutdown and the stream's place (``admitted``,
+    released when it ends) as for kanawa's own streams."""
+    settings: ServerSettings = request.app.state.settings
+    return RunEventStream(
+        manager_of(request).store,
+        part.run_id,
+        part.after,
+        encode=framing,
+        expired=framing.expired,
+        opening=framing.opening(),
+        ping=settings.sse_ping,
+        streams=request.app.state.streams,
+        write_timeout=settings.sse_write_timeout,
+        admitted=admitted,
+    )
+
+
+def chunk_of(entry: Entry) -> dict[str, Any]:
+    """An entry's chunk as the JSON object its text is: built from the writer's own chunk when the
+    run writes in this process (what a stream at the head gets), parsed from the text otherwise."""
+    source = entry.source
+    if isinstance(source, Chunk):
+        return {"agent": source.agent, "type": source.type, "data": source.data, "seq": entry.seq}
+    chunk: dict[str, Any] = json.loads(entry.text)
+    return chunk
 
 
 def release_stream(request: Request, admitted: tuple[str, str | None]) -> None:
@@ -138,8 +177,7 @@ async def part_chunks(
     try:
         async for batch in batches:
             for entry in batch:
-                chunk: dict[str, Any] = json.loads(entry.text)
-                yield chunk
+                yield chunk_of(entry)
                 if entry.terminal or (until is not None and entry.seq >= until):
                     return
     except ChunksExpired:
@@ -147,6 +185,20 @@ async def part_chunks(
     finally:
         with contextlib.suppress(Exception):
             await batches.aclose()  # type: ignore[attr-defined]
+
+
+def text_delta(entry: Entry) -> str | None:
+    """The text of a text delta of the served agent that the writer handed over itself — the one
+    chunk a stream has thousands of, which a protocol frames without translating a chunk object —
+    or ``None`` for any other entry (one read back from the store included)."""
+    source = entry.source
+    if type(source) is Chunk and source.type == "delta":
+        data = source.data
+        if type(data) is dict and len(data) == 1:  # a nested agent's delta also has its depth
+            text = data.get("text")
+            if type(text) is str:
+                return text
+    return None
 
 
 def usage_counts(usage: dict[str, Any] | None) -> tuple[int, int, int, int]:
@@ -170,13 +222,17 @@ def top_level(chunk: dict[str, Any]) -> bool:
 
 __all__ = [
     "JSON",
+    "Framing",
     "Part",
     "admit_stream",
+    "chunk_of",
+    "json_string",
     "manager_of",
     "owned_part",
     "part_chunks",
+    "part_stream",
     "release_stream",
+    "text_delta",
     "top_level",
-    "until_shutdown",
     "usage_counts",
 ]
