@@ -14,7 +14,8 @@ gpt-5-pro accepts only high) and the server's own "Unsupported value" errors as 
 Less certain: the codex models accepting only ``verbosity="medium"``; gpt-5.1/gpt-5.2 accepting
 ``temperature``/``top_p`` only with effort ``none`` (their default); gpt-5.3-codex following
 gpt-5.2-codex; gpt-5.4-nano taking gpt-5.4-mini's efforts and gpt-5.5-pro taking gpt-5.4-pro's (no
-page states theirs; the card's notes in ``kanawa/llm/catalogue/models.json`` say what was copied). When a profile is wrong, fix the data here — nothing else branches on model names.
+page states theirs; the card's notes in ``kanawa/llm/catalogue/models.json`` say what was copied).
+When a profile is wrong, fix the data here — nothing else branches on model names.
 """
 
 from __future__ import annotations
