@@ -38,6 +38,40 @@ def test_the_catalogue_covers_current_gpt_5_codex_claude_4_and_gemini_2_5_and_3(
     assert {card.provider for card in CARDS.values()} == {"openai", "anthropic", "google"}
 
 
+NEWEST = {
+    "openai": ("gpt-5.4", "gpt-5.4-mini", "gpt-5.4-nano", "gpt-5.4-pro", "gpt-5.5", "gpt-5.5-pro"),
+    "anthropic": ("claude-opus-4-6", "claude-sonnet-4-6", "claude-opus-4-7", "claude-opus-4-8"),
+    "google": (
+        "gemini-3.1-pro-preview",
+        "gemini-3.1-flash-lite",
+        "gemini-3.5-flash",
+        "gemini-3.5-flash-lite",
+    ),
+}
+
+
+@pytest.mark.parametrize("provider", sorted(NEWEST))
+def test_the_newest_models_of_each_provider_have_cards(provider: str) -> None:
+    for name in NEWEST[provider]:
+        card = card_for(f"{provider}:{name}")
+        assert card is not None, name
+        assert card.provider == provider
+        assert card.context_window >= 400_000, name
+
+
+def test_values_no_page_states_are_copied_openly_not_silently() -> None:
+    for name in ("gpt-5.4-nano", "gpt-5.5-pro", "claude-sonnet-4-6", "claude-opus-4-8", "gemini-3.5-flash"):
+        assert "copied" in CARDS[name].notes or "follow" in CARDS[name].notes, name
+
+
+def test_claude_4_7_and_later_think_adaptively_and_take_no_sampling_knobs() -> None:
+    for name in ("claude-opus-4-7", "claude-opus-4-8"):
+        assert CARDS[name].reasoning == "adaptive"
+        assert CARDS[name].sampling == "never"
+        assert "xhigh" in CARDS[name].efforts
+    assert CARDS["claude-opus-4-6"].sampling == "without_reasoning"
+
+
 def test_openai_cards_agree_with_the_request_checks() -> None:
     openai = {name: card for name, card in CARDS.items() if card.provider == "openai"}
     assert set(openai) == set(PROFILES)

@@ -58,6 +58,11 @@ def test_rejected_effort_names_model_and_allowed_values() -> None:
         ("gpt-5.1-codex", ["low", "high"], ["none", "xhigh"]),
         ("gpt-5.1-codex-max", ["low", "xhigh"], ["none", "minimal"]),
         ("gpt-5.3-codex", ["medium", "xhigh"], ["minimal"]),
+        ("gpt-5.4", ["none", "low", "xhigh"], ["minimal"]),
+        ("gpt-5.4-mini", ["none", "medium", "xhigh"], ["minimal"]),
+        ("gpt-5.4-pro", ["medium", "high", "xhigh"], ["none", "low"]),
+        ("gpt-5.5", ["none", "low", "medium", "high", "xhigh"], ["minimal"]),
+        ("gpt-5.5-pro", ["medium", "xhigh"], ["none", "low", "minimal"]),
     ],
 )
 def test_reasoning_effort_allow_lists(model: str, accepted: list[str], refused: list[str]) -> None:

@@ -1,11 +1,14 @@
 """What each current model accepts and holds, as cited data: :class:`ModelCard` by model name.
 
-The cards (``models.json`` beside this file, dated by its ``as_of``) cover OpenAI's GPT-5.x and codex
-models, Anthropic's Claude 4.x and Google's Gemini 2.5 and 3: context window, maximum output, how
-the model reasons (``effort``, ``budget_tokens``, ``thinking_budget``, ``thinking_level``) and the
-values it takes, verbosity, when sampling knobs are accepted, whether tools may be sent together
-with reasoning on each endpoint, and how prompt caching works. Every card names its sources (keys of
-the file's ``sources``: provider documentation pages by title and URL).
+The cards (``models.json`` beside this file, dated by its ``as_of``) cover OpenAI's GPT-5.x (through
+5.5 and its pro) and codex models, Anthropic's Claude 4.x (through Opus 4.8) and Google's Gemini 2.5,
+3, 3.1 and 3.5: context window, maximum output, how the model reasons (``effort``, ``budget_tokens``,
+``adaptive`` — Claude decides how much to think, steered by an effort —, ``thinking_budget``,
+``thinking_level``) and the values it takes, verbosity, when sampling knobs are accepted, whether
+tools may be sent together with reasoning on each endpoint, and how prompt caching works. Every card
+names its sources (keys of the file's ``sources``: provider documentation pages by title and URL). A
+value no page states for that model is copied from its family's documented value and the card's
+``notes`` say so; nothing is filled in silently.
 
 The request-time checks of OpenAI settings stay in :mod:`kanawa.llm.openai.catalogue`; a test keeps
 the two in agreement. Unknown models have no card (:func:`card_for` answers ``None``): availability
@@ -32,7 +35,9 @@ from importlib.resources import files
 from typing import Literal, TypeAlias, cast
 
 Sampling: TypeAlias = Literal["never", "without_reasoning", "always"]
-Reasoning: TypeAlias = Literal["none", "effort", "budget_tokens", "thinking_budget", "thinking_level"]
+Reasoning: TypeAlias = Literal[
+    "none", "effort", "budget_tokens", "adaptive", "thinking_budget", "thinking_level"
+]
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,9 @@ accept ``none``; gpt-5.1 accepts none/low/medium/high; ``xhigh`` exists from gpt
 gpt-5-pro accepts only high) and the server's own "Unsupported value" errors as reported publicly.
 Less certain: the codex models accepting only ``verbosity="medium"``; gpt-5.1/gpt-5.2 accepting
 ``temperature``/``top_p`` only with effort ``none`` (their default); gpt-5.3-codex following
-gpt-5.2-codex. When a profile is wrong, fix the data here — nothing else branches on model names.
+gpt-5.2-codex; gpt-5.4-nano taking gpt-5.4-mini's efforts and gpt-5.5-pro taking gpt-5.4-pro's (no
+page states theirs; the card's notes in ``kanawa/llm/catalogue/models.json`` say what was copied).
+When a profile is wrong, fix the data here — nothing else branches on model names.
 """
 
 from __future__ import annotations
@@ -82,6 +84,8 @@ def _p(
 _GPT5 = "minimal low medium high"
 _CODEX = "low medium high"
 _CODEX_X = "low medium high xhigh"
+_NONE_X = "none low medium high xhigh"
+_PRO_X = "medium high xhigh"
 
 PROFILES: dict[str, ModelProfile] = {
     p.name: p
@@ -102,6 +106,12 @@ PROFILES: dict[str, ModelProfile] = {
         _p("gpt-5.2-pro", "medium high xhigh", "medium"),
         _p("gpt-5.2-codex", _CODEX_X, "medium", verbosities=_MEDIUM_ONLY),
         _p("gpt-5.3-codex", _CODEX_X, "medium", verbosities=_MEDIUM_ONLY),
+        _p("gpt-5.4", _NONE_X, "none", sampling="without_reasoning"),
+        _p("gpt-5.4-mini", _NONE_X, "none", sampling="without_reasoning"),
+        _p("gpt-5.4-nano", _NONE_X, "none", sampling="without_reasoning"),
+        _p("gpt-5.4-pro", _PRO_X, "medium"),
+        _p("gpt-5.5", _NONE_X, "none", sampling="without_reasoning"),
+        _p("gpt-5.5-pro", _PRO_X, "medium"),
     )
 }
 """Known models by canonical name."""
