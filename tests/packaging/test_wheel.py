@@ -78,7 +78,7 @@ def test_wheel_ships_every_file_under_src_kanawa_the_license_and_py_typed(dist: 
         "kanawa/apps/smartao/textlint/package.json",
         "kanawa/apps/smartao/textlint/package-lock.json",
         "kanawa/apps/smartao/textlint/sidecar.js",
-        "kanawa/server/page/timeline.html",
+        "kanawa/server/http/page/timeline.html",
         "kanawa/llm/catalogue/models.json",
     ):
         assert data in names

@@ -301,8 +301,11 @@ count(run, tenant, size_of(key, evicted, written, kept, checkpoint))
 redis.call('ZADD', EXPIRY, NOW + TTL, run)
 if terminal == '1' then
   if EVICTABLE[status] and evicted ~= '1' then
-    redis.call('ZADD', P .. 'mem:done', NOW, run)
-    redis.call('ZADD', P .. 'mem:done:' .. tenant, NOW, run)
+    -- by end time, and runs ending in the same millisecond in the order they ended (a tie would
+    -- otherwise be broken by the run ids' letters)
+    local ended = NOW * 1000 + redis.call('INCR', P .. 'mem:order') % 1000
+    redis.call('ZADD', P .. 'mem:done', ended, run)
+    redis.call('ZADD', P .. 'mem:done:' .. tenant, ended, run)
   end
   purge()
   enforce(tenant)
