@@ -175,5 +175,13 @@ $(NODE_CLIENTS)/node_modules/.installed: $(NODE_CLIENTS)/package-lock.json
 		cd $(NODE_CLIENTS) && npm ci --no-audit --no-fund --loglevel=error && touch node_modules/.installed; \
 	else echo "npm not found: the Node client tests (OpenAI TypeScript SDK, Vercel AI SDK) will skip"; fi
 
+# The official A2A JavaScript SDK (`@a2a-js/sdk`) that tests/server/protocols/test_a2a_node.py and
+# docs/a2a.md point at kanawa's A2A endpoints, installed the same way.
+A2A_CLIENTS := tests/clients/a2a
+$(A2A_CLIENTS)/node_modules/.installed: $(A2A_CLIENTS)/package-lock.json
+	@if command -v npm >/dev/null 2>&1; then \
+		cd $(A2A_CLIENTS) && npm ci --no-audit --no-fund --loglevel=error && touch node_modules/.installed; \
+	else echo "npm not found: the A2A JavaScript client tests will skip"; fi
+
 .PHONY: node-clients
-node-clients: $(NODE_CLIENTS)/node_modules/.installed
+node-clients: $(NODE_CLIENTS)/node_modules/.installed $(A2A_CLIENTS)/node_modules/.installed

@@ -5,7 +5,8 @@ is streamed through each protocol by the same app, in one process, in one run:
 
 - ``kanawa_sse``: ``POST /v1/runs``, kanawa's chunk protocol (the reference);
 - ``openai_responses``: ``POST /v1/responses`` with ``"stream": true`` (Responses streaming events);
-- ``openai_chat``: ``POST /v1/chat/completions`` with ``"stream": true`` (``chat.completion.chunk``).
+- ``openai_chat``: ``POST /v1/chat/completions`` with ``"stream": true`` (``chat.completion.chunk``);
+- ``a2a``: ``POST /a2a/<agent>`` calling ``SendStreamingMessage`` (A2A 1.0 artifact-update events).
 
 The app is driven through ASGI directly (no sockets, no HTTP parser, no client): a request is one
 ``http.request`` message, and ``send`` only counts the bytes. So what is measured is the server's
@@ -65,6 +66,15 @@ PROTOCOLS: dict[str, Protocol] = {
     "openai_chat": Protocol(
         "/v1/chat/completions",
         {"model": AGENT, "messages": [{"role": "user", "content": "go"}], "stream": True},
+    ),
+    "a2a": Protocol(
+        f"/a2a/{AGENT}",
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "SendStreamingMessage",
+            "params": {"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "go"}]}},
+        },
     ),
 }
 
