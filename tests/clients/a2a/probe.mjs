@@ -17,7 +17,7 @@ async function clientFor(key) {
       transports: [new JsonRpcTransportFactory({ fetchImpl: withKey })],
     }),
   );
-  return factory.createFromUrl(url);
+  return factory.createFromUrl(`${url}/`);
 }
 const say = (step, data) => console.log(JSON.stringify({ step, ...data }));
 const ask = (text, extra = {}) => ({

@@ -17,7 +17,7 @@ const factory = new ClientFactory(
     transports: [new JsonRpcTransportFactory({ fetchImpl: withKey })],
   }),
 );
-const client = await factory.createFromUrl(url); // reads <url>/.well-known/agent-card.json
+const client = await factory.createFromUrl(`${url}/`); // reads <url>/.well-known/agent-card.json
 
 const message = {
   messageId: crypto.randomUUID(),

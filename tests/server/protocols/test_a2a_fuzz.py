@@ -78,6 +78,12 @@ def live() -> Iterator[LiveServer]:
     yield from serve("embedded", None)
 
 
+@pytest.fixture(scope="module")
+def http(live: LiveServer) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=live.url, timeout=60) as client:
+        yield client
+
+
 def _is_jsonrpc(body: Any) -> bool:
     if not isinstance(body, dict) or body.get("jsonrpc") != "2.0":
         return False
@@ -107,20 +113,24 @@ def _check(http: httpx.Client, content: bytes) -> None:
         assert _is_jsonrpc(json.loads(body)), body[:300]
 
 
+SETTINGS = settings(
+    max_examples=150,  # each example is a request to a live server (some start a run): seconds, not minutes
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+
+
 @given(request=requests)
-@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-def test_no_json_rpc_request_gets_a_server_error(live: LiveServer, request: dict[str, Any]) -> None:
-    with httpx.Client(base_url=live.url, timeout=60) as http:
-        _check(http, json.dumps(request).encode())
+@SETTINGS
+def test_no_json_rpc_request_gets_a_server_error(http: httpx.Client, request: dict[str, Any]) -> None:
+    _check(http, json.dumps(request).encode())
 
 
 @given(raw=st.binary(max_size=200) | json_values.map(lambda v: json.dumps(v).encode()))
-@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-def test_no_body_gets_a_server_error(live: LiveServer, raw: bytes) -> None:
-    with httpx.Client(base_url=live.url, timeout=60) as http:
-        _check(http, raw)
+@SETTINGS
+def test_no_body_gets_a_server_error(http: httpx.Client, raw: bytes) -> None:
+    _check(http, raw)
 
 
-def test_a_body_nested_beyond_the_parsers_depth_is_a_parse_error(live: LiveServer) -> None:
-    with httpx.Client(base_url=live.url, timeout=60) as http:
-        _check(http, b"[" * 20_000 + b"]" * 20_000)
+def test_a_body_nested_beyond_the_parsers_depth_is_a_parse_error(http: httpx.Client) -> None:
+    _check(http, b"[" * 20_000 + b"]" * 20_000)

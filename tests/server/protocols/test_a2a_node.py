@@ -73,20 +73,21 @@ def test_a_cut_stream_resubscribed_loses_nothing_and_repeats_nothing(live: LiveS
         "probe.mjs", f"{live.url}/a2a/teller", question, KEY_B, agent_url=f"{live.url}/a2a/teller"
     )
     steps: dict[str, dict[str, object]] = {}
-    try:
-        assert process.stdout is not None
-        for line in process.stdout:
-            step = json.loads(line)
-            steps[step["step"]] = step
-            if step["step"] == "snapshot":
-                GATES[question].set()  # the run finishes only once the resubscription stands
-        process.wait(timeout=120)
-    finally:
-        GATES[question].set()
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-    assert process.returncode == 0, process.stderr.read()[-3000:] if process.stderr else ""
+    with process:
+        try:
+            assert process.stdout is not None
+            for line in process.stdout:
+                step = json.loads(line)
+                steps[step["step"]] = step
+                if step["step"] == "snapshot":
+                    GATES[question].set()  # the run finishes only once the resubscription stands
+            errors = process.stderr.read() if process.stderr else ""
+            process.wait(timeout=120)
+        finally:
+            GATES[question].set()
+            if process.poll() is None:
+                process.kill()
+    assert process.returncode == 0, errors[-3000:]
     cut = str(steps["cut"]["text"])
     assert cut
     assert TALE.startswith(cut)
@@ -96,4 +97,4 @@ def test_a_cut_stream_resubscribed_loses_nothing_and_repeats_nothing(live: LiveS
     assert steps["resumed"]["kinds"][0] == "task"  # type: ignore[index]
     assert steps["status"]["state"] == 3  # TASK_STATE_COMPLETED
     assert steps["got"] == {"step": "got", "state": 3, "text": TALE}
-    assert steps["other"]["error"] == "TaskNotFoundError"
+    assert steps["other"]["error"] == "JsonRpcTaskNotFoundError"  # the SDK's TaskNotFound over JSON-RPC

@@ -193,7 +193,7 @@ async def test_a_failed_run_is_a_failed_task_with_its_reason(live: LiveServer) -
     events = await _stream(live, "boom", "x")
     status = events[-1].status_update.status
     assert status.state == S.TASK_STATE_FAILED
-    assert "upstream refused" in status.message.parts[0].text
+    assert "LLMConnectionError" in status.message.parts[0].text
     assert "sk-proj" not in status.message.parts[0].text
 
 

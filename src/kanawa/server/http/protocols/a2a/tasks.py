@@ -153,22 +153,28 @@ def build_task(record: RunRecord, text: TaskText) -> Task:
 
 
 async def read_text(store: RunStore, run_id: str, *, until: int) -> TaskText:
-    """What the run's stored chunks up to seq ``until`` say (whatever is kept of them)."""
+    """What the run's stored chunks up to seq ``until`` say (whatever is kept of them). A store's
+    reading ends at a ``done`` chunk, and a run that waited for approval has one in the middle: the
+    chunks are read part after part."""
     text = TaskText()
-    if until <= 0:
-        return text
-    batches = store.read_batches(run_id, after=0)
-    try:
-        async for batch in batches:
-            for entry in batch:
-                text.add(chunk_of(entry))
-                if entry.seq >= until:
-                    return text
-    except ChunksExpired:
-        return text
-    finally:
-        with contextlib.suppress(Exception):
-            await batches.aclose()  # type: ignore[attr-defined]
+    after = 0
+    while after < until:
+        batches = store.read_batches(run_id, after=after)
+        start = after
+        try:
+            async for batch in batches:
+                for entry in batch:
+                    text.add(chunk_of(entry))
+                    after = entry.seq
+                    if entry.seq >= until:
+                        return text
+        except ChunksExpired:
+            return text
+        finally:
+            with contextlib.suppress(Exception):
+                await batches.aclose()  # type: ignore[attr-defined]
+        if after == start:  # nothing more is stored
+            return text
     return text
 
 
