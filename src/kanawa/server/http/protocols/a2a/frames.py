@@ -22,6 +22,7 @@ from google.protobuf.json_format import MessageToDict
 
 from kanawa.server.http.protocols.a2a.tasks import ARTIFACT_ID, TaskText, agent_message
 from kanawa.server.http.protocols.openai_runs import JSON, chunk_of, json_string, text_delta
+from kanawa.server.runs.chunks import Chunk
 from kanawa.server.store.base import ChunksExpired, Entry
 
 RpcId = str | int | None
@@ -54,7 +55,16 @@ class TaskFraming:
     whether the artifact already has text (a snapshot with text, or a resume after a seq), so the
     next text is appended to it rather than starting it."""
 
-    __slots__ = ("_appending", "_context_id", "_opening", "_rpc_id", "_task_id", "_text", "_text_head")
+    __slots__ = (
+        "_context_id",
+        "_opening",
+        "_rpc_id",
+        "_streamed",
+        "_tail",
+        "_task_id",
+        "_text",
+        "_text_head",
+    )
 
     def __init__(
         self, rpc_id: RpcId, task_id: str, context_id: str, *, opening: Task | None, answered: bool
@@ -68,7 +78,9 @@ class TaskFraming:
         ids = '"taskId":' + json_string(task_id) + ',"contextId":' + json_string(context_id)
         artifact = '"artifact":{"artifactId":"' + ARTIFACT_ID + '","parts":[{"text":'
         self._text_head = head + '{"artifactUpdate":{' + ids + "," + artifact
-        self._appending = answered
+        self._tail = _APPEND if answered else _START
+        self._streamed = answered
+        """Whether the answer has text already (a model's ``final`` text is then not sent again)."""
 
     def opening(self) -> bytes:
         if self._opening is None:
@@ -76,6 +88,19 @@ class TaskFraming:
         return b"data: " + event_json(self._rpc_id, self._opening).encode() + b"\r\n\r\n"
 
     def __call__(self, entries: Sequence[Entry]) -> bytes:
+        if len(entries) == 1:  # the common batch: one text delta the writer just made (text_delta inlined)
+            entry = entries[0]
+            source = entry.source
+            if type(source) is Chunk and source.type == "delta":
+                data = source.data
+                if type(data) is dict and len(data) == 1:
+                    text = data.get("text")
+                    if type(text) is str:
+                        tail = self._tail
+                        self._tail = _APPEND
+                        self._streamed = True
+                        head = self._text_head
+                        return f"id: {entry.seq}\r\ndata: {head}{json_string(text)}{tail}\r\n\r\n".encode()
         frames: list[str] = []
         for entry in entries:
             text = text_delta(entry)
@@ -86,18 +111,17 @@ class TaskFraming:
                     frames.append(self._final(entry.seq))
                     continue
                 if text is None:
-                    if chunk.get("type") == "final" and not self._text.answer and self._text.final:
+                    if chunk.get("type") == "final" and not self._streamed and self._text.final:
                         text = self._text.final  # a model that streamed no deltas: its answer at once
                     else:
                         continue
-            else:
-                self._text.answer.append(text)
+            self._streamed = True
             frames.append(self._answer(entry.seq, text))
         return "".join(frames).encode()
 
     def _answer(self, seq: int, text: str) -> str:
-        tail = _APPEND if self._appending else _START
-        self._appending = True
+        tail = self._tail
+        self._tail = _APPEND
         return f"id: {seq}\r\ndata: {self._text_head}{json_string(text)}{tail}\r\n\r\n"
 
     def _final(self, seq: int) -> str:
