@@ -175,5 +175,12 @@ $(NODE_CLIENTS)/node_modules/.installed: $(NODE_CLIENTS)/package-lock.json
 		cd $(NODE_CLIENTS) && npm ci --no-audit --no-fund --loglevel=error && touch node_modules/.installed; \
 	else echo "npm not found: the Node client tests (OpenAI TypeScript SDK, Vercel AI SDK) will skip"; fi
 
+# The official AG-UI client (@ag-ui/client HttpAgent) for the AG-UI tests, the same way.
+AGUI_CLIENT := tests/clients/ag-ui
+$(AGUI_CLIENT)/node_modules/.installed: $(AGUI_CLIENT)/package-lock.json
+	@if command -v npm >/dev/null 2>&1; then \
+		cd $(AGUI_CLIENT) && npm ci --no-audit --no-fund --loglevel=error && touch node_modules/.installed; \
+	else echo "npm not found: the AG-UI client tests (@ag-ui/client) will skip"; fi
+
 .PHONY: node-clients
-node-clients: $(NODE_CLIENTS)/node_modules/.installed
+node-clients: $(NODE_CLIENTS)/node_modules/.installed $(AGUI_CLIENT)/node_modules/.installed

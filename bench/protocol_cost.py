@@ -32,6 +32,7 @@ import pstats
 import statistics
 import sys
 import time
+import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -51,6 +52,11 @@ AGENT = "bench"
 TEXT = "kanawa streams each chunk once, in order. "
 
 
+FRESH = "{fresh}"
+"""In a request body: replaced by a new id in each request (a conversation's id, which a protocol
+that keeps conversations must not be sent twice at once)."""
+
+
 @dataclass(frozen=True)
 class Protocol:
     """How one system's streaming request is made."""
@@ -65,6 +71,10 @@ PROTOCOLS: dict[str, Protocol] = {
     "openai_chat": Protocol(
         "/v1/chat/completions",
         {"model": AGENT, "messages": [{"role": "user", "content": "go"}], "stream": True},
+    ),
+    "ag_ui": Protocol(
+        f"/ag-ui/{AGENT}",
+        {"threadId": FRESH, "runId": "run", "messages": [{"id": "m", "role": "user", "content": "go"}]},
     ),
 }
 
@@ -114,7 +124,7 @@ def make_app(deltas: int) -> Any:
 
 async def request(app: Any, protocol: Protocol) -> tuple[int, int]:
     """One streaming request through ASGI: its status and the bytes of its body."""
-    body = json.dumps(protocol.body).encode()
+    body = json.dumps(protocol.body).replace(FRESH, uuid.uuid4().hex).encode()
     scope = {
         "type": "http",
         "asgi": {"version": "3.0", "spec_version": "2.3"},

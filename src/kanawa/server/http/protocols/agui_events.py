@@ -249,7 +249,7 @@ class AguiTranslator:
             else:
                 patch = json_patch(self.state, output)
                 if patch:
-                    events.append(StateDeltaEvent(delta=patch))
+                    events.append(StateDeltaEvent.model_validate({"delta": patch}))
             self.state = output
         return events
 
@@ -260,24 +260,33 @@ class AguiTranslator:
                 events.append(ToolCallEndEvent(tool_call_id=call))
         while self.steps:
             events.append(StepFinishedEvent(step_name=self.steps.pop()))
-        finished = {"thread_id": self.thread_id, "run_id": self.run_id}
         waiting = [call for call in self.pending if call not in self.answered]
         if status == "completed":
-            events.append(RunFinishedEvent(**finished, result=self.output))
+            events.append(self._finished(result=self.output))
         elif status == "awaiting_tool_output":
-            outcome = RunFinishedSuccessOutcome(pending_tool_call_ids=waiting)
-            events.append(RunFinishedEvent(**finished, outcome=outcome))
+            events.append(self._finished(outcome=RunFinishedSuccessOutcome(pending_tool_call_ids=waiting)))
         elif status == "awaiting_approval":
             asked = [
                 Interrupt(id=call, reason="approval_required", tool_call_id=call) for call in waiting
             ] or [Interrupt(id=self.run, reason="approval_required")]
-            events.append(RunFinishedEvent(**finished, outcome=RunFinishedInterruptOutcome(interrupts=asked)))
+            events.append(self._finished(outcome=RunFinishedInterruptOutcome(interrupts=asked)))
         elif status == "cancelled":
-            events.append(RunFinishedEvent(**finished, outcome=RunFinishedCancelledOutcome()))
+            events.append(self._finished(outcome=RunFinishedCancelledOutcome()))
         else:
             code, message = self.error or ("run_failed", "the run failed")
             events.append(RunErrorEvent(message=message, code=code))
         return events
+
+    def _finished(
+        self,
+        *,
+        result: Any = None,
+        outcome: RunFinishedSuccessOutcome
+        | RunFinishedInterruptOutcome
+        | RunFinishedCancelledOutcome
+        | None = None,
+    ) -> RunFinishedEvent:
+        return RunFinishedEvent(thread_id=self.thread_id, run_id=self.run_id, result=result, outcome=outcome)
 
 
 def frame(event_id: EventId, event: BaseEvent) -> bytes:
