@@ -46,8 +46,8 @@ def test_the_rate_limit_and_the_stream_caps_answer_429() -> None:
     try:
         with httpx.Client(base_url=server.url, timeout=30) as client:
             with client.stream("POST", "/ag-ui/slow", json=_thread(1, "5"), headers=AUTH_A) as held:
-                first = next(held.iter_raw())
-                assert parse(first + b"\n\n")[0][0].type == "RUN_STARTED"
+                pieces = held.iter_raw()  # kept: a dropped iterator closes the connection
+                assert parse(next(pieces))[0][0].type == "RUN_STARTED"
                 capped = client.post("/ag-ui/helper", json=_thread(2), headers=AUTH_A)
                 assert capped.status_code == 429
                 assert "streams open" in capped.json()["detail"]
@@ -88,7 +88,8 @@ def test_the_tenants_runs_going_are_capped() -> None:
             httpx.Client(base_url=server.url, timeout=30) as client,
             client.stream("POST", "/ag-ui/slow", json=_thread(20, "5"), headers=AUTH_A) as held,
         ):
-            next(held.iter_raw())
+            pieces = held.iter_raw()  # kept: a dropped iterator closes the connection
+            assert parse(next(pieces))[0][0].type == "RUN_STARTED"
             capped = client.post("/ag-ui/helper", json=_thread(21), headers=AUTH_A)
             assert capped.status_code == 429
             assert capped.headers["Retry-After"] == "1"

@@ -8,7 +8,7 @@ part after part (the frontend's tool results, the next question), each ending wi
 ======================================  ==========================================================
 chunk                                   events
 ======================================  ==========================================================
-(the part's start)                      ``RUN_STARTED``
+(the part's start)                      ``RUN_STARTED``, ``STATE_SNAPSHOT`` of the input's state
 ``delta`` (text, the served agent)      ``TEXT_MESSAGE_START`` (the first), ``TEXT_MESSAGE_CONTENT``
 ``tool_call_start`` / ``_delta``        ``TOOL_CALL_START`` / ``TOOL_CALL_ARGS`` (a message open
                                         before it ends first)
@@ -28,9 +28,10 @@ chunk                                   events
 
 **State.** An agent has AG-UI state when its answer is structured: an agent whose output type is an
 object (``Agent(..., output_type=Recipe)``) answers with the application's new state. The input's
-``state`` is shown to the model (:mod:`.agui_inputs`), and the answer becomes a ``STATE_DELTA`` (an
-RFC 6902 patch from the input's state) — or a ``STATE_SNAPSHOT`` when the input carried none, or on a
-resumed stream, which does not have the input.
+``state`` is established at the run's start (``STATE_SNAPSHOT``) and shown to the model
+(:mod:`.agui_inputs`); the answer becomes a ``STATE_DELTA`` (an RFC 6902 patch from the input's
+state) — or a ``STATE_SNAPSHOT`` when the input carried none, or on a resumed stream, which does not
+have the input (so a client that lost the first snapshot still ends with the state).
 
 **Ids.** Every event goes out with an SSE ``id:`` of ``<part>:<seq>:<k>``: the part's first seq, the
 chunk it came from (the part's first seq for ``RUN_STARTED``) and its place among that chunk's
@@ -142,7 +143,10 @@ class AguiTranslator:
     # -- the events of one chunk ------------------------------------------------------------------
 
     def opening(self) -> list[BaseEvent]:
-        return [RunStartedEvent(thread_id=self.thread_id, run_id=self.run_id)]
+        started: list[BaseEvent] = [RunStartedEvent(thread_id=self.thread_id, run_id=self.run_id)]
+        if self.state is not None:
+            started.append(StateSnapshotEvent(snapshot=self.state))
+        return started
 
     def feed(self, chunk: dict[str, Any], seq: int) -> list[BaseEvent]:
         kind = chunk.get("type")
