@@ -51,9 +51,12 @@ def test_the_rate_limit_and_the_stream_caps_answer_429() -> None:
                 capped = client.post("/ag-ui/helper", json=_thread(2), headers=AUTH_A)
                 assert capped.status_code == 429
                 assert "streams open" in capped.json()["detail"]
-            assert client.post("/ag-ui/helper", json=_thread(3), headers=AUTH_A).status_code == 200
+            # the 3rd request of the minute (a resume of a thread there is none of: no stream opens)
+            resume = {**AUTH_A, "Last-Event-ID": "0:0:0"}
+            assert client.get("/ag-ui/helper/threads/none/runs/r", headers=resume).status_code == 404
             limited = client.post("/ag-ui/helper", json=_thread(4), headers=AUTH_A)  # 4th of the minute
             assert limited.status_code == 429
+            assert limited.json()["detail"] == "rate limit exceeded for this API key"
             assert limited.headers["Retry-After"]
     finally:
         server.stop()
