@@ -1,7 +1,8 @@
 """The minimal AG-UI chat page (``GET /ag-ui/{agent}/page``) in headless Chromium (Debian's
 ``chromium`` driven by Playwright): it posts a ``RunAgentInput``, draws the streamed answer and the
 agent's tool calls, runs its own frontend tool when the agent calls it and sends the result back,
-and after a reload goes on with the same thread."""
+after a reload goes on with the same thread, and resumes a stream cut mid-answer with
+``Last-Event-ID`` without losing or repeating a word."""
 
 from __future__ import annotations
 
@@ -10,11 +11,11 @@ from collections.abc import AsyncIterator, Iterator
 
 import httpx
 import pytest
-from playwright.async_api import Page, async_playwright
+from playwright.async_api import Page, Route, async_playwright
 
 from kanawa.server.http.app import create_app
 from tests.server.conftest import LiveServer, settings_for
-from tests.server.protocols.agui_agents import agents
+from tests.server.protocols.agui_agents import STORY, agents
 from tests.server.sse import KEY_A
 
 CHROMIUM = "/usr/bin/chromium"
@@ -96,3 +97,29 @@ async def test_the_page_shows_a_failed_run_and_has_the_page_headers(
     assert served.status_code == 200
     assert "frame-ancestors 'none'" in served.headers["content-security-policy"]
     assert served.headers["x-frame-options"] == "DENY"
+
+
+async def test_the_page_resumes_a_stream_cut_mid_answer(page: Page, page_server: LiveServer) -> None:
+    resumed: list[str | None] = []
+
+    async def cut(route: Route) -> None:
+        whole = await route.fetch()
+        body = await whole.body()
+        await route.fulfill(response=whole, body=body[:900])  # the connection ends mid-answer
+
+    page.on(
+        "request",
+        lambda request: (
+            resumed.append(request.headers.get("last-event-id"))
+            if request.method == "GET" and "/threads/" in request.url
+            else None
+        ),
+    )
+    await page.route("**/ag-ui/teller", cut)
+    await page.goto(f"{page_server.url}/ag-ui/teller/page#key={KEY_A}")
+    await _ask(page, "a story, please")
+    await page.locator("#status", has_text="done").wait_for(timeout=WAIT_MS)
+    assert await page.locator(".msg.assistant").all_text_contents() == [STORY]
+    assert len(resumed) == 1
+    assert resumed[0] is not None
+    assert resumed[0].startswith("0:")
