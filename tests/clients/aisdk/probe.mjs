@@ -1,6 +1,6 @@
 // What the tests look at finely, one JSON line per phase (not a documented example).
 //   stream <agent> <chatId> <text> [tools]   every UI message chunk of one answer, and the message
-//   cut <agent> <chatId> <text>              read until the gated `hold` tool is called, then drop the
+//   cut <agent> <chatId> <text>              read until the gated `hold` tool is called (it waits), drop the
 //                                            connection; reconnect (prints {"phase":"reconnected"} on
 //                                            its first chunk) and read the replayed answer to its end
 //   resume <agent> <chatId>                  reconnectToStream alone: null (204) or the chunks
@@ -56,7 +56,7 @@ if (mode === 'stream') {
     abortSignal: connection.signal,
   });
   const first = await collect(stream, {
-    until: (chunk) => chunk.type === 'tool-input-available' && chunk.toolName === 'hold',
+    until: (chunk) => chunk.type === 'tool-input-start' && chunk.toolName === 'hold',
   });
   connection.abort();
   await first.reader.cancel().catch(() => {});

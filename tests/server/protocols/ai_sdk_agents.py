@@ -2,7 +2,9 @@
 
 ``gated`` answers in two steps with its own ``hold`` tool between them, which waits for
 :data:`GATE`: the test cuts a client's connection while the run waits there — mid-answer, by
-construction rather than by timing — reconnects, and then opens the gate.
+construction rather than by timing — reconnects, and then opens the gate. While ``hold`` runs the
+client has its ``tool-input-start`` and ``-delta``; the call's ``tool-input-available`` comes with its
+result (the run reports a call of the agent's own tool once it has run).
 """
 
 from __future__ import annotations

@@ -162,7 +162,7 @@ def test_a_chat_whose_answer_is_going_refuses_another_and_resumes(served: LiveSe
         with client.stream("POST", "/ai-sdk/gated", json={"id": chat_id, "messages": [user("go")]}) as live:
             seen = b""
             lines = live.iter_lines()
-            while '"toolName":"hold"' not in seen.decode() or "tool-input-available" not in seen.decode():
+            while '"type":"tool-input-start","toolCallId":"hold_1"' not in seen.decode():
                 seen += next(lines).encode() + b"\n"
             busy = client.post("/ai-sdk/gated", json={"id": chat_id, "messages": [user("go")]})
             assert busy.status_code == 409
@@ -220,10 +220,12 @@ def _while_one_answer_is_held(**overrides: Any) -> httpx.Response:
             httpx.Client(base_url=server.url, headers=AUTH_A, timeout=60) as client,
             client.stream("POST", "/ai-sdk/gated", json={"id": "one", "messages": [user("go")]}) as held,
         ):
-            next(held.iter_lines())
+            lines = held.iter_lines()
+            next(lines)
             second = client.post("/ai-sdk/concierge", json={"id": "two", "messages": [user("hi")]})
             GATE.set()
-            held.read()
+            for _ in lines:  # the held answer ends
+                pass
             return second
     finally:
         server.stop()

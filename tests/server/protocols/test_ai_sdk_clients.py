@@ -116,7 +116,7 @@ def test_the_documented_client_tool_round_trip(served: LiveServer) -> None:
 def test_read_ui_message_stream_builds_the_message_of_every_part(served: LiveServer) -> None:
     chat_id = uuid.uuid4().hex
     seen = json.loads(_run(served, "probe.mjs", "stream", "concierge", chat_id, "hi", "tools")[-1])
-    assert seen["failure"] is None or "failure" not in seen
+    assert "failure" not in seen  # readUIMessageStream took every chunk
     message = seen["message"]
     assert message["id"].startswith("msg_")
     kinds = [part["type"] for part in message["parts"]]
@@ -190,7 +190,7 @@ async def _ask(page: Page, server: LiveServer, agent: str, question: str) -> Non
 async def test_use_chat_resumes_after_a_reload_mid_answer(served: LiveServer, page: Page) -> None:
     GATE.clear()
     await _ask(page, served, "gated", "go")
-    await page.wait_for_selector("text=hold: input-available", timeout=30_000)
+    await page.wait_for_selector("text=hold: input-streaming", timeout=30_000)
     assert FIRST_HALF.strip() in await page.inner_text("main")
     await page.reload()  # the answer's connection goes with the page; the chat lives in sessionStorage
     await page.wait_for_selector("#status >> text=streaming", timeout=30_000)

@@ -1,6 +1,6 @@
 // A minimal useChat page for a kanawa agent: streaming, a client-side tool, and resume after a
 // reload. Open it as chat.html#agent=<agent>&key=<API key>.
-import { useChat } from '@ai-sdk/react';
+import { Chat, useChat } from '@ai-sdk/react';
 import { DefaultChatTransport, lastAssistantMessageIsCompleteWithToolCalls } from 'ai';
 import { useEffect, useState } from 'react';
 import { createRoot } from 'react-dom/client';
@@ -22,24 +22,27 @@ const tools = [
   },
 ];
 
-function Chat() {
+// the Chat is made here, with the transport itself, so that useChat's resume knows the transport
+// replays an answer from its start (given as useChat's `transport`, that is lost in a wrapper)
+const chat = new Chat({
+  id: chatId,
+  messages: saved,
+  transport: new DefaultChatTransport({
+    api: `/ai-sdk/${agent}`,
+    headers: { Authorization: `Bearer ${key}` },
+    body: { tools },
+  }),
+  sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithToolCalls,
+  onToolCall({ toolCall }) {
+    if (toolCall.toolName === 'get_weather') {
+      chat.addToolOutput({ tool: 'get_weather', toolCallId: toolCall.toolCallId, output: 'sunny, 21°C' });
+    }
+  },
+});
+
+function ChatPage() {
   const [input, setInput] = useState('');
-  const { messages, sendMessage, status, error, addToolOutput } = useChat({
-    id: chatId,
-    messages: saved,
-    resume: true,
-    transport: new DefaultChatTransport({
-      api: `/ai-sdk/${agent}`,
-      headers: { Authorization: `Bearer ${key}` },
-      body: { tools },
-    }),
-    sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithToolCalls,
-    onToolCall({ toolCall }) {
-      if (toolCall.toolName === 'get_weather') {
-        addToolOutput({ tool: 'get_weather', toolCallId: toolCall.toolCallId, output: 'sunny, 21°C' });
-      }
-    },
-  });
+  const { messages, sendMessage, status, error } = useChat({ chat, resume: true });
   useEffect(() => sessionStorage.setItem('chat-messages', JSON.stringify(messages)), [messages]);
 
   return (
@@ -71,4 +74,4 @@ function Chat() {
   );
 }
 
-createRoot(document.getElementById('root')).render(<Chat />);
+createRoot(document.getElementById('root')).render(<ChatPage />);
