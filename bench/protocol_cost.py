@@ -5,7 +5,9 @@ is streamed through each protocol by the same app, in one process, in one run:
 
 - ``kanawa_sse``: ``POST /v1/runs``, kanawa's chunk protocol (the reference);
 - ``openai_responses``: ``POST /v1/responses`` with ``"stream": true`` (Responses streaming events);
-- ``openai_chat``: ``POST /v1/chat/completions`` with ``"stream": true`` (``chat.completion.chunk``).
+- ``openai_chat``: ``POST /v1/chat/completions`` with ``"stream": true`` (``chat.completion.chunk``);
+- ``ai_sdk``: ``POST /ai-sdk/{agent}``, the Vercel AI SDK's UI message stream (a chat of its own per
+  request: no chat id).
 
 The app is driven through ASGI directly (no sockets, no HTTP parser, no client): a request is one
 ``http.request`` message, and ``send`` only counts the bytes. So what is measured is the server's
@@ -75,6 +77,9 @@ PROTOCOLS: dict[str, Protocol] = {
     "ag_ui": Protocol(
         f"/ag-ui/{AGENT}",
         {"threadId": FRESH, "runId": "run", "messages": [{"id": "m", "role": "user", "content": "go"}]},
+    ),
+    "ai_sdk": Protocol(
+        f"/ai-sdk/{AGENT}", {"messages": [{"role": "user", "parts": [{"type": "text", "text": "go"}]}]}
     ),
 }
 
