@@ -227,6 +227,8 @@ class CeleryCluster:
     queue: str
     prefix: str
     workers: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    extra: dict[str, str] = field(default_factory=dict)
+    """Variables of this cluster's workers beside (or instead of) the defaults below."""
 
     def env(self) -> dict[str, str]:
         import os
@@ -241,6 +243,7 @@ class CeleryCluster:
             "KANAWA_SERVE_AGENTS": "tests.server.durable_agents:agents",
             # prefork: a killed pool process is replaced by a fork, and its task goes back to the broker
             "KANAWA_WORKER_CONCURRENCY": "2",
+            **self.extra,
         }
 
     def spawn(self) -> subprocess.Popen[bytes]:
