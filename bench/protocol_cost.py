@@ -5,7 +5,9 @@ is streamed through each protocol by the same app, in one process, in one run:
 
 - ``kanawa_sse``: ``POST /v1/runs``, kanawa's chunk protocol (the reference);
 - ``openai_responses``: ``POST /v1/responses`` with ``"stream": true`` (Responses streaming events);
-- ``openai_chat``: ``POST /v1/chat/completions`` with ``"stream": true`` (``chat.completion.chunk``).
+- ``openai_chat``: ``POST /v1/chat/completions`` with ``"stream": true`` (``chat.completion.chunk``);
+- ``ai_sdk``: ``POST /ai-sdk/{agent}``, the Vercel AI SDK's UI message stream (a chat of its own per
+  request: no chat id).
 
 The app is driven through ASGI directly (no sockets, no HTTP parser, no client): a request is one
 ``http.request`` message, and ``send`` only counts the bytes. So what is measured is the server's
@@ -32,6 +34,7 @@ import pstats
 import statistics
 import sys
 import time
+import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -51,6 +54,11 @@ AGENT = "bench"
 TEXT = "kanawa streams each chunk once, in order. "
 
 
+FRESH = "{fresh}"
+"""In a request body: replaced by a new id in each request (a conversation's id, which a protocol
+that keeps conversations must not be sent twice at once)."""
+
+
 @dataclass(frozen=True)
 class Protocol:
     """How one system's streaming request is made."""
@@ -65,6 +73,13 @@ PROTOCOLS: dict[str, Protocol] = {
     "openai_chat": Protocol(
         "/v1/chat/completions",
         {"model": AGENT, "messages": [{"role": "user", "content": "go"}], "stream": True},
+    ),
+    "ag_ui": Protocol(
+        f"/ag-ui/{AGENT}",
+        {"threadId": FRESH, "runId": "run", "messages": [{"id": "m", "role": "user", "content": "go"}]},
+    ),
+    "ai_sdk": Protocol(
+        f"/ai-sdk/{AGENT}", {"messages": [{"role": "user", "parts": [{"type": "text", "text": "go"}]}]}
     ),
 }
 
@@ -114,7 +129,7 @@ def make_app(deltas: int) -> Any:
 
 async def request(app: Any, protocol: Protocol) -> tuple[int, int]:
     """One streaming request through ASGI: its status and the bytes of its body."""
-    body = json.dumps(protocol.body).encode()
+    body = json.dumps(protocol.body).replace(FRESH, uuid.uuid4().hex).encode()
     scope = {
         "type": "http",
         "asgi": {"version": "3.0", "spec_version": "2.3"},
