@@ -15,7 +15,7 @@ from redis.asyncio import Redis
 from redis.exceptions import NoScriptError
 
 from kanawa.server.http.resume import resume_point
-from kanawa.server.store.base import RECORD_BYTES, ChunksExpired, Entry, RunRecord, RunStore
+from kanawa.server.store.base import RECORD_BYTES, ChunksExpired, Entry, RunExists, RunRecord, RunStore
 from kanawa.server.store.memory import MemoryRunStore
 from kanawa.server.store.redis import RedisRunStore
 from tests.server.conftest import run_store
@@ -364,6 +364,21 @@ def test_redis_commands_packed_by_hand_are_the_protocols_own_encoding() -> None:
     assert scripts.command(_REFRESH_SCRIPT, *args) == library(b"EVALSHA", sha, b"0", *common, *args)
     assert scripts.answered(_REFRESH_SCRIPT, NoScriptError("NOSCRIPT No matching script.")) is False
     assert scripts.command(_REFRESH_SCRIPT, *args).startswith(b"*13\r\n$4\r\nEVAL\r\n")
+
+
+async def test_an_exclusive_create_of_a_taken_id_fails_and_keeps_the_first_record(store: RunStore) -> None:
+    created = await asyncio.gather(
+        *(store.create(_record("derived", tenant=f"t{n}"), exclusive=True) for n in range(5)),
+        return_exceptions=True,
+    )
+    assert sum(outcome is None for outcome in created) == 1
+    assert all(isinstance(outcome, RunExists) for outcome in created if outcome is not None)
+    winner = created.index(None)
+    assert await store.get(f"t{winner}", "derived") is not None
+    others = [await store.get(f"t{n}", "derived") for n in range(5) if n != winner]
+    assert others == [None] * 4
+    await store.create(_record("random"))  # a drawn id is not claimed: nothing changes for it
+    await store.create(_record("random"))
 
 
 async def test_a_status_claim_succeeds_once(store: RunStore) -> None:

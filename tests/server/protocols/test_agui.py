@@ -4,6 +4,7 @@ and a reconnect that loses nothing — in memory and with Redis, one served app 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -188,6 +189,19 @@ async def test_a_thread_goes_on_from_the_servers_history_after_a_page_reload(
     # a reloaded page knows only its thread id: the server keeps the conversation
     _, again = await post(client, "helper", run_input(thread, "r2", user("second", "u2")))
     assert _text(again).endswith("(question 2)")
+
+
+async def test_first_inputs_racing_on_a_new_thread_start_it_once(client: httpx.AsyncClient) -> None:
+    """The thread's run id is derived from its id, so two first inputs sent at once derive the same
+    one: the store creates it once (``RunExists``) and the loser gets a 409, never a second run that
+    overwrites the first's record."""
+    thread = _thread()
+    answers = await asyncio.gather(
+        *(post(client, "helper", run_input(thread, f"r{n}", user("first"))) for n in range(6))
+    )
+    assert {response.status_code for response, _ in answers} <= {200, 409}
+    firsts = [events for response, events in answers if response.status_code == 200]
+    assert sum(_text(events).endswith("(question 1)") for events in firsts) == 1
 
 
 async def test_tool_results_for_calls_that_do_not_wait_are_refused(client: httpx.AsyncClient) -> None:

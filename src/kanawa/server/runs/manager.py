@@ -155,10 +155,12 @@ class RunManager:
         """Create the run and start its task; ``KeyError`` for an unknown agent. ``user_input`` is the
         question, or messages to append to ``history`` (an earlier conversation a client sent);
         ``options`` the request's own additions (client tools, instructions …); ``run_id`` an id the
-        caller derived itself (32 hex digits, not one of a kept run: a protocol whose conversations
-        have their own ids, such as an AG-UI thread), a fresh one without it."""
+        caller derived itself (32 hex digits: a protocol whose conversations have their own ids, such
+        as an AG-UI thread), a fresh one without it; :class:`~kanawa.server.store.base.RunExists` when
+        another request has just started a run with that id."""
         agent = self.agents[agent_name]
         running = self._by_tenant.setdefault(tenant, set())
+        derived = run_id is not None
         run_id = run_id if run_id is not None else uuid.uuid4().hex
         if self.slots is not None:
             going = await self.slots.acquire(tenant, run_id, self.max_runs)
@@ -169,7 +171,7 @@ class RunManager:
         now = time.time()
         record = RunRecord(run_id, tenant, agent_name, "running", now, now, session_id=session_id)
         try:
-            await self.store.create(record, writes_here=self.dispatch is None)
+            await self.store.create(record, writes_here=self.dispatch is None, exclusive=derived)
             if self.dispatch is not None:
                 asked = (UserMessage(user_input),) if isinstance(user_input, str) else tuple(user_input)
                 fresh = Checkpoint(agent_name, (*history, *asked), next_seq=1, fresh=True, options=options)

@@ -79,6 +79,15 @@ class ChunksExpired(Exception):  # noqa: N818 - reads as the condition it report
         self.first = first
 
 
+class RunExists(Exception):  # noqa: N818 - reads as the condition it reports
+    """An exclusive :meth:`RunStore.create` found the run id taken: two requests derived the same id
+    (the first message of an AG-UI thread or an AI SDK chat, sent twice at once) and the other won."""
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(f"run {run_id} has just been started by another request")
+        self.run_id = run_id
+
+
 class Subscriber(Protocol):
     """A reader at the head of a run that the writer feeds directly (the module docstring).
 
@@ -120,9 +129,11 @@ class Subscriber(Protocol):
 
 
 class RunStore(Protocol):
-    async def create(self, record: RunRecord, *, writes_here: bool = False) -> None:
+    async def create(self, record: RunRecord, *, writes_here: bool = False, exclusive: bool = False) -> None:
         """Store a new run's record. ``writes_here``: this process will write the run's chunks (not a
-        worker elsewhere), so readers here can be fed by the writer directly."""
+        worker elsewhere), so readers here can be fed by the writer directly. ``exclusive``: the id
+        was derived by the caller, not drawn at random — :class:`RunExists` when it is already taken,
+        atomically across the processes sharing the store."""
         ...
 
     async def get(self, tenant: str, run_id: str) -> RunRecord | None: ...
@@ -201,6 +212,7 @@ __all__ = [
     "SEND_BYTES",
     "ChunksExpired",
     "Entry",
+    "RunExists",
     "RunRecord",
     "RunStatus",
     "RunStore",

@@ -18,6 +18,7 @@ from kanawa.server.store.base import (
     SEND_BYTES,
     ChunksExpired,
     Entry,
+    RunExists,
     RunRecord,
     RunStatus,
     Subscriber,
@@ -195,8 +196,10 @@ class MemoryRunStore:
         self._sweep()
         return self._runs.get(run_id)
 
-    async def create(self, record: RunRecord, *, writes_here: bool = False) -> None:
+    async def create(self, record: RunRecord, *, writes_here: bool = False, exclusive: bool = False) -> None:
         self._sweep()
+        if exclusive and self._live(record.run_id) is not None:  # no await before the insert: atomic
+            raise RunExists(record.run_id)
         run = _Run(
             record, ChunkRing(self._cap), time.monotonic() + self._ttl, record.last_seq, record.updated
         )

@@ -57,6 +57,7 @@ from kanawa.server.store.base import (
     SEND_BYTES,
     ChunksExpired,
     Entry,
+    RunExists,
     RunRecord,
     RunStatus,
     Subscriber,
@@ -901,9 +902,15 @@ class RedisRunStore:
         (reply,) = await self._write(_pack(*parts))
         return reply
 
-    async def create(self, record: RunRecord, *, writes_here: bool = False) -> None:
+    async def create(self, record: RunRecord, *, writes_here: bool = False, exclusive: bool = False) -> None:
         """Store the record. ``writes_here``: this process will write the run's chunks, so its local
-        readers are fed by the writer from the start (never by ``XREAD``)."""
+        readers are fed by the writer from the start (never by ``XREAD``). ``exclusive``: the id is
+        claimed first (``SET NX``, for the run's TTL), so of two processes deriving the same id one
+        gets :class:`RunExists`."""
+        if exclusive and not await self._redis.set(
+            f"{self._run(record.run_id)}:claim", b"1", nx=True, px=self._ttl_ms
+        ):
+            raise RunExists(record.run_id)
         key = self._run(record.run_id).encode()
         index = f"{self._prefix}tenant:{record.tenant}:runs".encode()
         fields = [part for name, value in _to_hash(record).items() for part in (name, str(value))]

@@ -37,6 +37,7 @@ from kanawa.server.http.protocols.openai_errors import OpenAIError
 from kanawa.server.http.protocols.openai_inputs import InvalidInput
 from kanawa.server.http.protocols.openai_runs import Part, manager_of, owned_part, part_stream
 from kanawa.server.runs.manager import CONTINUABLE, InvalidContinuation, NotContinuable, RunLimitReached
+from kanawa.server.store.base import RunExists
 
 SSE: Final = "text/event-stream"
 _STREAM_DOC: dict[int | str, dict[str, Any]] = {
@@ -74,7 +75,7 @@ async def _begin(request: Request, tenant: str, agent: str, body: AguiInput) -> 
         return Part(run_id, await manager.go_on(record, list(turn.turn), options=options))
     except (InvalidInput, InvalidContinuation) as exc:
         raise HTTPException(400, str(exc)) from None
-    except NotContinuable as exc:
+    except (NotContinuable, RunExists) as exc:
         raise HTTPException(409, str(exc)) from None
     except RunLimitReached as exc:
         raise HTTPException(429, str(exc), headers={"Retry-After": "1"}) from None

@@ -44,7 +44,7 @@ from kanawa.server.http.protocols.openai_inputs import InvalidInput, split_turn
 from kanawa.server.http.protocols.openai_runs import Part, chunk_of, manager_of, part_stream
 from kanawa.server.runs.checkpoint import Checkpoint
 from kanawa.server.runs.manager import InvalidContinuation, NotContinuable, RunLimitReached
-from kanawa.server.store.base import ChunksExpired, RunRecord, RunStore
+from kanawa.server.store.base import ChunksExpired, RunExists, RunRecord, RunStore
 from kanawa.types import Message
 
 MAX_GENERATIONS: Final = 64
@@ -163,6 +163,8 @@ async def chat(agent: AgentArg, body: ChatRequest, request: Request, who: Caller
             raise HTTPException(400, str(exc)) from None
         if isinstance(exc, NotContinuable):
             raise HTTPException(409, f"the chat cannot go on: {exc}") from None
+        if isinstance(exc, RunExists):
+            raise HTTPException(409, "this chat's answer is still going") from None
         if isinstance(exc, RunLimitReached):
             raise HTTPException(429, str(exc), headers={"Retry-After": "1"}) from None
         raise
