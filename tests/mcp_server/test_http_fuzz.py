@@ -109,7 +109,7 @@ def test_no_input_makes_a_5xx(server: LiveServer) -> None:
     with httpx.Client(base_url=server.url, timeout=httpx.Timeout(60, read=60)) as client:
         live_session = _open_session(client)
 
-        @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+        @settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
         @given(
             method=st.sampled_from(["POST", "POST", "POST", "GET", "DELETE"]),
             body=bodies,
