@@ -134,6 +134,7 @@ bench: $(VENV)/.synced smartao-textlint
 	$(BIN)/python bench/dify_plugin_overhead.py
 	$(BIN)/python bench/serve_load.py
 	$(BIN)/python bench/protocol_cost.py
+	$(BIN)/python bench/session_heap.py
 
 	$(BIN)/python bench/smartao_run.py
 

@@ -157,7 +157,10 @@ def serve(system: str, port: int) -> None:
     if system in ("bare", "bare_gc"):
         app = _bare_app(_kanawa_gc_settings if system == "bare_gc" else None)
     else:
-        from kanawa.server.http.app import create_app
+        try:
+            from kanawa.server.http.app import create_app
+        except ImportError:  # a checkout from before the server's layers (PYTHONPATH)
+            from kanawa.server.app import create_app  # type: ignore[no-redef]
         from kanawa.server.settings import ServerSettings
 
         chosen: dict[str, Any] = {

@@ -139,3 +139,16 @@ def later():
         "kanawa.server.http.direct",
         "kanawa.server.http.app",
     } <= found
+
+
+def test_the_apps_own_routes_are_flat_not_layered_routers() -> None:
+    """A router kept as a layer holds its frames for as long as each stream through it lasts; the
+    built-in routers' routes are put in the app's route list directly (``_add_routes``)."""
+    from starlette.routing import Route
+
+    from kanawa.server import ServerSettings, create_app
+
+    app = create_app(settings=ServerSettings(api_keys="k-0123456789abcdef:t"))
+    paths = {route.path: route for route in app.router.routes if isinstance(route, Route)}
+    for path in ("/v1/runs", "/v1/responses", "/v1/chat/completions", "/v1/models", "/v1/whoami"):
+        assert path in paths, path

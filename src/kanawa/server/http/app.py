@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from fastapi import FastAPI
+from fastapi import APIRouter, FastAPI
 from fastapi.exceptions import RequestValidationError
 
 from kanawa import __version__
@@ -81,15 +81,24 @@ def create_app(
     app.state.limiter = RateLimiter(config.rate_limit)
     app.state.auth_failures = FailureThrottle(config.auth_failures)
     for router in (service_api.router, kanawa_sse.router, runs_api.router, pages.router):
-        app.include_router(router)
+        _add_routes(app, router)
     for protocol in (openai_responses, openai_chat, openai_models):  # OpenAI-compatible, under /v1
-        app.include_router(protocol.router)
-    app.include_router(mcp_http.router)  # the agents as MCP tools (streamable HTTP)
+        _add_routes(app, protocol.router)
+    _add_routes(app, mcp_http.router)  # the agents as MCP tools (streamable HTTP)
     for extension in mounted:
         if extension.router is not None:
             app.include_router(extension.router)
-    app.include_router(pages.root_router)
+    _add_routes(app, pages.root_router)
     return app
+
+
+def _add_routes(app: FastAPI, router: APIRouter) -> None:
+    """Puts ``router``'s routes in the app's own route list. ``include_router`` keeps a router as a
+    layer that every request passes through, and a streaming response holds that layer's frames for
+    as long as it lasts (about 1 KiB per open stream, ``bench/serve_load.py``). kanawa's routers have
+    no prefix, dependencies or overrides of their own, so their routes are the app's as they are.
+    Extensions' routers, which may have them, are included the usual way."""
+    app.router.routes.extend(router.routes)
 
 
 __all__ = ["create_app"]

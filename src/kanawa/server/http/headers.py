@@ -21,6 +21,7 @@ string (``?key=…``, ``?access_token=…``) or any configured key would otherwi
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable
 from typing import Final
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -45,11 +46,13 @@ class PageSecurityHeaders:
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+    def __call__(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
+        # not a coroutine function: an API request (a stream) holds no frame of it while it lasts
         if scope["type"] != "http" or scope["path"].startswith("/v1/"):
-            await self.app(scope, receive, send)
-            return
+            return self.app(scope, receive, send)
+        return self._with_headers(scope, receive, send)
 
+    async def _with_headers(self, scope: Scope, receive: Receive, send: Send) -> None:
         async def with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 headers = list(message.get("headers", ()))

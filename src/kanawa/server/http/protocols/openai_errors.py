@@ -119,10 +119,14 @@ class OpenAIErrorShape:
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+    def __call__(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
+        # not a coroutine function: a request it passes on (a kanawa SSE stream) holds no frame of it
+        # for as long as its response lasts
         if scope["type"] != "http" or not str(scope.get("path", "")).startswith(OPENAI_PATHS):
-            await self.app(scope, receive, send)
-            return
+            return self.app(scope, receive, send)
+        return self._shaped(scope, receive, send)
+
+    async def _shaped(self, scope: Scope, receive: Receive, send: Send) -> None:
         held: Message | None = None
         parts: list[bytes] = []
 
