@@ -338,8 +338,9 @@ def test_the_documented_client_example_runs(server: LiveServer) -> None:
 
 
 class CuttingProxy:
-    """A TCP proxy in front of the server that drops a connection once the server has sent it
-    ``cut_on`` — a stream cut mid-answer, as a network drops it — and notes what clients send."""
+    """A TCP proxy in front of the server that drops a connection right after the SSE event holding
+    ``cut_on`` — whatever the server sent after it on that connection is lost, as when a network
+    drops it — and notes what clients send."""
 
     def __init__(self, upstream: int, cut_on: bytes) -> None:
         self.upstream = upstream
@@ -366,12 +367,16 @@ class CuttingProxy:
                 while data := await src.read(65536):
                     if not downstream:
                         self.sent.extend(data)
-                    dst.write(data)
-                    await dst.drain()
-                    if downstream and self.cut_on is not None and self.cut_on in data:
+                    at = data.find(self.cut_on) if downstream and self.cut_on is not None else -1
+                    if at >= 0:  # up to the end of that event, then the connection is gone
+                        end = data.find(b"\n\n", at)
+                        dst.write(data if end < 0 else data[: end + 2])
+                        await dst.drain()
                         self.cut_on = None
                         self.cuts += 1
                         break
+                    dst.write(data)
+                    await dst.drain()
             for writer in (client_w, server_w):
                 writer.close()
 

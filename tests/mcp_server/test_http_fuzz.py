@@ -124,7 +124,7 @@ def test_no_input_makes_a_5xx(server: LiveServer) -> None:
             headers: dict[str, str] = {**AUTH_A, "Accept": accept, "Content-Type": content_type}
             if session is not None:
                 sent = live_session if session == "live" else session
-                if sent.isprintable() and sent.isascii():
+                if sent == sent.strip() and sent.isprintable() and sent.isascii():  # sendable
                     headers["mcp-session-id"] = sent
             if version is not None:
                 headers["mcp-protocol-version"] = version
