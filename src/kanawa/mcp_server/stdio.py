@@ -1,12 +1,13 @@
 """``kanawa mcp myapp:agents``: the agents as an MCP server on stdin/stdout, for desktop MCP hosts.
 
 The host starts the process and speaks JSON-RPC over its stdin and stdout, so nothing else may write
-to stdout: logs go to stderr (the host shows or keeps them), and the process ends when the host
-closes stdin.
+to stdout: logs go to stderr (the host shows or keeps them), so does what a tool prints, and the
+process ends when the host closes stdin.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
 from collections.abc import Mapping
@@ -27,7 +28,11 @@ async def serve_stdio(agents: Mapping[str, Agent[Any, Any]]) -> None:
     server = build_server(toolset)
     _log_to_stderr()
     async with stdio_server() as (read, write):
-        await server.run(read, write, server.create_initialization_options())
+        # the transport writes the protocol through a descriptor of its own and points fd 1 at stderr;
+        # ``print`` in a tool still fills ``sys.stdout``'s buffer, which would be flushed at exit onto
+        # the protocol's stream once fd 1 is given back: while serving, ``sys.stdout`` is stderr
+        with contextlib.redirect_stdout(sys.stderr):
+            await server.run(read, write, server.create_initialization_options())
 
 
 def _log_to_stderr() -> None:

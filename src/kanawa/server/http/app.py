@@ -8,6 +8,8 @@ and the run manager; each route lives in a router module and reads what it needs
 - :mod:`.protocols.kanawa_sse` — kanawa's own SSE protocol (``POST /v1/runs``, resume);
 - :mod:`.protocols.openai_responses`, :mod:`.protocols.openai_chat`, :mod:`.protocols.openai_models`
   — the OpenAI-compatible API (``/v1/responses``, ``/v1/chat/completions``, ``/v1/models``);
+- :mod:`.protocols.agui` — AG-UI (``/ag-ui/{agent}``);
+- :mod:`.protocols.ai_sdk` — the Vercel AI SDK's chat (``/ai-sdk/{agent}``: useChat);
 - :mod:`.protocols.mcp_http` — the agents as MCP tools (``/mcp``, streamable HTTP);
 - :mod:`.runs_api` — the tenant's runs (list, status, cancel, approvals);
 - :mod:`.service_api` — whoami, the agents, liveness;
@@ -29,7 +31,15 @@ from kanawa.server.http.event_stream import ConnectionHandle
 from kanawa.server.http.headers import PageSecurityHeaders, mask_access_log
 from kanawa.server.http.lifespan import ServicePlan, lifespan
 from kanawa.server.http.limits import BodySizeLimit
-from kanawa.server.http.protocols import kanawa_sse, mcp_http, openai_chat, openai_models, openai_responses
+from kanawa.server.http.protocols import (
+    agui,
+    ai_sdk,
+    kanawa_sse,
+    mcp_http,
+    openai_chat,
+    openai_models,
+    openai_responses,
+)
 from kanawa.server.http.protocols.openai_errors import OpenAIErrorShape
 from kanawa.server.http.validation import validation_failed
 from kanawa.server.runs.servable import ServableAgent
@@ -82,7 +92,7 @@ def create_app(
     app.state.auth_failures = FailureThrottle(config.auth_failures)
     for router in (service_api.router, kanawa_sse.router, runs_api.router, pages.router):
         _add_routes(app, router)
-    for protocol in (openai_responses, openai_chat, openai_models):  # OpenAI-compatible, under /v1
+    for protocol in (openai_responses, openai_chat, openai_models, agui, ai_sdk):  # OpenAI, AG-UI, AI SDK
         _add_routes(app, protocol.router)
     _add_routes(app, mcp_http.router)  # the agents as MCP tools (streamable HTTP)
     for extension in mounted:

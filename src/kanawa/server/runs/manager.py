@@ -150,13 +150,16 @@ class RunManager:
         session_id: str | None = None,
         history: Sequence[Message] = (),
         options: RunOptions | None = None,
+        run_id: str | None = None,
     ) -> RunRecord:
         """Create the run and start its task; ``KeyError`` for an unknown agent. ``user_input`` is the
         question, or messages to append to ``history`` (an earlier conversation a client sent);
-        ``options`` the request's own additions (client tools, instructions …)."""
+        ``options`` the request's own additions (client tools, instructions …); ``run_id`` an id the
+        caller derived itself (32 hex digits, not one of a kept run: a protocol whose conversations
+        have their own ids, such as an AG-UI thread), a fresh one without it."""
         agent = self.agents[agent_name]
         running = self._by_tenant.setdefault(tenant, set())
-        run_id = uuid.uuid4().hex
+        run_id = run_id if run_id is not None else uuid.uuid4().hex
         if self.slots is not None:
             going = await self.slots.acquire(tenant, run_id, self.max_runs)
             if going:

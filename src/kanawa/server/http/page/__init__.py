@@ -18,6 +18,12 @@ the right edge.
 
 The API key is taken from the URL fragment (``/runs/{id}#key=...``, never sent to the server in a
 URL) or typed into the page, and kept in the tab's ``sessionStorage``.
+
+``agui.html`` is the minimal AG-UI chat page (``GET /ag-ui/{agent}/page``, :mod:`..protocols.agui`):
+plain HTML and one JavaScript module that posts a ``RunAgentInput`` and draws the events — the
+agent's messages, its tool calls and their results, handoff steps, shared state — runs the page's own
+frontend tool and sends its result back, and resumes a dropped stream with ``Last-Event-ID``. The
+thread id is kept in ``localStorage`` per agent, so a reloaded page goes on with its thread.
 """
 
 from __future__ import annotations
@@ -25,5 +31,6 @@ from __future__ import annotations
 from importlib.resources import files
 
 PAGE_HTML: str = (files(__package__) / "timeline.html").read_text(encoding="utf-8")
+AGUI_PAGE_HTML: str = (files(__package__) / "agui.html").read_text(encoding="utf-8")
 
-__all__ = ["PAGE_HTML"]
+__all__ = ["AGUI_PAGE_HTML", "PAGE_HTML"]
