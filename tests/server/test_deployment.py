@@ -408,6 +408,7 @@ SAMPLES = {
     "KANAWA_TENANT_MAX_REQUESTS": ("4", "tenant_max_requests", 4),
     "KANAWA_TENANT_MAX_COST_USD": ("1.5", "tenant_max_cost_usd", 1.5),
     "KANAWA_SERVE_AGENTS": ("app:agents", "serve_agents", "app:agents"),
+    "KANAWA_SERVE_EXTENSIONS": ("app:extensions", "serve_extensions", "app:extensions"),
     "KANAWA_GC_FREEZE": ("0", "gc_freeze", False),
     "KANAWA_GC_THRESHOLD": ("0", "gc_threshold", 0),
     "KANAWA_SSE_WRITE_TIMEOUT": ("2.5", "sse_write_timeout", 2.5),

@@ -18,7 +18,7 @@ from kanawa.llm.testing import FunctionLLM
 from kanawa.llm.testing.models import ModelRequest, Script
 from kanawa.server.extensions import Extension
 from kanawa.server.http.app import create_app
-from kanawa.server.registry import demo_agents
+from kanawa.server.registry import RegistryError, demo_agents, load_extensions
 from kanawa.types import AssistantMessage, ToolCall
 from tests.server.conftest import LiveServer, settings_for, wait_for
 from tests.server.sse import AUTH_A, start_run
@@ -110,3 +110,29 @@ def test_an_agent_name_is_taken_once() -> None:
     clash = Extension("clash", agents={"echo": demo_agents()["echo"]})
     with pytest.raises(ValueError, match="'echo'"):
         create_app(agents=demo_agents(), settings=settings_for("embedded", None), extensions=[clash])
+
+
+NAMED = Extension("named", agents={"named-echo": demo_agents()["echo"]})
+NOT_AN_EXTENSION = 7
+
+
+def made() -> list[Extension]:
+    """A factory, as ``KANAWA_SERVE_EXTENSIONS`` may name one (called once per process)."""
+    return [Extension("made")]
+
+
+def test_extensions_are_loaded_by_name_as_kanawa_serve_and_kanawa_worker_load_them() -> None:
+    here = __name__
+    loaded = load_extensions(f"{here}:NAMED, {here}:made")
+    assert [extension.name for extension in loaded] == ["named", "made"]
+    assert loaded[0] is NAMED
+    assert load_extensions(None) == load_extensions("") == ()
+    for spec, says in (
+        (f"{here}:NOT_AN_EXTENSION", "not an Extension"),
+        ("no_such_module_xyz:extensions", "cannot import"),
+        (f"{here}:missing", "no attribute"),
+        ("nocolon", "module:attr"),
+        (f"{here}:NAMED,{here}:NAMED", "mounted twice"),
+    ):
+        with pytest.raises(RegistryError, match=says):
+            load_extensions(spec)

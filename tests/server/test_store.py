@@ -92,6 +92,23 @@ async def test_status_cancel_and_checkpoint(store: RunStore) -> None:
     assert await store.load_checkpoint("r4") == '{"x":1}'
 
 
+async def test_notes_are_kept_with_the_record_and_never_without_it(store: RunStore) -> None:
+    """What a protocol keeps of a request (an OpenAI response's metadata) lives with the run's record."""
+    run_id = uuid.uuid4().hex
+    await store.save_note(run_id, "n", "ghost")  # no such run: nothing is kept
+    assert await store.load_note(run_id, "n") is None
+    await store.create(_record(run_id))
+    await store.save_note(run_id, "openai.response.0", '{"metadata": {"k": "v"}}')
+    await store.save_note(run_id, "openai.response.7", '{"store": false}')
+    assert await store.load_note(run_id, "openai.response.0") == '{"metadata": {"k": "v"}}'
+    assert await store.load_note(run_id, "openai.response.7") == '{"store": false}'
+    assert await store.load_note(run_id, "other") is None
+    record = await store.get("alpha", run_id)
+    assert record is not None
+    assert (record.agent, record.status) == ("echo", "running")  # the record reads as it did
+    assert await store.load_note("0" * 32, "openai.response.0") is None
+
+
 async def test_a_capped_buffer_reports_dropped_chunks_instead_of_a_gap(store: RunStore) -> None:
     await store.create(_record("r5"))
     for seq in range(1, 101):
@@ -135,6 +152,10 @@ async def test_redis_keys_carry_a_ttl_refreshed_deliberately(redis_url: str) -> 
         record = await store.get("alpha", "r6")
         assert record is not None
         assert record.last_seq == 3
+        await store.save_note("r6", "n", "kept")  # a field of the record's hash: the same TTL
+        assert await probe.hget(f"{prefix}run:r6", "note:n") == b"kept"
+        await store.save_note("gone", "n", "ghost")  # never a hash without its TTL
+        assert await probe.exists(f"{prefix}run:gone") == 0
     finally:
         await probe.aclose()
         await store.aclose()

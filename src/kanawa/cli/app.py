@@ -176,7 +176,8 @@ def worker(
     log_level: Annotated[str, typer.Option(help="Celery's log level.")] = "WARNING",
 ) -> None:
     """Execute runs sent by `kanawa serve` through a Celery broker (KANAWA_CELERY_BROKER, KANAWA_REDIS_URL;
-    agents from KANAWA_SERVE_AGENTS)."""
+    agents from KANAWA_SERVE_AGENTS, and the extensions of KANAWA_SERVE_EXTENSIONS as the app mounts
+    them: their agents, their events' chunks, their lifespans entered once per worker process)."""
     require_extra("worker", "celery")
     from kanawa.cli.serve_cmd import worker as run_worker
 

@@ -1,7 +1,8 @@
 """``kanawa serve``, ``kanawa worker`` and ``kanawa trace view``: the service commands.
 
 ``serve`` checks everything a misconfiguration could break before it listens (the agent registry,
-the keys, Redis for more than one worker) and exits with code 2 and one line otherwise. With no API
+the extensions of ``KANAWA_SERVE_EXTENSIONS``, the keys, Redis for more than one worker) and exits
+with code 2 and one line otherwise. With no API
 keys configured it listens on loopback only and prints a generated development key, and the runs
 page's URL with that key in its fragment (one click opens it, already signed in).
 """
@@ -45,15 +46,17 @@ def serve(
 
     import uvicorn
 
+    from kanawa.server.extensions import merged_agents
     from kanawa.server.http.auth import KeyConfigError, KeyRing, is_loopback
     from kanawa.server.http.head_limits import uvicorn_options
-    from kanawa.server.registry import RegistryError, load_agents
+    from kanawa.server.registry import RegistryError, load_agents, load_extensions
     from kanawa.server.settings import ServerSettings
 
     app_dir_on_path()
     try:
         settings = ServerSettings.from_env()
-        registry = load_agents(agents)
+        mounted = load_extensions(settings.serve_extensions)
+        registry = merged_agents(load_agents(agents), mounted)
         if settings.keys_configured:
             KeyRing.parse(settings.api_keys, file=settings.api_keys_file)
     except (RegistryError, KeyConfigError, ValueError) as exc:
@@ -97,6 +100,8 @@ def serve(
     else:
         mode = "Redis Streams" if settings.redis_url else "embedded (in memory)"
     console.print(Text.assemble(("agents ", "bold"), ", ".join(registry)))
+    if mounted:
+        console.print(Text.assemble(("mounts ", "bold"), ", ".join(e.name for e in mounted)))
     console.print(Text.assemble(("mode   ", "bold"), mode))
     console.print(Text.assemble(("listen ", "bold"), base_url(host, port)))
     console.print(Text.assemble(("runs   ", "bold"), page_url(host, port, "/runs", key=key)), soft_wrap=True)

@@ -9,6 +9,11 @@ offline with no API key, so a newcomer sees the service work:
 
 - ``calc`` — asks the ``calculator`` tool for the arithmetic in the question, then answers with it;
 - ``echo`` — streams the question back (handy for load tests).
+
+:func:`load_extensions` reads ``KANAWA_SERVE_EXTENSIONS`` the same way: ``module:attr`` names (comma-
+separated) of :class:`~kanawa.server.extensions.Extension` objects. The app (``kanawa serve``) and every
+Celery worker (``kanawa worker``) load them from the same setting, so an application's agents, its
+events' chunks and its per-process resources are the same wherever its runs execute.
 """
 
 from __future__ import annotations
@@ -16,13 +21,16 @@ from __future__ import annotations
 import importlib
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kanawa.agents.agent import Agent
 from kanawa.llm.testing.models import FunctionLLM, ModelRequest, Script
 from kanawa.server.runs.servable import ServableAgent
 from kanawa.tools.builtin import calculator
 from kanawa.types import AssistantMessage, ToolCall
+
+if TYPE_CHECKING:
+    from kanawa.server.extensions import Extension
 
 AgentRegistry = Mapping[str, Agent[Any, Any]]
 _ARITHMETIC = re.compile(r"[0-9(][0-9+\-*/().% ]*[0-9)]")
@@ -96,10 +104,8 @@ def _as_registry(value: object, where: str) -> dict[str, ServableAgent]:
     raise RegistryError(f"{where} is a {type(value).__name__}; expected agents (a dict, a list or an Agent)")
 
 
-def load_agents(spec: str | None) -> dict[str, ServableAgent]:
-    """The registry named by ``module:attr`` (``None`` or ``"demo"``: the demo agents)."""
-    if spec is None or spec == "demo":
-        return dict(demo_agents())
+def _attribute(spec: str) -> object:
+    """The object ``module:attr`` names; :class:`RegistryError` saying what is wrong otherwise."""
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
         raise RegistryError(f"expected module:attr (e.g. myapp:agents), not {spec!r}")
@@ -108,9 +114,16 @@ def load_agents(spec: str | None) -> dict[str, ServableAgent]:
     except ImportError as exc:
         raise RegistryError(f"cannot import {module_name!r}: {exc}") from None
     try:
-        value = getattr(module, attr)
+        return getattr(module, attr)
     except AttributeError:
         raise RegistryError(f"module {module_name!r} has no attribute {attr!r}") from None
+
+
+def load_agents(spec: str | None) -> dict[str, ServableAgent]:
+    """The registry named by ``module:attr`` (``None`` or ``"demo"``: the demo agents)."""
+    if spec is None or spec == "demo":
+        return dict(demo_agents())
+    value = _attribute(spec)
     if callable(value) and not _servable(value):
         value = value()
     agents = _as_registry(value, spec)
@@ -119,4 +132,29 @@ def load_agents(spec: str | None) -> dict[str, ServableAgent]:
     return agents
 
 
-__all__ = ["AgentRegistry", "RegistryError", "demo_agents", "load_agents"]
+def load_extensions(spec: str | None) -> tuple[Extension, ...]:
+    """The extensions ``spec`` names: ``module:attr`` names separated by commas, each an
+    :class:`~kanawa.server.extensions.Extension`, a list of them, or a function returning either
+    (called once per process, so each process makes its own resources). ``None``: none."""
+    from kanawa.server.extensions import Extension
+
+    found: list[Extension] = []
+    for one in (part.strip() for part in (spec or "").split(",")):
+        if not one:
+            continue
+        value = _attribute(one)
+        if callable(value) and not isinstance(value, Extension):
+            value = value()
+        items = list(value) if isinstance(value, list | tuple) else [value]
+        for item in items:
+            if not isinstance(item, Extension):
+                raise RegistryError(f"{one} holds a {type(item).__name__}, not an Extension")
+            found.append(item)
+    names = [extension.name for extension in found]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise RegistryError(f"extension {twice[0]!r} is mounted twice")
+    return tuple(found)
+
+
+__all__ = ["AgentRegistry", "RegistryError", "demo_agents", "load_agents", "load_extensions"]

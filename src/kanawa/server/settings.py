@@ -26,6 +26,8 @@ variable                        meaning                                         
 ``KANAWA_TENANT_MAX_REQUESTS``  a model-request budget per tenant                           no limit
 ``KANAWA_TENANT_MAX_COST_USD``  a USD budget per tenant                                     no limit
 ``KANAWA_SERVE_AGENTS``         ``module:attr`` of the agent registry                       the demos
+``KANAWA_SERVE_EXTENSIONS``     ``module:attr,...`` of the extensions to mount (the app and     none
+                                every ``kanawa worker`` load the same ones)
 ``KANAWA_GC_FREEZE``            ``0`` keeps what the server made at startup in the cyclic   1
                                 garbage collector's full passes (see below)
 ``KANAWA_GC_THRESHOLD``         new container objects between two young-generation          10000
@@ -78,6 +80,7 @@ ENVIRONMENT: Final[Mapping[str, str]] = MappingProxyType(
         "tenant_max_requests": "KANAWA_TENANT_MAX_REQUESTS",
         "tenant_max_cost_usd": "KANAWA_TENANT_MAX_COST_USD",
         "serve_agents": "KANAWA_SERVE_AGENTS",
+        "serve_extensions": "KANAWA_SERVE_EXTENSIONS",
         "gc_freeze": "KANAWA_GC_FREEZE",
         "gc_threshold": "KANAWA_GC_THRESHOLD",
         "sse_write_timeout": "KANAWA_SSE_WRITE_TIMEOUT",
@@ -147,6 +150,11 @@ class ServerSettings:
     """Per-tenant budgets (:mod:`kanawa.server.runs.budgets`): ``None`` = no limit of that kind."""
     serve_agents: str | None = None
     """``module:attr`` of the agent registry (``None``: the demo agents)."""
+    serve_extensions: str | None = None
+    """``module:attr`` names, comma-separated, of the :class:`~kanawa.server.extensions.Extension`
+    to mount (:func:`~kanawa.server.registry.load_extensions`). The app and every Celery worker read
+    the same value, so a run's agents, its events' chunks and its per-process resources are the
+    same wherever it executes (``None``: none)."""
     gc_freeze: bool = True
     """Once the server is up, collect and then freeze (``gc.freeze()``) what exists: the modules,
     the app and the agents — tens of thousands of objects that live as long as the process — are no
@@ -211,6 +219,7 @@ class ServerSettings:
             tenant_max_requests=_env_optional_int(env["tenant_max_requests"]),
             tenant_max_cost_usd=_env_optional_float(env["tenant_max_cost_usd"]),
             serve_agents=text("serve_agents") or None,
+            serve_extensions=text("serve_extensions") or None,
             gc_freeze=_env_bool(env["gc_freeze"], True),
             gc_threshold=_env_int(env["gc_threshold"], 10_000),
             sse_write_timeout=_env_float(env["sse_write_timeout"], 30.0, minimum=0.05),

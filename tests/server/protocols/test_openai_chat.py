@@ -12,7 +12,7 @@ import openai
 import pytest
 from openai import OpenAI
 
-from tests.server.agents import WEATHER_TOOL
+from tests.server.agents import SECRET, WEATHER_TOOL
 from tests.server.conftest import LiveServer
 from tests.server.sse import KEY_A
 
@@ -145,3 +145,31 @@ def test_errors_are_in_openais_shape(client: OpenAI) -> None:
     assert bad.value.body["type"] == "invalid_request_error"  # type: ignore[index]
     with pytest.raises(openai.UnprocessableEntityError):
         client.chat.completions.create(model="concierge", messages=[])
+
+
+def test_a_failed_run_is_an_error_whose_status_says_whose_failure_it_is(client: OpenAI) -> None:
+    ask: Any = [{"role": "user", "content": "x"}]
+    with pytest.raises(openai.InternalServerError) as upstream:
+        client.chat.completions.create(model="boom", messages=ask)
+    assert upstream.value.status_code == 502
+    assert upstream.value.body["type"] == "server_error"  # type: ignore[index]
+    assert upstream.value.body["code"] == "upstream_error"  # type: ignore[index]
+    assert SECRET not in json.dumps(upstream.value.body)
+    assert upstream.value.response.headers["x-should-retry"] == "false"
+    assert upstream.value.response.headers["X-Run-Id"]
+    with pytest.raises(openai.BadRequestError) as guarded:
+        client.chat.completions.create(model="blocked", messages=ask)
+    assert guarded.value.body["type"] == "invalid_request_error"  # type: ignore[index]
+    assert guarded.value.body["code"] == "guardrail_violation"  # type: ignore[index]
+    with pytest.raises(openai.InternalServerError) as crashed:
+        client.chat.completions.create(model="crash", messages=ask)
+    assert crashed.value.status_code == 500
+    assert crashed.value.body["code"] == "server_error"  # type: ignore[index]
+    assert SECRET not in json.dumps(crashed.value.body)
+    with pytest.raises(openai.ConflictError) as waiting:
+        client.chat.completions.create(model="mailer", messages=[{"role": "user", "content": "send essay 7"}])
+    assert waiting.value.body["code"] == "approval_required"  # type: ignore[index]
+    stream = client.chat.completions.create(model="boom", messages=ask, stream=True)
+    with pytest.raises(openai.APIError) as streamed:  # a stream has sent its 200: it ends with an error event
+        list(stream)
+    assert "LLMConnectionError" in str(streamed.value)

@@ -47,13 +47,22 @@ def test_the_tenant_budget_counts_runs_of_every_protocol(budget_server: LiveServ
         assert chat.choices[0].finish_reason == "stop"
         third = client.responses.create(model="concierge", input="three")
         assert third.status == "completed"
-        over = client.responses.create(model="concierge", input="four")
-        assert over.status == "failed"
-        assert over.error is not None
-        assert "BudgetExceeded" in over.error.message
-        with pytest.raises(openai.InternalServerError) as refused:
+        # a spent budget is the tenant's quota: 429 insufficient_quota, which the SDK does not retry
+        with pytest.raises(openai.RateLimitError) as over:
+            client.responses.create(model="concierge", input="four")
+        assert over.value.body["type"] == "insufficient_quota"  # type: ignore[index]
+        assert over.value.body["code"] == "insufficient_quota"  # type: ignore[index]
+        assert "BudgetExceeded" in over.value.body["message"]  # type: ignore[index]
+        failed = client.responses.retrieve(f"resp_{over.value.response.headers['X-Run-Id']}")
+        assert failed.status == "failed"
+        assert failed.error is not None
+        assert "BudgetExceeded" in failed.error.message
+        with pytest.raises(openai.RateLimitError) as refused:
             client.chat.completions.create(model="concierge", messages=[{"role": "user", "content": "five"}])
+        assert refused.value.body["code"] == "insufficient_quota"  # type: ignore[index]
         assert "BudgetExceeded" in refused.value.body["message"]  # type: ignore[index]
+        with client.responses.stream(model="concierge", input="six") as stream:
+            assert [event.type for event in stream][-1] == "response.failed"
     with OpenAI(base_url=f"{budget_server.url}/v1", api_key=KEY_B, max_retries=0) as other:
         assert other.responses.create(model="concierge", input="mine").status == "completed"
 

@@ -13,7 +13,7 @@ import openai
 import pytest
 from openai import OpenAI
 
-from tests.server.agents import WEATHER_TOOL
+from tests.server.agents import SECRET, WEATHER_TOOL
 from tests.server.conftest import LiveServer
 from tests.server.sse import KEY_A, KEY_B
 
@@ -277,3 +277,76 @@ def test_a_run_waiting_for_a_persons_approval_ends_the_response_incomplete(clien
     assert [item.type for item in response.output] == []
     with pytest.raises(openai.ConflictError):
         client.responses.create(model="mailer", input="go on", previous_response_id=response.id)
+
+
+def test_metadata_is_kept_with_the_response(client: OpenAI) -> None:
+    made = client.responses.create(model="concierge", input="hi", metadata={"ticket": "T-1"})
+    assert made.metadata == {"ticket": "T-1"}
+    assert client.responses.retrieve(made.id).metadata == {"ticket": "T-1"}
+    with client.responses.stream(model="concierge", input="hey", metadata={"ticket": "T-2"}) as stream:
+        final = stream.get_final_response()
+    assert final.metadata == {"ticket": "T-2"}
+    assert client.responses.retrieve(final.id).metadata == {"ticket": "T-2"}
+    resumed = list(client.responses.retrieve(final.id, stream=True))
+    assert resumed[-1].type == "response.completed"
+    assert resumed[-1].response.metadata == {"ticket": "T-2"}
+    # each response of a run keeps its own
+    after = client.responses.create(
+        model="concierge", input="again", previous_response_id=made.id, metadata={"ticket": "T-3"}
+    )
+    assert client.responses.retrieve(after.id).metadata == {"ticket": "T-3"}
+    assert client.responses.retrieve(made.id).metadata == {"ticket": "T-1"}
+    assert client.responses.create(model="concierge", input="plain").metadata == {}
+
+
+def test_a_response_not_stored_is_answered_but_not_kept(client: OpenAI) -> None:
+    made = client.responses.create(model="concierge", input="hi", store=False)
+    assert made.output_text == "Hello! You said: hi"
+    assert made.store is False
+    with pytest.raises(openai.NotFoundError) as gone:
+        client.responses.retrieve(made.id)
+    assert gone.value.body["code"] == "not_found"  # type: ignore[index]
+    assert "store: false" in gone.value.body["message"]  # type: ignore[index]
+    with pytest.raises(openai.NotFoundError):
+        list(client.responses.retrieve(made.id, stream=True))
+    with pytest.raises(openai.BadRequestError) as refused:
+        client.responses.create(model="concierge", input="again", previous_response_id=made.id)
+    assert refused.value.body["code"] == "previous_response_not_found"  # type: ignore[index]
+    assert refused.value.body["param"] == "previous_response_id"  # type: ignore[index]
+    with client.responses.stream(model="concierge", input="hey", store=False) as stream:
+        types = [event.type for event in stream]
+        final = stream.get_final_response()
+    assert types[0] == "response.created"
+    assert types[-1] == "response.completed"
+    assert final.output_text == "Hello! You said: hey"
+    assert final.store is False
+    with pytest.raises(openai.NotFoundError):
+        client.responses.retrieve(final.id)
+    kept = client.responses.create(model="concierge", input="kept", store=True)
+    assert client.responses.retrieve(kept.id).store is True
+
+
+def test_a_failed_run_is_an_error_whose_status_says_whose_failure_it_is(client: OpenAI) -> None:
+    with pytest.raises(openai.InternalServerError) as upstream:
+        client.responses.create(model="boom", input="x")
+    assert upstream.value.status_code == 502
+    assert upstream.value.body["type"] == "server_error"  # type: ignore[index]
+    assert upstream.value.body["code"] == "upstream_error"  # type: ignore[index]
+    assert "LLMConnectionError" in upstream.value.body["message"]  # type: ignore[index]
+    assert SECRET not in json.dumps(upstream.value.body)
+    assert upstream.value.response.headers["x-should-retry"] == "false"
+    run_id = upstream.value.response.headers["X-Run-Id"]
+    failed = client.responses.retrieve(f"resp_{run_id}")  # the failed response stays retrievable
+    assert failed.status == "failed"
+    assert failed.error is not None
+    with pytest.raises(openai.BadRequestError) as guarded:
+        client.responses.create(model="blocked", input="x")
+    assert guarded.value.body["code"] == "guardrail_violation"  # type: ignore[index]
+    with pytest.raises(openai.InternalServerError) as crashed:
+        client.responses.create(model="crash", input="x")
+    assert crashed.value.status_code == 500
+    assert crashed.value.body["code"] == "server_error"  # type: ignore[index]
+    assert SECRET not in json.dumps(crashed.value.body)
+    with client.responses.stream(model="boom", input="x") as stream:  # a stream still ends with its event
+        types = [event.type for event in stream]
+    assert types[-1] == "response.failed"

@@ -199,7 +199,11 @@ def _serve(host: str, port: int, model: str | None, data: Path, textlint: bool |
         typer.echo(f"kanawa smartao serve: {exc}", err=True)
         return 2
     if settings.celery_broker:
-        typer.echo("kanawa smartao serve: runs here in one process; unset KANAWA_CELERY_BROKER", err=True)
+        typer.echo(
+            "kanawa smartao serve: runs here in one process; unset KANAWA_CELERY_BROKER, or serve "
+            "SmartAO on Celery workers with KANAWA_SERVE_EXTENSIONS (docs/server.md)",
+            err=True,
+        )
         return 2
     key = ""
     if not settings.keys_configured:

@@ -93,6 +93,17 @@ def essay_request(user_input: object) -> EssayRequest:
     return request
 
 
+def run_text(user_input: object, history: Sequence[Message] = ()) -> object:
+    """The run's input as :func:`essay_request` reads it: the request's text as it came, or — for a
+    run a Celery worker executes from its checkpoint, whose input is the saved messages — the text of
+    the last user message among them. Anything else is left for :func:`essay_request` to refuse."""
+    if isinstance(user_input, list | tuple):
+        for message in reversed([*history, *user_input]):
+            if isinstance(message, UserMessage):
+                return message.text
+    return user_input
+
+
 class SmartAOHost:
     """The process's SmartAO resources over the shipped samples, stores under ``directory``.
 
@@ -288,8 +299,9 @@ class SmartAOAgent:
         """Start a run (nothing happens until it is iterated; a bad input fails it then). ``options``
         are accepted like any servable's: their trace sinks and guardrails reach the inner agents;
         the coaching run follows its own agents' instructions and tools (it offers no client tools),
-        so a request's other additions do not change it."""
-        return SmartAOServiceRun(self, user_input, run_id=run_id, options=options)
+        so a request's other additions do not change it. From a checkpoint (a Celery worker) the
+        input is the saved messages: the essay is the last user message's text (:func:`run_text`)."""
+        return SmartAOServiceRun(self, run_text(user_input, history), run_id=run_id, options=options)
 
 
 class SmartAOServiceRun:
@@ -384,4 +396,5 @@ __all__ = [
     "SmartAOHost",
     "SmartAOServiceRun",
     "essay_request",
+    "run_text",
 ]

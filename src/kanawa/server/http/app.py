@@ -10,6 +10,7 @@ and the run manager; each route lives in a router module and reads what it needs
   — the OpenAI-compatible API (``/v1/responses``, ``/v1/chat/completions``, ``/v1/models``);
 - :mod:`.protocols.agui` — AG-UI (``/ag-ui/{agent}``);
 - :mod:`.protocols.ai_sdk` — the Vercel AI SDK's chat (``/ai-sdk/{agent}``: useChat);
+- :mod:`.protocols.a2a.routes` — every agent as an A2A agent (``/a2a/{agent}``);
 - :mod:`.protocols.mcp_http` — the agents as MCP tools (``/mcp``, streamable HTTP);
 - :mod:`.runs_api` — the tenant's runs (list, status, cancel, approvals);
 - :mod:`.service_api` — whoami, the agents, liveness;
@@ -40,6 +41,7 @@ from kanawa.server.http.protocols import (
     openai_models,
     openai_responses,
 )
+from kanawa.server.http.protocols.a2a import routes as a2a
 from kanawa.server.http.protocols.openai_errors import OpenAIErrorShape
 from kanawa.server.http.validation import validation_failed
 from kanawa.server.runs.servable import ServableAgent
@@ -92,7 +94,7 @@ def create_app(
     app.state.auth_failures = FailureThrottle(config.auth_failures)
     for router in (service_api.router, kanawa_sse.router, runs_api.router, pages.router):
         _add_routes(app, router)
-    for protocol in (openai_responses, openai_chat, openai_models, agui, ai_sdk):  # OpenAI, AG-UI, AI SDK
+    for protocol in (openai_responses, openai_chat, openai_models, agui, ai_sdk, a2a):  # each wire protocol
         _add_routes(app, protocol.router)
     _add_routes(app, mcp_http.router)  # the agents as MCP tools (streamable HTTP)
     for extension in mounted:

@@ -6,10 +6,12 @@ message) and sends the task ``kanawa.execute_run(run_id)``; SSE clients read the
 as in Redis mode. A run that waited for a person's approval is sent the same way once they decided:
 its checkpoint then carries the decisions.
 
-Every task of a worker process runs on that process's one event loop, so an agent's resources made
-once per process — a composite's (SmartAO's coordinator makes its corpora and textlint sidecar on its
-first run) — serve the process's later runs too; the registry (``KANAWA_SERVE_AGENTS``) may hold
-such composites beside agents.
+A worker loads what the app loads, from the same settings: the agents of ``KANAWA_SERVE_AGENTS`` and
+the extensions of ``KANAWA_SERVE_EXTENSIONS`` — their agents, the chunks of their own run events, and
+their lifespans, entered once per worker process when it starts and left when it stops
+(:mod:`.worker_process`). Every task of a process runs on that process's one event loop, so what is
+made once per process — an extension's resources (SmartAO's corpora and textlint sidecar), or a
+composite agent's made on its first run — serves the process's later runs too.
 
 Durable runs: the task is acknowledged only when it has finished (``acks_late``) and a task whose
 worker died is given back to the broker (``reject_on_worker_lost``), so another worker receives it.
@@ -29,11 +31,10 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 from typing import Any, Final
 
-from celery import Celery
+from celery import Celery, signals
 
 from kanawa.llm.tokens import text_counter
-from kanawa.server.registry import load_agents
-from kanawa.server.runs.manager import RunManager
+from kanawa.server.runs.worker_process import WorkerProcess
 from kanawa.server.settings import ServerSettings
 from kanawa.server.store.redis import RedisRunStore
 from kanawa.server.store.shared_limits import SharedRunSlots
@@ -63,44 +64,42 @@ def make_celery(broker: str, *, queue: str = DEFAULT_QUEUE) -> Celery:
 
 
 @cache
-def _manager() -> RunManager:
-    """One registry and run manager per worker process (the store is made per task, on the process's
-    one loop: :func:`_loop`)."""
-    from kanawa.server.runs.budgets import tenant_guard
-    from kanawa.server.store.memory import MemoryRunStore
-
-    settings = ServerSettings.from_env()
-    guard = tenant_guard(settings)
-    return RunManager(
-        load_agents(settings.serve_agents), MemoryRunStore(), guardrails=(guard,) if guard is not None else ()
-    )
+def this_process() -> WorkerProcess:
+    """The worker process's loop, run manager and extension resources (made once per process; a
+    pool process forked after :func:`_warm_up` inherits the loaded registry, not a loop)."""
+    return WorkerProcess(ServerSettings.from_env())
 
 
 def _warm_up() -> None:
-    """Load the agents and resolve what their runs load lazily (token counters) in the main process,
-    before the pool forks: a pool process that replaces a dead one then starts work at once instead of
-    loading them again. A bad registry fails here, not per task."""
-    for agent in _manager().agents.values():
+    """Load the agents and extensions and resolve what their runs load lazily (token counters) in the
+    main process, before the pool forks: a pool process that replaces a dead one then starts work at
+    once instead of loading them again. A bad registry or extension fails here, not per task."""
+    for agent in this_process().manager.agents.values():
         text_counter(agent.model.model)
 
 
-@cache
-def _loop() -> asyncio.AbstractEventLoop:
-    """The worker process's one event loop, for every task it runs: what an agent makes once per
-    process and keeps (a composite's resources — SmartAO's corpora, its textlint process — made on
-    its first run) belongs to the loop it was made in, so a loop per task (``asyncio.run``) would
-    leave the second run with objects of a closed loop."""
-    return asyncio.new_event_loop()
+def _process_started(**_: object) -> None:
+    """Celery's ``worker_process_init`` (each pool process; the solo pool's one): enter the extensions'
+    lifespans before the first run arrives."""
+    this_process().start()
+
+
+def _process_stopping(**_: object) -> None:
+    """Celery's ``worker_process_shutdown`` (a pool process) and ``worker_shutdown`` (the solo pool's
+    process): leave the extensions' lifespans."""
+    this_process().stop()
 
 
 def execute_run(run_id: str) -> None:
     """The task: continue ``run_id`` from its checkpoint until it ends (on the process's loop)."""
-    loop = _loop()
+    loop = this_process().loop
     asyncio.set_event_loop(loop)
     loop.run_until_complete(_execute(run_id))
 
 
 async def _execute(run_id: str) -> None:
+    process = this_process()
+    await process.ready()  # entered at the process's start already, unless the task came another way
     settings = ServerSettings.from_env()
     if not settings.redis_url:
         raise RuntimeError("kanawa worker needs KANAWA_REDIS_URL (run streams live in Redis)")
@@ -112,7 +111,7 @@ async def _execute(run_id: str) -> None:
         tenant_bytes=settings.tenant_run_bytes,
         total_bytes=settings.run_bytes,
     )
-    manager = _manager()
+    manager = process.manager
     manager.store = store
     manager.max_runs = settings.max_runs
     manager.slots = SharedRunSlots(store.redis, prefix=settings.redis_prefix, command=store.command)
@@ -154,6 +153,9 @@ def run_worker(*, concurrency: int = 1, loglevel: str = "WARNING") -> None:
         raise RuntimeError("set KANAWA_CELERY_BROKER (amqp://… or redis://…) to run a worker")
     queue = os.environ.get("KANAWA_CELERY_QUEUE", "").strip() or DEFAULT_QUEUE
     _warm_up()
+    signals.worker_process_init.connect(_process_started, weak=False)
+    signals.worker_process_shutdown.connect(_process_stopping, weak=False)
+    signals.worker_shutdown.connect(_process_stopping, weak=False)
     app = make_celery(broker, queue=queue)
     pool = "solo" if concurrency == 1 else "prefork"
     node = f"kanawa-{os.getpid()}@%h"  # unique per process: two workers on one host must not share a name
@@ -180,4 +182,4 @@ if __name__ == "__main__":
     )
 
 
-__all__ = ["TASK_NAME", "Dispatcher", "execute_run", "make_celery", "run_worker"]
+__all__ = ["TASK_NAME", "Dispatcher", "execute_run", "make_celery", "run_worker", "this_process"]

@@ -175,6 +175,17 @@ class RunStore(Protocol):
 
     async def load_checkpoint(self, run_id: str) -> str | None: ...
 
+    async def save_note(self, run_id: str, name: str, text: str) -> None:
+        """Keep a short ``text`` under ``name`` with the run's record, as long as the record is kept —
+        what a wire protocol remembers of a request that the chunks do not say (an OpenAI response's
+        ``metadata``, whether it may be retrieved). Nothing happens when the run is gone. Notes are
+        not counted in the memory budget: a protocol keeps them small (a few KiB at most)."""
+        ...
+
+    async def load_note(self, run_id: str, name: str) -> str | None:
+        """The note kept under ``name`` (``None``: none, or the run is gone)."""
+        ...
+
     async def used_bytes(self, tenant: str | None = None) -> int:
         """What the kept runs of ``tenant`` (``None``: of everyone) are counted for in the memory
         budget."""

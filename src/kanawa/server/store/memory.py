@@ -41,6 +41,8 @@ class _Run:
     """Readers at the head that the writer offers new chunks to directly."""
     cancel: bool = False
     checkpoint: str | None = None
+    notes: dict[str, str] | None = None
+    """What a protocol keeps of its requests (:meth:`~.base.RunStore.save_note`)."""
     size: int = 0
     """The bytes this run is counted for in the store's memory budget."""
     evicted: bool = False
@@ -324,6 +326,17 @@ class MemoryRunStore:
     async def load_checkpoint(self, run_id: str) -> str | None:
         run = self._runs.get(run_id)
         return run.checkpoint if run is not None else None
+
+    async def save_note(self, run_id: str, name: str, text: str) -> None:
+        run = self._runs.get(run_id)
+        if run is not None:
+            if run.notes is None:
+                run.notes = {}
+            run.notes[name] = text
+
+    async def load_note(self, run_id: str, name: str) -> str | None:
+        run = self._runs.get(run_id)
+        return None if run is None or run.notes is None else run.notes.get(name)
 
     async def aclose(self) -> None:
         runs = list(self._runs.values())

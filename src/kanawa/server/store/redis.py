@@ -4,7 +4,7 @@ Layout (``prefix`` defaults to ``kanawa:``)::
 
     {prefix}run:{id}              hash: tenant, agent, status, created, updated, last_seq, reason,
                                   session, cancel — the RunRecord; cb, cn, kb, evicted — what
-                                  the memory budget counts
+                                  the memory budget counts; note:<name> — a protocol's notes
     {prefix}run:{id}:chunks       stream: entry id ``<seq>-0``, fields d (chunk JSON), t (1 = terminal)
     {prefix}run:{id}:checkpoint   string: a durable run's last completed step
     {prefix}tenant:{t}:runs       sorted set of run ids by creation time
@@ -332,6 +332,15 @@ return 1
 """
 )
 """A checkpoint stored and the run counted for it (the last one replaces the one before)."""
+
+
+_NOTE_SCRIPT: Final = b"""
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+end
+return 1
+"""
+"""A note set on a run's hash only while the hash exists (never a hash without its TTL)."""
 
 
 class _Scripts:
@@ -1153,6 +1162,16 @@ class RedisRunStore:
 
     async def load_checkpoint(self, run_id: str) -> str | None:
         raw = await self._redis.get(f"{self._run(run_id)}:checkpoint")
+        return _text(raw) if raw is not None else None
+
+    async def save_note(self, run_id: str, name: str, text: str) -> None:
+        """A field of the run's hash, so it lives exactly as long as the record (its TTL refreshed
+        with it); sent with the group commit, after the writes queued before it (the record's)."""
+        key = self._run(run_id).encode()
+        await self.command(b"EVAL", _NOTE_SCRIPT, b"1", key, b"note:" + name.encode(), text.encode())
+
+    async def load_note(self, run_id: str, name: str) -> str | None:
+        raw = await self._redis.hget(self._run(run_id), f"note:{name}")
         return _text(raw) if raw is not None else None
 
     async def aclose(self) -> None:

@@ -214,4 +214,4 @@ async def resume(agent: AgentArg, chat_id: ChatIdArg, request: Request, who: Cal
     return _ui_stream(request, part, UIMessageFraming(part, new_message=not continued), admitted)
 
 
-__all__ = ["ChatRequest", "chat_run", "chat_run_id", "router"]
+__all__ = ["chat_run", "chat_run_id", "router"]

@@ -15,7 +15,9 @@ with ``role: "tool"`` messages). ``stream``: ``chat.completion.chunk`` events â€
 carries ``role``, then ``content`` deltas, then the tool calls (whole, one delta), then a chunk
 with ``finish_reason``; with ``stream_options.include_usage`` one more chunk with empty
 ``choices`` and ``usage``; then ``data: [DONE]``. A run that fails sends an ``error`` event (the
-official clients raise it) and a non-streaming request gets a 500 in OpenAI's error shape. The
+official clients raise it) and a non-streaming request gets an error in OpenAI's shape whose status
+says whose failure it is (:func:`.openai_errors.run_failure`: 502 for the model provider, 429 for a
+spent budget, 400 for a guardrail, 500 otherwise). The
 agent's own tool calls run on the server and are not in the answer (the Responses API shows them).
 """
 
@@ -30,7 +32,7 @@ from fastapi.responses import JSONResponse
 from pydantic import Field
 
 from kanawa.server.http.dependencies import API_ERRORS, BODY_ERRORS, CallerArg
-from kanawa.server.http.protocols.openai_errors import OpenAIError
+from kanawa.server.http.protocols.openai_errors import OpenAIError, run_failure
 from kanawa.server.http.protocols.openai_inputs import (
     Content,
     InvalidInput,
@@ -201,6 +203,10 @@ class ChatTranslator:
         self.calls: dict[str, dict[str, str]] = {}
         self.usage: dict[str, Any] | None = None
         self.error: dict[str, Any] | None = None
+        self.failure: dict[str, Any] | None = None
+        """The run's ``error`` chunk data, as it came (what :func:`.openai_errors.run_failure` reads)."""
+        self.ended = "running"
+        """How the run's part ended (its ``done`` chunk's status)."""
         self.finish: str | None = None
         self._started = False
         head = {"id": self.id, "object": "chat.completion.chunk", "created": self.created, "model": model}
@@ -248,6 +254,7 @@ class ChatTranslator:
         elif kind == "usage":
             self.usage = data
         elif kind == "error":
+            self.failure = data
             self.error = {
                 "message": f"{data.get('code')}: {data.get('message')}",
                 "type": "server_error",
@@ -273,6 +280,7 @@ class ChatTranslator:
         ]
 
     def _done(self, status: str) -> list[dict[str, Any]]:
+        self.ended = status
         if status == "awaiting_tool_output":
             self.finish = "tool_calls"
             return [self._chunk({"tool_calls": self._tool_calls()}), self._chunk({}, "tool_calls")]
@@ -393,9 +401,11 @@ router = APIRouter(tags=["openai"])
                 SSE: {"schema": {"type": "string"}},
             },
         },
-        400: {"description": "Messages a run cannot take (OpenAI error shape)"},
+        400: {"description": "Messages a run cannot take, or a guardrail stopped the run (OpenAI shape)"},
         404: {"description": "Unknown model"},
+        409: {"description": "The run was cancelled, or waits for a person's approval (non-streaming)"},
         500: {"description": "The run failed (a non-streaming request; OpenAI error shape)"},
+        502: {"description": "The model provider failed (a non-streaming request; OpenAI error shape)"},
         **BODY_ERRORS,
         **API_ERRORS,
     },
@@ -439,13 +449,8 @@ async def create_chat_completion(body: ChatRequest, request: Request, who: Calle
                 translator.feed(chunk)
         finally:
             release_stream(request, admitted)
-        if translator.error is not None:
-            # the run failed, not the request: an official client would retry a 500 (a new run) but for this
-            return JSONResponse(
-                {"error": translator.error},
-                status_code=500,
-                headers={"X-Run-Id": part.run_id, "x-should-retry": "false"},
-            )
+        if translator.error is not None:  # the run ended without an answer: whose failure it is
+            return run_failure(translator.ended, translator.failure, run_id=part.run_id)
         return JSONResponse(translator.completion(), headers={"X-Run-Id": part.run_id})
     except OpenAIError as exc:
         return exc.response()

@@ -21,6 +21,28 @@ status  ``type``                    ``code``
 429     ``requests``                ``rate_limit_exceeded``
 5xx     ``server_error``            ``server_error``
 ======  ==========================  ==============================
+
+A *run* that fails after a non-streaming request was accepted is answered by :func:`run_failure`,
+with the status that says whose the failure is (a stream has sent its 200 already: it ends with
+its protocol's error event instead):
+
+======  ==========================  ==========================  =======================================
+status  ``type``                    ``code``                    the run
+======  ==========================  ==========================  =======================================
+400     ``invalid_request_error``   ``guardrail_violation``     stopped by a guardrail
+                                                                (``GuardrailViolation``)
+409     ``invalid_request_error``   ``run_cancelled``           cancelled by another request (Chat)
+409     ``invalid_request_error``   ``approval_required``       waits for a person's approval (Chat)
+429     ``insufficient_quota``      ``insufficient_quota``      the tenant's budget is spent
+                                                                (``BudgetExceeded``)
+502     ``server_error``            ``upstream_error``          the model provider failed
+                                                                (``LLMCallFailed``, ``LLM…Error``)
+500     ``server_error``            ``server_error``            anything else (``MaxStepsExceeded``,
+                                                                a tool that failed, an internal error)
+======  ==========================  ==========================  =======================================
+
+Each carries ``x-should-retry: false`` (the official SDKs would otherwise send a 429 or 5xx again, and
+each retry would be a new run) and the run's id in ``X-Run-Id``.
 """
 
 from __future__ import annotations
@@ -82,6 +104,41 @@ class OpenAIError(Exception):
             status_code=self.status,
             headers=self.headers,
         )
+
+
+_RUN_FAILURES: Final[dict[str, tuple[int, str, str]]] = {
+    "GuardrailViolation": (400, "invalid_request_error", "guardrail_violation"),
+    "BudgetExceeded": (429, "insufficient_quota", "insufficient_quota"),
+    "LLMCallFailed": (502, "server_error", "upstream_error"),
+}
+"""A run's ``error`` chunk code → the status, type and code of the answer (module docstring)."""
+_RUN_ENDS: Final[dict[str, tuple[int, str, str]]] = {
+    "cancelled": (409, "invalid_request_error", "run_cancelled"),
+    "awaiting_approval": (409, "invalid_request_error", "approval_required"),
+}
+
+
+def run_failure(status: str, error: dict[str, Any] | None, *, run_id: str) -> JSONResponse:
+    """The answer to a non-streaming request whose run ended ``status`` without an answer, from the
+    run's ``error`` chunk data (``{"code", "message"}``; ``None``: it had none) — module docstring."""
+    code = str(error.get("code")) if error else ""
+    if error:
+        message = f"{code}: {error.get('message')}"
+    else:
+        message = {
+            "cancelled": "the run was cancelled",
+            "awaiting_approval": "the run waits for a person's approval (POST /v1/runs/{id}/approvals)",
+        }.get(status, "the run failed")
+    kind = _RUN_ENDS.get(status) if not error else None
+    if kind is None:
+        upstream = code.startswith("LLM") and code.endswith("Error")
+        kind = _RUN_FAILURES.get(code) or (_RUN_FAILURES["LLMCallFailed"] if upstream else None)
+    http, kind_type, kind_code = kind or (500, "server_error", "server_error")
+    return JSONResponse(
+        {"error": {"message": message, "type": kind_type, "param": None, "code": kind_code}},
+        status_code=http,
+        headers={"X-Run-Id": run_id, "x-should-retry": "false"},
+    )
 
 
 def _message(detail: object) -> str:
@@ -170,4 +227,4 @@ class OpenAIErrorShape:
         await self.app(scope, receive, shaping_send)
 
 
-__all__ = ["OPENAI_PATHS", "OpenAIError", "OpenAIErrorShape", "error_body", "openai_shaped"]
+__all__ = ["OPENAI_PATHS", "OpenAIError", "OpenAIErrorShape", "error_body", "openai_shaped", "run_failure"]

@@ -92,6 +92,8 @@ class ResponseTranslator:
         self.output: list[dict[str, Any]] = []
         self.status = "in_progress"
         self.error: dict[str, Any] | None = None
+        self.failure: dict[str, Any] | None = None
+        """The run's ``error`` chunk data, as it came (what :func:`.openai_errors.run_failure` reads)."""
         self.usage: dict[str, Any] | None = None
         self._message: int | None = None
         self._reasoning: int | None = None
@@ -135,7 +137,7 @@ class ResponseTranslator:
             "tool_choice": "auto",
             "tools": echo.get("tools") or [],
             "text": {"format": echo.get("format") or {"type": "text"}},
-            "store": True,
+            "store": echo.get("store") is not False,
             "background": False,
             "usage": None
             if self.usage is None
@@ -184,6 +186,7 @@ class ResponseTranslator:
             self.usage = data
             return []
         if kind == "error":
+            self.failure = data
             self.error = {"code": "server_error", "message": f"{data.get('code')}: {data.get('message')}"}
             return []
         if kind == "done":

@@ -11,13 +11,16 @@ Routes (all behind the Bearer key; errors in OpenAI's shape, :mod:`.openai_error
   system/developer messages too), ``tools`` (``function`` only: the client's tools, offered beside
   the agent's own), ``text.format`` (``json_schema``: asked of the model when the agent answers in
   text; an agent with an output type answers in its own schema, as JSON), ``max_output_tokens``,
-  ``metadata`` (echoed in the answer to this request; not kept for ``GET``),
+  ``metadata`` (kept with the response: in its stream's events, ``GET`` and the cancel's answer),
   ``previous_response_id`` (continues *the same run*: with ``function_call_output`` items when the
   previous response ended with the client's calls — exactly those calls must be answered — or
   with a next question after one that completed; 409 while its run still works or after it failed
-  or was cancelled), ``stream``. ``store``
-  is accepted: every response is kept for the run TTL (``KANAWA_RUN_TTL``) whatever it says.
-  Non-streaming: the Response object; streaming: server-sent events (below).
+  or was cancelled), ``stream``, ``store`` (``false``: the response is answered — streamed or
+  not — but cannot be retrieved afterwards, ``GET`` answers 404, nor continued,
+  ``previous_response_id`` naming it is a 400 ``previous_response_not_found``; its run stays a run,
+  ``GET /v1/runs/{id}``, for ``KANAWA_RUN_TTL`` like any). Non-streaming: the Response object, or
+  when the run failed an error whose status says whose failure it is
+  (:func:`.openai_errors.run_failure`); streaming: server-sent events (below).
 - ``GET /v1/responses/{id}`` — the response as it stands (``in_progress`` while the run works);
   ``?stream=true&starting_after=N`` — its events after sequence number ``N`` (from the start
   without it), live until it ends: no gap, no duplicate.
@@ -31,6 +34,7 @@ What a run's chunks become — output items and events — is :mod:`.openai_resp
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Annotated, Any, Final, Literal
 
@@ -39,7 +43,7 @@ from fastapi.responses import JSONResponse
 from pydantic import Field
 
 from kanawa.server.http.dependencies import API_ERRORS, BODY_ERRORS, CallerArg
-from kanawa.server.http.protocols.openai_errors import OpenAIError
+from kanawa.server.http.protocols.openai_errors import OpenAIError, run_failure
 from kanawa.server.http.protocols.openai_inputs import (
     Content,
     FunctionTool,
@@ -210,6 +214,45 @@ def _options(body: ResponsesRequest, instructions: list[str]) -> Any:
     return run_options(joined, specs, body.max_output_tokens, schema)
 
 
+# --------------------------------------------------------------------- what is kept of a request
+
+_NOTE: Final = "openai.response"
+
+
+def _note_name(part: Part) -> str:
+    return f"{_NOTE}.{part.after}"
+
+
+async def _keep(request: Request, part: Part, body: ResponsesRequest) -> None:
+    """Keep with the run what the chunks do not say of this response: its ``metadata`` and a
+    ``store: false`` (nothing when the request has neither, the usual case)."""
+    kept: dict[str, Any] = {}
+    if body.metadata:
+        kept["metadata"] = body.metadata
+    if body.store is False:
+        kept["store"] = False
+    if kept:  # as ASCII: a lone surrogate a client escaped in its JSON must not fail the store's encoding
+        await manager_of(request).store.save_note(part.run_id, _note_name(part), json.dumps(kept))
+
+
+async def _kept(request: Request, part: Part) -> dict[str, Any]:
+    """What :func:`_keep` kept of the response ``part`` (``{}``: nothing)."""
+    text = await manager_of(request).store.load_note(part.run_id, _note_name(part))
+    kept: dict[str, Any] = json.loads(text) if text else {}
+    return kept
+
+
+async def _stored(request: Request, part: Part) -> dict[str, Any]:
+    """What was kept of a response a client asks for by id; 404 for one created with ``store:
+    false`` (it was answered, and is not kept for retrieval)."""
+    kept = await _kept(request, part)
+    if kept.get("store") is False:
+        raise OpenAIError(
+            404, "this response was created with store: false: it is not kept for retrieval", code="not_found"
+        )
+    return kept
+
+
 # ----------------------------------------------------------------------------------------- the routes
 
 
@@ -247,6 +290,11 @@ _RESPONSE_DOC: dict[int | str, dict[str, Any]] = {
     },
 }
 
+_FAILURES_DOC: dict[int | str, dict[str, Any]] = {
+    500: {"description": "The run failed (a non-streaming request; OpenAI error shape)"},
+    502: {"description": "The model provider failed (a non-streaming request; OpenAI error shape)"},
+}
+
 router = APIRouter(tags=["openai"])
 
 
@@ -257,6 +305,7 @@ def _echo(body: ResponsesRequest, options: Any) -> dict[str, Any]:
         "max_output_tokens": body.max_output_tokens,
         "metadata": body.metadata,
         "previous_response_id": body.previous_response_id,
+        "store": body.store is not False,
         "tools": [
             {**tool.model_dump(exclude_none=True), "strict": bool(tool.strict)}
             for tool in body.tools or ()
@@ -292,7 +341,16 @@ async def _begin(request: Request, tenant: str, body: ResponsesRequest) -> tuple
         messages, instructions = _messages(body, start=0 if reference is None else reference[1] + 1)
         options = _options(body, instructions)
         if body.previous_response_id is not None:
-            record, _ = await owned_part(request, tenant, Part.parse(body.previous_response_id, PREFIX))
+            named = Part.parse(body.previous_response_id, PREFIX)
+            record, previous = await owned_part(request, tenant, named)
+            if (await _kept(request, previous)).get("store") is False:
+                raise OpenAIError(
+                    400,
+                    "the previous response was created with store: false, so it is not kept and cannot "
+                    "be continued: send the conversation's items in input instead",
+                    code="previous_response_not_found",
+                    param="previous_response_id",
+                )
             return await _go_on(request, record, messages, options, param="previous_response_id"), record
         if reference is not None:
             run_id, index = reference
@@ -314,7 +372,7 @@ async def _begin(request: Request, tenant: str, body: ResponsesRequest) -> tuple
 @router.post(
     "/v1/responses",
     response_class=Response,
-    responses={**_RESPONSE_DOC, **BODY_ERRORS, **API_ERRORS},
+    responses={**_RESPONSE_DOC, **_FAILURES_DOC, **BODY_ERRORS, **API_ERRORS},
     summary="Create a model response (OpenAI Responses API)",
 )
 async def create_response(body: ResponsesRequest, request: Request, who: CallerArg) -> Response:
@@ -324,6 +382,7 @@ async def create_response(body: ResponsesRequest, request: Request, who: CallerA
         admitted = admit_stream(request, who.tenant, None)
         try:
             part, record = await _begin(request, who.tenant, body)
+            await _keep(request, part, body)
         except BaseException:
             release_stream(request, admitted)
             raise
@@ -332,9 +391,12 @@ async def create_response(body: ResponsesRequest, request: Request, who: CallerA
         if body.stream:
             return _stream_response(request, translator, admitted)
         try:
-            return JSONResponse(await _finished(request, translator))
+            answer = await _finished(request, translator)
         finally:
             release_stream(request, admitted)
+        if translator.status == "failed":  # no answer: an error whose status says whose failure it is
+            return run_failure("failed", translator.failure, run_id=part.run_id)
+        return JSONResponse(answer)
     except OpenAIError as exc:
         return exc.response()
 
@@ -358,7 +420,8 @@ async def retrieve_response(
     """The response as it stands; with ``stream=true`` its events after ``starting_after``."""
     try:
         record, part = await owned_part(request, who.tenant, Part.parse(response_id, PREFIX))
-        translator = ResponseTranslator(part, model=record.agent, created=record.created)
+        kept = await _stored(request, part)
+        translator = ResponseTranslator(part, model=record.agent, created=record.created, echo=kept)
         if stream:
             admitted = admit_stream(request, who.tenant, record.run_id)
             after = -1 if starting_after is None else starting_after
@@ -382,7 +445,8 @@ async def cancel_response(response_id: ResponseIdArg, request: Request, who: Cal
         manager = manager_of(request)
         if record.status in ("running", "awaiting_approval", "awaiting_tool_output"):
             await manager.cancel(record)
-        translator = ResponseTranslator(part, model=record.agent, created=record.created)
+        kept = await _kept(request, part)
+        translator = ResponseTranslator(part, model=record.agent, created=record.created, echo=kept)
         admitted = admit_stream(request, who.tenant, record.run_id)
         try:
             return JSONResponse(await _finished(request, translator))

@@ -1,0 +1,4 @@
+"""A2A (agent-to-agent protocol 1.0) server: every served agent at ``/a2a/{agent}`` (:mod:`.routes`),
+built on the official ``a2a-sdk`` server components. An A2A task is a kanawa run (:mod:`.tasks`)."""
+
+__all__: list[str] = []

@@ -1,0 +1,143 @@
+"""A run's chunks as the A2A stream of ``SendStreamingMessage`` and ``SubscribeToTask``.
+
+Each event is a JSON-RPC response whose ``result`` is a ``StreamResponse`` (``task``,
+``artifactUpdate`` or ``statusUpdate``), one server-sent event each, with the chunk's seq as its
+``id:`` (a client that sends it back as ``Last-Event-ID`` resumes right after it). The stream is a
+:class:`~kanawa.server.http.event_stream.RunEventStream` like every protocol's, so while the client
+keeps up the run's writer sends the frames itself (:mod:`kanawa.server.http.direct`).
+
+The answer's text deltas are the events a stream has thousands of: their frames are a prefix and a
+suffix built once per stream around the text as a JSON string. Every other event (the opening task,
+the final status) is built as the SDK's own ``StreamResponse`` and serialised the way the SDK does.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Final
+
+from a2a.types.a2a_pb2 import StreamResponse, Task, TaskState, TaskStatus, TaskStatusUpdateEvent
+from google.protobuf.json_format import MessageToDict
+
+from kanawa.server.http.protocols.a2a.tasks import ARTIFACT_ID, TaskText, agent_message
+from kanawa.server.http.protocols.openai_runs import JSON, chunk_of, json_string, text_delta
+from kanawa.server.runs.chunks import Chunk
+from kanawa.server.store.base import ChunksExpired, Entry
+
+RpcId = str | int | None
+"""A JSON-RPC request id (echoed in every event of its stream)."""
+_START: Final = '}]},"append":false}}}'
+"""The end of the answer's first text event (it creates the artifact)."""
+_APPEND: Final = '}]},"append":true}}}'
+"""The end of every later one (appended to the artifact)."""
+_EXPIRED_CODE: Final = -32001
+"""The A2A error code a stream whose chunks are gone ends with (``TaskNotFoundError``'s)."""
+
+
+def rpc_envelope(rpc_id: RpcId) -> tuple[str, str]:
+    """The text before and after a JSON-RPC response's ``result`` value for ``rpc_id``."""
+    return '{"jsonrpc":"2.0","id":' + JSON.encode(rpc_id) + ',"result":', "}"
+
+
+def event_json(rpc_id: RpcId, event: Task | TaskStatusUpdateEvent) -> str:
+    """One event as the SDK serialises it: a ``StreamResponse`` in a JSON-RPC response."""
+    wrapped = StreamResponse(task=event) if isinstance(event, Task) else StreamResponse(status_update=event)
+    head, tail = rpc_envelope(rpc_id)
+    return head + JSON.encode(MessageToDict(wrapped, preserving_proto_field_name=False)) + tail
+
+
+class TaskFraming:
+    """The frames of one task's stream (its state: whether the answer's artifact exists yet, and what
+    the chunks said so far for the final status).
+
+    ``opening`` is the first event (the task as the client should start from); ``answered`` says
+    whether the artifact already has text (a snapshot with text, or a resume after a seq), so the
+    next text is appended to it rather than starting it."""
+
+    __slots__ = (
+        "_context_id",
+        "_opening",
+        "_rpc_id",
+        "_streamed",
+        "_tail",
+        "_task_id",
+        "_text",
+        "_text_head",
+    )
+
+    def __init__(
+        self, rpc_id: RpcId, task_id: str, context_id: str, *, opening: Task | None, answered: bool
+    ) -> None:
+        self._rpc_id = rpc_id
+        self._task_id = task_id
+        self._context_id = context_id
+        self._opening = opening
+        self._text = TaskText()
+        head, _ = rpc_envelope(rpc_id)
+        ids = '"taskId":' + json_string(task_id) + ',"contextId":' + json_string(context_id)
+        artifact = '"artifact":{"artifactId":"' + ARTIFACT_ID + '","parts":[{"text":'
+        self._text_head = head + '{"artifactUpdate":{' + ids + "," + artifact
+        self._tail = _APPEND if answered else _START
+        self._streamed = answered
+        """Whether the answer has text already (a model's ``final`` text is then not sent again)."""
+
+    def opening(self) -> bytes:
+        if self._opening is None:
+            return b""
+        return b"data: " + event_json(self._rpc_id, self._opening).encode() + b"\r\n\r\n"
+
+    def __call__(self, entries: Sequence[Entry]) -> bytes:
+        if len(entries) == 1:  # the common batch: one text delta the writer just made (text_delta inlined)
+            entry = entries[0]
+            source = entry.source
+            if type(source) is Chunk and source.type == "delta":
+                data = source.data
+                if type(data) is dict and len(data) == 1:
+                    text = data.get("text")
+                    if type(text) is str:
+                        tail = self._tail
+                        self._tail = _APPEND
+                        self._streamed = True
+                        head = self._text_head
+                        return f"id: {entry.seq}\r\ndata: {head}{json_string(text)}{tail}\r\n\r\n".encode()
+        frames: list[str] = []
+        for entry in entries:
+            text = text_delta(entry)
+            if text is None:
+                chunk = chunk_of(entry)
+                text = self._text.add(chunk)
+                if chunk.get("type") == "done":
+                    frames.append(self._final(entry.seq))
+                    continue
+                if text is None:
+                    if chunk.get("type") == "final" and not self._streamed and self._text.final:
+                        text = self._text.final  # a model that streamed no deltas: its answer at once
+                    else:
+                        continue
+            self._streamed = True
+            frames.append(self._answer(entry.seq, text))
+        return "".join(frames).encode()
+
+    def _answer(self, seq: int, text: str) -> str:
+        tail = self._tail
+        self._tail = _APPEND
+        return f"id: {seq}\r\ndata: {self._text_head}{json_string(text)}{tail}\r\n\r\n"
+
+    def _final(self, seq: int) -> str:
+        state = self._text.state if self._text.state is not None else TaskState.TASK_STATE_COMPLETED
+        status = TaskStatus(state=state)
+        status.timestamp.FromSeconds(int(time.time()))
+        note = self._text.status_note(state)
+        if note:
+            status.message.CopyFrom(agent_message(note, task_id=self._task_id, context_id=self._context_id))
+        update = TaskStatusUpdateEvent(task_id=self._task_id, context_id=self._context_id, status=status)
+        return f"id: {seq}\r\ndata: {event_json(self._rpc_id, update)}\r\n\r\n"
+
+    def expired(self, exc: ChunksExpired) -> bytes:
+        error = {"code": _EXPIRED_CODE, "message": f"this task's events are no longer kept ({exc})"}
+        body = '{"jsonrpc":"2.0","id":' + JSON.encode(self._rpc_id) + ',"error":' + JSON.encode(error) + "}"
+        return b"event: error\r\ndata: " + body.encode() + b"\r\n\r\n"
+
+
+__all__ = ["RpcId", "TaskFraming", "event_json", "rpc_envelope"]
