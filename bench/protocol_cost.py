@@ -8,7 +8,9 @@ is streamed through each protocol by the same app, in one process, in one run:
 - ``openai_chat``: ``POST /v1/chat/completions`` with ``"stream": true`` (``chat.completion.chunk``);
 - ``ai_sdk``: ``POST /ai-sdk/{agent}``, the Vercel AI SDK's UI message stream (a chat of its own per
   request: no chat id);
-- ``a2a``: ``POST /a2a/<agent>`` calling ``SendStreamingMessage`` (A2A 1.0 artifact-update events).
+- ``a2a``: ``POST /a2a/<agent>`` calling ``SendStreamingMessage`` (A2A 1.0 artifact-update events);
+- ``mcp``: ``POST /mcp``, a ``tools/call`` with a ``progressToken`` on MCP protocol 2026-07-28 (one
+  request, no session): each delta a ``notifications/progress`` on the call's SSE stream.
 
 The app is driven through ASGI directly (no sockets, no HTTP parser, no client): a request is one
 ``http.request`` message, and ``send`` only counts the bytes. So what is measured is the server's
@@ -66,6 +68,7 @@ class Protocol:
 
     path: str
     body: dict[str, Any]
+    headers: tuple[tuple[bytes, bytes], ...] = ()
 
 
 PROTOCOLS: dict[str, Protocol] = {
@@ -90,6 +93,30 @@ PROTOCOLS: dict[str, Protocol] = {
             "method": "SendStreamingMessage",
             "params": {"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "go"}]}},
         },
+    ),
+    # MCP protocol 2026-07-28: one POST per call, no session; each delta is a notifications/progress
+    "mcp": Protocol(
+        "/mcp",
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {
+                "name": AGENT,
+                "arguments": {"input": "go"},
+                "_meta": {
+                    "progressToken": 1,
+                    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                    "io.modelcontextprotocol/clientCapabilities": {},
+                },
+            },
+        },
+        (
+            (b"accept", b"application/json, text/event-stream"),
+            (b"mcp-protocol-version", b"2026-07-28"),
+            (b"mcp-method", b"tools/call"),
+            (b"mcp-name", AGENT.encode()),
+        ),
     ),
 }
 
@@ -155,6 +182,7 @@ async def request(app: Any, protocol: Protocol) -> tuple[int, int]:
             (b"authorization", f"Bearer {KEY}".encode()),
             (b"content-type", b"application/json"),
             (b"content-length", str(len(body)).encode()),
+            *protocol.headers,
         ],
         "client": ("127.0.0.1", 50000),
         "server": ("127.0.0.1", 8000),

@@ -13,6 +13,7 @@ from kanawa.llm.testing import FunctionLLM
 from kanawa.llm.testing.models import ModelRequest, Script
 from kanawa.loop.config import AgentConfiguration
 from kanawa.mcp_server import AgentToolset, UnknownAgentToolError
+from kanawa.mcp_server.progress import batch_progress
 from kanawa.tools.messages import EXECUTION_ERROR_MESSAGE
 from kanawa.types import AssistantMessage, ToolCall
 
@@ -91,3 +92,32 @@ async def test_an_unknown_tool_raises() -> None:
 def test_a_dynamic_only_agent_is_described_by_its_name() -> None:
     agent = Agent("dyn", lambda ctx: "be brief", model=FunctionLLM(lambda r: "ok"))
     assert AgentToolset({"dyn": agent}).list_tools()[0].description == "The kanawa agent 'dyn'."
+
+
+def test_progress_from_chunks_that_arrived_together_joins_one_agents_text() -> None:
+    def chunk(kind: str, agent: str = "boss", **data: object) -> dict[str, Any]:
+        return {"type": kind, "agent": agent, "data": data}
+
+    chunks = [
+        chunk("delta", text="Hel"),
+        chunk("delta", reasoning="(thinking)"),
+        chunk("delta", text="lo"),
+        chunk("tool_call", name="look_up", id="c1", arguments="{}"),
+        chunk("tool_response", name="look_up", call_id="c1", is_error=True),
+        chunk("handoff_start", target="helper", source="boss", depth=1),
+        chunk("delta", "helper", text="a", depth=1),
+        chunk("delta", "helper", text="b", depth=1),
+        chunk("handoff_end", target="helper", source="boss", depth=1),
+        chunk("delta", text=" again"),
+        chunk("trace", name="llm_call"),
+        chunk("done", status="completed"),
+    ]
+    assert batch_progress(chunks, top_agent="boss") == [
+        "Hello",
+        "calling look_up",
+        "look_up failed",
+        "handed over to helper",
+        "[helper] ab",
+        "back from helper",
+        " again",
+    ]

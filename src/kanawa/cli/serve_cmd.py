@@ -105,6 +105,7 @@ def serve(
     console.print(Text.assemble(("mode   ", "bold"), mode))
     console.print(Text.assemble(("listen ", "bold"), base_url(host, port)))
     console.print(Text.assemble(("runs   ", "bold"), page_url(host, port, "/runs", key=key)), soft_wrap=True)
+    console.print(Text.assemble(("mcp    ", "bold"), base_url(host, port) + "/mcp"))
     uvicorn.run(
         "kanawa.server.http.factory:app_from_env",
         factory=True,

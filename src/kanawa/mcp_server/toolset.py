@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -91,7 +91,7 @@ def _default_start(agent: Agent[Any, Any], text: str) -> StartedRun:
     return agent.stream(text)
 
 
-def _tool_name(name: str) -> str:
+def tool_name(name: str) -> str:
     """An MCP tool name (``[A-Za-z0-9_.-]``, 128 characters at most) for the agent registered as ``name``."""
     return (_BAD_NAME_CHARS.sub("_", name.strip()).strip("_") or "agent")[:128]
 
@@ -108,7 +108,7 @@ class AgentToolset:
         self._start = start_run or _default_start
         tools: dict[str, _AgentTool] = {}
         for registered, agent in agents.items():
-            name = _tool_name(registered)
+            name = tool_name(registered)
             if name in tools:
                 raise ValueError(
                     f"agents {registered!r} and {tools[name].agent.name!r} share the tool name {name!r}"
@@ -136,10 +136,9 @@ class AgentToolset:
         entry = self._tools.get(name)
         if entry is None:
             raise UnknownAgentToolError(name)
-        try:
-            text = _AgentInput.model_validate(dict(arguments or {})).input
-        except ValidationError as exc:
-            return _error(validation_message(exc))
+        text = agent_input(arguments)
+        if not isinstance(text, str):
+            return text
         try:
             run = self._start(entry.agent, text)
             async for event in run:
@@ -150,28 +149,60 @@ class AgentToolset:
             result = run.result
         except Exception as exc:  # the run failed: the host gets the tool rules' error, the log the detail
             logger.warning("agent %s failed over MCP: %s", entry.agent.name, mask(describe_exception(exc)))
-            return _error(EXECUTION_ERROR_MESSAGE)
+            return error_result(EXECUTION_ERROR_MESSAGE)
         return _answer(entry, result)
+
+
+def agent_input(arguments: Mapping[str, Any] | None) -> str | types.CallToolResult:
+    """The user's turn from a call's ``arguments``, or the validation error result that refuses them
+    (the tool rules' wording: the host's model can correct its call)."""
+    try:
+        return _AgentInput.model_validate(dict(arguments or {})).input
+    except ValidationError as exc:
+        return error_result(validation_message(exc))
 
 
 def _answer(entry: _AgentTool, result: RunResult[Any]) -> types.CallToolResult:
     if result.pending_approvals:
-        calls = ", ".join(sorted({call.name for call in result.pending_approvals}))
-        return _error(APPROVAL_MESSAGE.format(calls=calls))
+        return error_result(approval_message(call.name for call in result.pending_approvals))
     if not result.completed:
         logger.warning("agent %s ended without an answer (%s)", entry.agent.name, result.termination_reason)
-        return _error(EXECUTION_ERROR_MESSAGE)
-    if entry.shape is None:
-        return types.CallToolResult(content=[types.TextContent(text=result.text)])
-    structured = entry.shape.content(result.output)
+        return error_result(EXECUTION_ERROR_MESSAGE)
+    return answer_result(entry.shape, result.text, result.output)
+
+
+def answer_result(shape: OutputShape | None, text: str, output: object) -> types.CallToolResult:
+    """A completed run's answer as a tool result: its text, or for an agent with an output type
+    (``shape``) the structured answer as ``structuredContent`` and its JSON as the text."""
+    if shape is None:
+        return types.CallToolResult(content=[types.TextContent(text=text)])
+    structured = shape.content(output)
     return types.CallToolResult(
         content=[types.TextContent(text=json.dumps(structured, ensure_ascii=False))],
         structured_content=structured,
     )
 
 
-def _error(message: str) -> types.CallToolResult:
+def approval_message(names: Iterable[str]) -> str:
+    """The error text of a run that stopped for a person's approval of the tools ``names``."""
+    return APPROVAL_MESSAGE.format(calls=", ".join(sorted(set(names))))
+
+
+def error_result(message: str) -> types.CallToolResult:
+    """An ``isError`` result saying ``message`` (already in the tool rules' wording)."""
     return types.CallToolResult(content=[types.TextContent(text=message)], is_error=True)
 
 
-__all__ = ["APPROVAL_MESSAGE", "AgentToolset", "Report", "StartRun", "StartedRun", "UnknownAgentToolError"]
+__all__ = [
+    "APPROVAL_MESSAGE",
+    "AgentToolset",
+    "Report",
+    "StartRun",
+    "StartedRun",
+    "UnknownAgentToolError",
+    "agent_input",
+    "answer_result",
+    "approval_message",
+    "error_result",
+    "tool_name",
+]

@@ -3,7 +3,8 @@
 The store (in memory, or Redis with ``KANAWA_REDIS_URL``), the Celery dispatcher, the limits shared
 across processes, the tenants' budget guard (given to every run, never put on an agent) and the run
 manager are made in the lifespan — so a Redis connection belongs to the server's event loop — and put
-on ``app.state`` for the routes. Extensions' resources are entered first and left last: a run never
+on ``app.state`` for the routes; then the MCP session manager (:mod:`.protocols.mcp_http`), whose
+calls end before the runs are closed. Extensions' resources are entered first and left last: a run never
 sees them closed under it.
 """
 
@@ -19,6 +20,7 @@ from fastapi import FastAPI
 
 from kanawa.server.extensions import Extension
 from kanawa.server.http.event_stream import OpenStreams
+from kanawa.server.http.protocols.mcp_http import mcp_sessions
 from kanawa.server.runs.budgets import tenant_guard
 from kanawa.server.runs.chunks import ChunkTranslation
 from kanawa.server.runs.manager import RunManager
@@ -47,7 +49,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         for extension in plan.extensions:  # up before the first run, down after the last one drained
             if extension.lifespan is not None:
                 await resources.enter_async_context(extension.lifespan())
-        async with _serving(app, plan):
+        async with _serving(app, plan), mcp_sessions(app):
             yield
 
 
