@@ -5,7 +5,7 @@ Behind ``kanawa serve`` a call is a run like ``POST /v1/runs`` starts: owned by 
 counted against its run and stream caps and its budgets, its chunks in the run store (in Redis with
 ``KANAWA_REDIS_URL``, on a Celery worker in Celery mode), visible at ``/v1/runs/{id}``. The call reads
 the run's chunks as they are stored and tells the host about them (``notifications/progress``, the
-same messages as over stdio, text deltas that arrived together joined:
+same messages as over stdio, text deltas joined and sent at most every :data:`PROGRESS_INTERVAL`:
 :func:`~kanawa.mcp_server.progress.batch_progress`); the run's ``done``
 chunk ends the call. A call that is cancelled — ``notifications/cancelled``, or the response stream
 closed on protocol 2026-07-28 — cancels the run through the manager, on whichever process runs it.
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -54,6 +55,11 @@ RUN_ID_META: Final = "kanawa/run_id"
 """The ``_meta`` key of a call's result that names the run it was."""
 
 LIMIT_MESSAGE: Final = "tool invoke error: {reason}; try again later"
+
+PROGRESS_INTERVAL: Final = 0.1
+"""Seconds between two progress notifications of text: MCP asks senders to rate-limit progress, and
+each notification costs the host (and the SDK here) far more than a chunk costs the run. Text that
+arrives sooner is joined to the next; a tool call, a handoff or the end is reported at once."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,23 +168,30 @@ class ServedToolset:
 
 
 async def _follow(manager: RunManager, run_id: str, top: str, report: Report | None) -> _Outcome:
-    """Read the run's chunks up to its ``done`` chunk, reporting progress on the way."""
+    """Read the run's chunks up to its ``done`` chunk, reporting progress on the way: text deltas at
+    most every :data:`PROGRESS_INTERVAL` (joined), anything else (a tool call, a handoff) at once."""
     outcome = _Outcome()
     batches = manager.store.read_batches(run_id, after=0)
+    held: list[Mapping[str, Any]] = []  # chunks not yet reported
+    sent = 0.0
     try:
         async for batch in batches:
-            chunks = []
             ended = False
+            only_text = True
             for entry in batch:
                 chunk = chunk_of(entry)
-                chunks.append(chunk)
+                held.append(chunk)
                 _note(outcome, chunk, top)
+                only_text = only_text and chunk.get("type") == "delta"
                 if entry.terminal:
                     ended = True
                     break
-            if report is not None:
-                for message in batch_progress(chunks, top_agent=top):
+            now = time.monotonic()
+            if report is not None and (ended or not only_text or now - sent >= PROGRESS_INTERVAL):
+                for message in batch_progress(held, top_agent=top):
                     await report(message)
+                held.clear()
+                sent = now
             if ended:
                 return outcome
     except ChunksExpired:
