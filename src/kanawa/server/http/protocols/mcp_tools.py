@@ -18,6 +18,7 @@ result carries the run's id in ``_meta["kanawa/run_id"]`` (its timeline, its sta
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import time
@@ -194,6 +195,10 @@ async def _follow(manager: RunManager, run_id: str, top: str, report: Report | N
                 sent = now
             if ended:
                 return outcome
+            if report is not None and only_text:
+                # the next text may not be sent before the interval: let it gather in the store and
+                # read it in one batch then, rather than waking for each delta (the run is not held)
+                await asyncio.sleep(max(0.0, sent + PROGRESS_INTERVAL - time.monotonic()))
     except ChunksExpired:
         _log.warning("run %s: its chunks expired before an MCP call read them", run_id)
     finally:
