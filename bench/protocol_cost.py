@@ -9,6 +9,7 @@ is streamed through each protocol by the same app, in one process, in one run:
 - ``ai_sdk``: ``POST /ai-sdk/{agent}``, the Vercel AI SDK's UI message stream (a chat of its own per
   request: no chat id);
 - ``a2a``: ``POST /a2a/<agent>`` calling ``SendStreamingMessage`` (A2A 1.0 artifact-update events);
+- ``a2a_v03``: the same endpoint calling A2A 0.3's ``message/stream`` (0.3 artifact-update events);
 - ``mcp``: ``POST /mcp``, a ``tools/call`` with a ``progressToken`` on MCP protocol 2026-07-28 (one
   request, no session): each delta a ``notifications/progress`` on the call's SSE stream.
 
@@ -92,6 +93,22 @@ PROTOCOLS: dict[str, Protocol] = {
             "id": 1,
             "method": "SendStreamingMessage",
             "params": {"message": {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "go"}]}},
+        },
+    ),
+    "a2a_v03": Protocol(
+        f"/a2a/{AGENT}",
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "message/stream",
+            "params": {
+                "message": {
+                    "kind": "message",
+                    "messageId": "m1",
+                    "role": "user",
+                    "parts": [{"kind": "text", "text": "go"}],
+                }
+            },
         },
     ),
     # MCP protocol 2026-07-28: one POST per call, no session; each delta is a notifications/progress

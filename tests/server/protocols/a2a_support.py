@@ -1,5 +1,5 @@
 """What the A2A server tests share: the served app per run-store mode, and the official ``a2a-sdk``
-client pointed at one of its agents."""
+client pointed at one of its agents (speaking A2A 1.0, or 0.3 as a client on 0.3 does)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ from contextlib import asynccontextmanager
 import httpx
 from a2a.client import Client, ClientConfig, ClientFactory
 from a2a.client.card_resolver import A2ACardResolver
+from a2a.compat.v0_3 import conversions
+from a2a.compat.v0_3 import types as v03
 from a2a.types.a2a_pb2 import (
     Message,
     Part,
@@ -43,6 +45,21 @@ async def a2a_client(
     headers = {"Authorization": f"Bearer {key}"}
     async with httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(60.0)) as http:
         card = await A2ACardResolver(http, f"{base}/a2a/{agent}").get_agent_card()
+        client = ClientFactory(ClientConfig(httpx_client=http, streaming=streaming)).create(card)
+        yield client
+
+
+@asynccontextmanager
+async def a2a03_client(
+    base: str, agent: str, *, key: str = KEY_A, streaming: bool = True
+) -> AsyncIterator[Client]:
+    """The SDK's client speaking A2A 0.3 to ``agent``: it reads the card as a 0.3 client does (only
+    the 0.3 fields: ``url``, ``protocolVersion``, ...), so the SDK picks its 0.3 JSON-RPC transport."""
+    headers = {"Authorization": f"Bearer {key}"}
+    async with httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(60.0)) as http:
+        answer = await http.get(f"{base}/a2a/{agent}/.well-known/agent-card.json")
+        answer.raise_for_status()
+        card = conversions.to_core_agent_card(v03.AgentCard.model_validate(answer.json()))
         client = ClientFactory(ClientConfig(httpx_client=http, streaming=streaming)).create(card)
         yield client
 

@@ -1,5 +1,6 @@
 """Fuzzed JSON-RPC at the A2A endpoint (hypothesis): whatever a client sends — any JSON, any method
-name, messages with odd parts, ids of every type, bytes that are not JSON — the answer is never a 5xx,
+name (A2A 1.0's and 0.3's), messages with odd parts (in either version's shape), ids of every type,
+headers naming either version or none, bytes that are not JSON — the answer is never a 5xx,
 and every answer with status 200 is JSON-RPC: a response with ``result`` or an ``error`` whose
 ``code`` is an integer and ``message`` a string (in a plain body, or in each event of a stream)."""
 
@@ -28,6 +29,12 @@ METHODS = [
     "GetExtendedAgentCard",
     "CreateTaskPushNotificationConfig",
     "message/send",
+    "message/stream",
+    "tasks/get",
+    "tasks/cancel",
+    "tasks/resubscribe",
+    "tasks/pushNotificationConfig/set",
+    "agent/getAuthenticatedExtendedCard",
 ]
 
 json_values = st.recursive(
@@ -39,6 +46,21 @@ ids = st.none() | st.booleans() | st.integers() | st.text(max_size=10) | st.floa
 parts = st.lists(
     st.one_of(
         st.fixed_dictionaries({"text": st.text(max_size=30)}),
+        st.fixed_dictionaries({"kind": st.just("text"), "text": st.text(max_size=30)}),
+        st.fixed_dictionaries({"kind": st.just("data"), "data": json_values}),
+        st.fixed_dictionaries(
+            {
+                "kind": st.just("file"),
+                "file": st.fixed_dictionaries(
+                    {},
+                    optional={
+                        "uri": st.text(max_size=20),
+                        "bytes": st.text(max_size=20),
+                        "mimeType": json_values,
+                    },
+                ),
+            }
+        ),
         st.fixed_dictionaries({"data": json_values}),
         st.fixed_dictionaries({"url": st.text(max_size=20)}),
         json_values,
@@ -49,7 +71,9 @@ messages = st.fixed_dictionaries(
     {"parts": parts},
     optional={
         "messageId": st.text(max_size=10) | json_values,
-        "role": st.sampled_from(["ROLE_USER", "ROLE_AGENT", "user", "ROLE_UNSPECIFIED"]) | json_values,
+        "role": st.sampled_from(["ROLE_USER", "ROLE_AGENT", "user", "agent", "ROLE_UNSPECIFIED"])
+        | json_values,
+        "kind": st.just("message") | json_values,
         "taskId": st.text(alphabet="0123456789abcdef", min_size=32, max_size=32) | st.text(max_size=40),
         "contextId": st.text(max_size=300),
     },
@@ -58,10 +82,32 @@ params = st.one_of(
     json_values,
     st.fixed_dictionaries(
         {"message": messages},
-        optional={"configuration": st.fixed_dictionaries({}, optional={"returnImmediately": json_values})},
+        optional={
+            "configuration": st.fixed_dictionaries(
+                {},
+                optional={
+                    "returnImmediately": json_values,
+                    "blocking": json_values,
+                    "historyLength": json_values,
+                },
+            )
+        },
     ),
-    st.fixed_dictionaries({"id": st.text(max_size=40) | json_values}),
+    st.fixed_dictionaries(
+        {"id": st.text(max_size=40) | json_values},
+        optional={"historyLength": json_values, "metadata": json_values},
+    ),
 )
+requests03 = st.fixed_dictionaries(
+    {
+        "jsonrpc": st.just("2.0"),
+        "id": st.integers() | st.text(max_size=10),
+        "method": st.sampled_from([m for m in METHODS if "/" in m]),
+        "params": params,
+    }
+)
+"""Well-formed A2A 0.3 envelopes: the fuzz reaches the SDK's 0.3 models, its converters and the handler."""
+versions = st.sampled_from([None, "0.3", "1.0", "0.3.0", "2", "x"])
 requests = st.fixed_dictionaries(
     {},
     optional={
@@ -97,8 +143,10 @@ def _is_jsonrpc(body: Any) -> bool:
     return "result" in body
 
 
-def _check(http: httpx.Client, content: bytes) -> None:
+def _check(http: httpx.Client, content: bytes, version: str | None = None) -> None:
     headers = {**AUTH_A, "Content-Type": "application/json"}
+    if version is not None:
+        headers["A2A-Version"] = version
     with http.stream("POST", "/a2a/echo", content=content, headers=headers) as response:
         body = response.read()
     assert response.status_code < 500, body[:300]
@@ -120,10 +168,20 @@ SETTINGS = settings(
 )
 
 
-@given(request=requests)
+@given(request=requests, version=versions)
 @SETTINGS
-def test_no_json_rpc_request_gets_a_server_error(http: httpx.Client, request: dict[str, Any]) -> None:
-    _check(http, json.dumps(request).encode())
+def test_no_json_rpc_request_gets_a_server_error(
+    http: httpx.Client, request: dict[str, Any], version: str | None
+) -> None:
+    _check(http, json.dumps(request).encode(), version)
+
+
+@given(request=requests03, version=st.sampled_from([None, "0.3"]))
+@SETTINGS
+def test_no_0_3_request_gets_a_server_error(
+    http: httpx.Client, request: dict[str, Any], version: str | None
+) -> None:
+    _check(http, json.dumps(request).encode(), version)
 
 
 @given(raw=st.binary(max_size=200) | json_values.map(lambda v: json.dumps(v).encode()))

@@ -6,6 +6,11 @@ description (the agent's ``description`` when it has one, else the first line of
 one skill per tool (or one for the agent itself when it has none), the JSON-RPC interface at
 ``/a2a/{agent}`` (A2A 1.0), streaming on, push notifications off, and the ``bearer`` scheme that
 every call needs.
+
+The same endpoint answers A2A 0.3's method names, so the card lists it a second time with protocol
+version 0.3. The SDK's card serialiser then adds the fields a 0.3 client reads (``url``,
+``protocolVersion``, ``preferredTransport``, ``security``) to the 1.0 card, and a 1.0 client still
+picks the 1.0 interface.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from a2a.types.a2a_pb2 import (
     SecurityScheme,
     StringList,
 )
-from a2a.utils.constants import PROTOCOL_VERSION_CURRENT
+from a2a.utils.constants import PROTOCOL_VERSION_0_3, PROTOCOL_VERSION_CURRENT
 
 from kanawa import __version__
 from kanawa.server.runs.servable import ServableAgent
@@ -62,7 +67,8 @@ def agent_card(agent: ServableAgent, name: str, url: str) -> AgentCard:
         version=__version__,
         provider=AgentProvider(organization="kanawa", url="https://github.com/kanawa-dev/kanawa"),
         supported_interfaces=[
-            AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version=PROTOCOL_VERSION_CURRENT)
+            AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version=PROTOCOL_VERSION_CURRENT),
+            AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version=PROTOCOL_VERSION_0_3),
         ],
         capabilities=AgentCapabilities(streaming=True, push_notifications=False),
         security_schemes={

@@ -9,13 +9,17 @@ keeps up the run's writer sends the frames itself (:mod:`kanawa.server.http.dire
 The answer's text deltas are the events a stream has thousands of: their frames are a prefix and a
 suffix built once per stream around the text as a JSON string. Every other event (the opening task,
 the final status) is built as the SDK's own ``StreamResponse`` and serialised the way the SDK does.
+
+The shapes are a :class:`Dialect`'s: :data:`CURRENT` is A2A 1.0's (``SendStreamingMessage``,
+``SubscribeToTask``); :mod:`.compat03` gives A2A 0.3's (``message/stream``, ``tasks/resubscribe``)
+from the same chunks, so both method sets stream through the one machinery.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Final
+from typing import Final, Protocol
 
 from a2a.types.a2a_pb2 import StreamResponse, Task, TaskState, TaskStatus, TaskStatusUpdateEvent
 from google.protobuf.json_format import MessageToDict
@@ -47,6 +51,35 @@ def event_json(rpc_id: RpcId, event: Task | TaskStatusUpdateEvent) -> str:
     return head + JSON.encode(MessageToDict(wrapped, preserving_proto_field_name=False)) + tail
 
 
+class Dialect(Protocol):
+    """The JSON one A2A version's stream events have (everything else about a stream is shared)."""
+
+    def event(self, rpc_id: RpcId, event: Task | TaskStatusUpdateEvent) -> str:
+        """The task or status event as one JSON-RPC response."""
+        ...
+
+    def text_frame(self, rpc_id: RpcId, task_id: str, context_id: str, *, append: bool) -> tuple[str, str]:
+        """The JSON-RPC response of an answer text event, split around the text as a JSON string."""
+        ...
+
+
+class Current:
+    """A2A 1.0's shapes: a ``StreamResponse`` as ``result`` (the module docstring)."""
+
+    def event(self, rpc_id: RpcId, event: Task | TaskStatusUpdateEvent) -> str:
+        return event_json(rpc_id, event)
+
+    def text_frame(self, rpc_id: RpcId, task_id: str, context_id: str, *, append: bool) -> tuple[str, str]:
+        head, _ = rpc_envelope(rpc_id)
+        ids = '"taskId":' + json_string(task_id) + ',"contextId":' + json_string(context_id)
+        artifact = '"artifact":{"artifactId":"' + ARTIFACT_ID + '","parts":[{"text":'
+        return head + '{"artifactUpdate":{' + ids + "," + artifact, _APPEND if append else _START
+
+
+CURRENT: Final = Current()
+"""A2A 1.0's dialect."""
+
+
 class TaskFraming:
     """The frames of one task's stream (its state: whether the answer's artifact exists yet, and what
     the chunks said so far for the final status).
@@ -56,36 +89,45 @@ class TaskFraming:
     next text is appended to it rather than starting it."""
 
     __slots__ = (
+        "_append",
         "_context_id",
+        "_dialect",
+        "_next",
         "_opening",
         "_rpc_id",
         "_streamed",
-        "_tail",
         "_task_id",
         "_text",
-        "_text_head",
     )
 
     def __init__(
-        self, rpc_id: RpcId, task_id: str, context_id: str, *, opening: Task | None, answered: bool
+        self,
+        rpc_id: RpcId,
+        task_id: str,
+        context_id: str,
+        *,
+        opening: Task | None,
+        answered: bool,
+        dialect: Dialect = CURRENT,
     ) -> None:
         self._rpc_id = rpc_id
         self._task_id = task_id
         self._context_id = context_id
         self._opening = opening
+        self._dialect = dialect
         self._text = TaskText()
-        head, _ = rpc_envelope(rpc_id)
-        ids = '"taskId":' + json_string(task_id) + ',"contextId":' + json_string(context_id)
-        artifact = '"artifact":{"artifactId":"' + ARTIFACT_ID + '","parts":[{"text":'
-        self._text_head = head + '{"artifactUpdate":{' + ids + "," + artifact
-        self._tail = _APPEND if answered else _START
+        self._append = dialect.text_frame(rpc_id, task_id, context_id, append=True)
+        self._next = (
+            self._append if answered else dialect.text_frame(rpc_id, task_id, context_id, append=False)
+        )
+        """The head and tail of the next text event (the first one starts the artifact)."""
         self._streamed = answered
         """Whether the answer has text already (a model's ``final`` text is then not sent again)."""
 
     def opening(self) -> bytes:
         if self._opening is None:
             return b""
-        return b"data: " + event_json(self._rpc_id, self._opening).encode() + b"\r\n\r\n"
+        return b"data: " + self._dialect.event(self._rpc_id, self._opening).encode() + b"\r\n\r\n"
 
     def __call__(self, entries: Sequence[Entry]) -> bytes:
         if len(entries) == 1:  # the common batch: one text delta the writer just made (text_delta inlined)
@@ -96,10 +138,9 @@ class TaskFraming:
                 if type(data) is dict and len(data) == 1:
                     text = data.get("text")
                     if type(text) is str:
-                        tail = self._tail
-                        self._tail = _APPEND
+                        head, tail = self._next
+                        self._next = self._append
                         self._streamed = True
-                        head = self._text_head
                         return f"id: {entry.seq}\r\ndata: {head}{json_string(text)}{tail}\r\n\r\n".encode()
         frames: list[str] = []
         for entry in entries:
@@ -120,9 +161,9 @@ class TaskFraming:
         return "".join(frames).encode()
 
     def _answer(self, seq: int, text: str) -> str:
-        tail = self._tail
-        self._tail = _APPEND
-        return f"id: {seq}\r\ndata: {self._text_head}{json_string(text)}{tail}\r\n\r\n"
+        head, tail = self._next
+        self._next = self._append
+        return f"id: {seq}\r\ndata: {head}{json_string(text)}{tail}\r\n\r\n"
 
     def _final(self, seq: int) -> str:
         state = self._text.state if self._text.state is not None else TaskState.TASK_STATE_COMPLETED
@@ -132,7 +173,7 @@ class TaskFraming:
         if note:
             status.message.CopyFrom(agent_message(note, task_id=self._task_id, context_id=self._context_id))
         update = TaskStatusUpdateEvent(task_id=self._task_id, context_id=self._context_id, status=status)
-        return f"id: {seq}\r\ndata: {event_json(self._rpc_id, update)}\r\n\r\n"
+        return f"id: {seq}\r\ndata: {self._dialect.event(self._rpc_id, update)}\r\n\r\n"
 
     def expired(self, exc: ChunksExpired) -> bytes:
         error = {"code": _EXPIRED_CODE, "message": f"this task's events are no longer kept ({exc})"}
@@ -140,4 +181,4 @@ class TaskFraming:
         return b"event: error\r\ndata: " + body.encode() + b"\r\n\r\n"
 
 
-__all__ = ["RpcId", "TaskFraming", "event_json", "rpc_envelope"]
+__all__ = ["CURRENT", "Current", "Dialect", "RpcId", "TaskFraming", "event_json", "rpc_envelope"]

@@ -59,6 +59,7 @@ from kanawa.server.runs.manager import RunLimitReached, RunManager
 TENANT: Final = "kanawa.tenant"
 AGENT: Final = "kanawa.agent"
 MANAGER: Final = "kanawa.manager"
+ROUTE: Final = "kanawa.route"
 """Keys of the call state :class:`CallContext` fills in."""
 CANCEL_WAIT_S: Final = 30.0
 """How long ``CancelTask`` waits for the run to stop before answering with its task as it is."""
@@ -68,16 +69,20 @@ MAX_PAGE: Final = 100
 
 class CallContext(DefaultServerCallContextBuilder):
     """The SDK's call context plus who is calling (the route's authenticated tenant), which agent,
-    and the run manager; a request without an ``A2A-Version`` header is taken as the current one."""
+    the run manager, and the route's request state (where a refusal by a limit is left for the route
+    to answer with its HTTP status: the SDK's 0.3 adapter would turn any exception into a JSON-RPC
+    internal error). A request without an ``A2A-Version`` header is taken as the version its method
+    name belongs to (1.0's names: 1.0; 0.3's: 0.3), as the route decided."""
 
     def build(self, request: Request) -> ServerCallContext:
         context = super().build(request)
         headers = context.state.setdefault("headers", {})
         if not (headers.get(VERSION_HEADER) or headers.get(VERSION_HEADER.lower())):
-            headers[VERSION_HEADER.lower()] = PROTOCOL_VERSION_CURRENT
+            headers[VERSION_HEADER.lower()] = getattr(request.state, "a2a_version", PROTOCOL_VERSION_CURRENT)
         context.state[TENANT] = request.state.a2a_tenant
         context.state[AGENT] = request.state.a2a_agent
         context.state[MANAGER] = request.app.state.manager
+        context.state[ROUTE] = request.state
         return context
 
 
@@ -94,7 +99,9 @@ class RunTaskHandler(RequestHandler):
         try:
             turn = await take_message(manager, tenant, agent, params)
         except RunLimitReached as exc:
-            raise HTTPException(429, str(exc), headers={"Retry-After": "1"}) from None
+            refused = HTTPException(429, str(exc), headers={"Retry-After": "1"})
+            context.state[ROUTE].a2a_refused = refused
+            raise refused from None
         if not params.configuration.return_immediately:
             await wait_for_turn(manager.store, turn.record.run_id, turn.after)
         return await self._task(manager, tenant, agent, turn.record.run_id)
@@ -178,4 +185,4 @@ def _streamed_by_the_route() -> tuple[Event, ...]:
     raise UnsupportedOperationError(message="streams are served by the A2A route, not the dispatcher")
 
 
-__all__ = ["AGENT", "MANAGER", "TENANT", "CallContext", "RunTaskHandler"]
+__all__ = ["AGENT", "MANAGER", "ROUTE", "TENANT", "CallContext", "RunTaskHandler"]

@@ -1,4 +1,4 @@
-"""A2A (agent-to-agent protocol, 1.0) at ``/a2a/{agent}``: each served agent is an A2A agent.
+"""A2A (agent-to-agent protocol, 1.0 and 0.3) at ``/a2a/{agent}``: each served agent is an A2A agent.
 
 ``GET /a2a/{agent}/.well-known/agent-card.json`` is its card (:mod:`.card`); ``POST /a2a/{agent}``
 its JSON-RPC endpoint. The Bearer key decides the tenant before anything else (401 without one, the
@@ -13,6 +13,10 @@ rate limit as everywhere); then
   it. A task that has ended is not resubscribed to (A2A's rule): ``GetTask`` has it;
 - every other method goes through the SDK's JSON-RPC dispatcher to :class:`.handler.RunTaskHandler`.
 
+A2A 0.3's names are served on the same endpoint with the same guarantees: ``message/stream`` and
+``tasks/resubscribe`` stream here like their 1.0 twins, in 0.3's shapes (:mod:`.compat03`);
+``message/send``, ``tasks/get`` and ``tasks/cancel`` go through the dispatcher's own 0.3 adapter.
+
 Another tenant's task id is a missing one (``TaskNotFoundError``), byte for byte. Bad JSON-RPC
 is answered in JSON-RPC's error shape with status 200, as the SDK does.
 """
@@ -26,7 +30,7 @@ from a2a.server.jsonrpc_models import JSONParseError
 from a2a.server.request_handlers.response_helpers import agent_card_to_dict, build_error_response
 from a2a.server.routes.jsonrpc_dispatcher import JsonRpcDispatcher
 from a2a.types.a2a_pb2 import SendMessageRequest, SubscribeToTaskRequest, Task, TaskState, TaskStatus
-from a2a.utils.constants import VERSION_HEADER
+from a2a.utils.constants import PROTOCOL_VERSION_0_3, PROTOCOL_VERSION_CURRENT, VERSION_HEADER
 from a2a.utils.errors import (
     A2AError,
     InvalidParamsError,
@@ -41,8 +45,9 @@ from google.protobuf.message import Message as ProtoMessage
 
 from kanawa.server.http.dependencies import CallerArg, admit_stream, manager_of, release_stream
 from kanawa.server.http.event_stream import RunEventStream
+from kanawa.server.http.protocols.a2a import compat03
 from kanawa.server.http.protocols.a2a.card import agent_card
-from kanawa.server.http.protocols.a2a.frames import RpcId, TaskFraming
+from kanawa.server.http.protocols.a2a.frames import CURRENT, Dialect, RpcId, TaskFraming
 from kanawa.server.http.protocols.a2a.handler import CallContext, RunTaskHandler
 from kanawa.server.http.protocols.a2a.tasks import STATE, TERMINAL, context_of, owned_task, snapshot
 from kanawa.server.http.protocols.a2a.turns import take_message
@@ -55,7 +60,9 @@ STREAMING: Final[dict[str, type[ProtoMessage]]] = {
     "SendStreamingMessage": SendMessageRequest,
     "SubscribeToTask": SubscribeToTaskRequest,
 }
-"""The methods this route streams itself, with their request types."""
+"""The 1.0 methods this route streams itself, with their request types."""
+STREAMING_METHODS: Final = frozenset(STREAMING) | frozenset(compat03.STREAMING)
+"""Every method this route streams itself (1.0's and 0.3's)."""
 SSE_MEDIA: Final = "text/event-stream"
 
 router = APIRouter(tags=["a2a"])
@@ -92,18 +99,27 @@ async def a2a_endpoint(
     _agent(request, agent)
     request.state.a2a_tenant = who.tenant
     request.state.a2a_agent = agent
+    request.state.a2a_refused = None
     try:
         payload = json.loads(await request.body())
     except (ValueError, RecursionError) as exc:
         return JSONResponse(build_error_response(None, JSONParseError(message=str(exc)[:200])))
     method = payload.get("method") if isinstance(payload, dict) else None
-    if isinstance(method, str) and method in STREAMING and _well_formed(payload):
+    legacy = isinstance(method, str) and method in compat03.METHODS
+    request.state.a2a_version = PROTOCOL_VERSION_0_3 if legacy else PROTOCOL_VERSION_CURRENT
+    if isinstance(method, str) and method in STREAMING_METHODS and _well_formed(payload):
         rpc_id: RpcId = payload.get("id")
         try:
             return await _stream(request, who.tenant, agent, rpc_id, method, payload, last_event_id)
         except A2AError as exc:
-            return JSONResponse(build_error_response(rpc_id, exc))
-    return await _dispatcher(request).handle_requests(request)
+            return JSONResponse(
+                compat03.error_body(rpc_id, exc) if legacy else build_error_response(rpc_id, exc)
+            )
+    answer = await _dispatcher(request).handle_requests(request)
+    refused: HTTPException | None = request.state.a2a_refused
+    if refused is not None:  # a limit the handler hit: its HTTP answer, whichever adapter caught it
+        raise refused
+    return answer
 
 
 def _well_formed(payload: dict[str, Any]) -> bool:
@@ -114,10 +130,10 @@ def _well_formed(payload: dict[str, Any]) -> bool:
 
 
 def _dispatcher(request: Request) -> JsonRpcDispatcher:
-    """The SDK's JSON-RPC dispatcher over :class:`RunTaskHandler`, one per app."""
+    """The SDK's JSON-RPC dispatcher over :class:`RunTaskHandler` (with its 0.3 adapter), one per app."""
     made: JsonRpcDispatcher | None = getattr(request.app.state, "a2a_dispatcher", None)
     if made is None:
-        made = JsonRpcDispatcher(RunTaskHandler(), context_builder=CallContext())
+        made = JsonRpcDispatcher(RunTaskHandler(), context_builder=CallContext(), enable_v0_3_compat=True)
         request.app.state.a2a_dispatcher = made
     return made
 
@@ -145,15 +161,20 @@ async def _stream(
     payload: dict[str, Any],
     last_event_id: str | None,
 ) -> Response:
-    _check_version(request)
-    parsed = _parse(payload, STREAMING[method])
+    dialect: Dialect
+    if method in compat03.STREAMING:
+        compat03.check_version(request.headers.get(VERSION_HEADER))
+        parsed, dialect = compat03.parse(payload), compat03.V03
+    else:
+        _check_version(request)
+        parsed, dialect = _parse(payload, STREAMING[method]), CURRENT
     if isinstance(parsed, SendMessageRequest):
-        return await _send_streaming(request, tenant, agent, rpc_id, parsed)
-    return await _subscribe(request, tenant, agent, rpc_id, parsed, last_event_id)
+        return await _send_streaming(request, tenant, agent, rpc_id, parsed, dialect)
+    return await _subscribe(request, tenant, agent, rpc_id, parsed, last_event_id, dialect)
 
 
 async def _send_streaming(
-    request: Request, tenant: str, agent: str, rpc_id: RpcId, parsed: SendMessageRequest
+    request: Request, tenant: str, agent: str, rpc_id: RpcId, parsed: SendMessageRequest, dialect: Dialect
 ) -> Response:
     admitted = admit_stream(request, tenant, None)
     try:
@@ -171,7 +192,9 @@ async def _send_streaming(
     message = opening.history.add()
     message.CopyFrom(parsed.message)
     message.task_id, message.context_id = record.run_id, context_id
-    framing = TaskFraming(rpc_id, record.run_id, context_id, opening=opening, answered=turn.after > 0)
+    framing = TaskFraming(
+        rpc_id, record.run_id, context_id, opening=opening, answered=turn.after > 0, dialect=dialect
+    )
     return _event_stream(request, record.run_id, turn.after, framing, admitted)
 
 
@@ -182,6 +205,7 @@ async def _subscribe(
     rpc_id: RpcId,
     parsed: SubscribeToTaskRequest,
     last_event_id: str | None,
+    dialect: Dialect,
 ) -> Response:
     store = manager_of(request).store
     record = await owned_task(store, tenant, agent, parsed.id)
@@ -197,11 +221,15 @@ async def _subscribe(
             raise InvalidParamsError(message="Last-Event-ID must be an event id (an integer)") from None
         if not 0 <= after <= MAX_SEQ or await resume_point(store, record, after) == "past_end":
             raise InvalidParamsError(message=f"Last-Event-ID {after} is not an event of this task")
-        framing = TaskFraming(rpc_id, record.run_id, context_id, opening=None, answered=after > 0)
+        framing = TaskFraming(
+            rpc_id, record.run_id, context_id, opening=None, answered=after > 0, dialect=dialect
+        )
     else:
         after = record.last_seq
         task = await snapshot(store, record)
-        framing = TaskFraming(rpc_id, record.run_id, context_id, opening=task, answered=bool(task.artifacts))
+        framing = TaskFraming(
+            rpc_id, record.run_id, context_id, opening=task, answered=bool(task.artifacts), dialect=dialect
+        )
         if task.status.state in TERMINAL:  # it ended while the snapshot was read: nothing follows
             return Response(framing.opening(), media_type=SSE_MEDIA)
     return _event_stream(request, record.run_id, after, framing, admit_stream(request, tenant, record.run_id))
@@ -225,4 +253,4 @@ def _event_stream(
     )
 
 
-__all__ = ["STREAMING", "endpoint_url", "router"]
+__all__ = ["STREAMING", "STREAMING_METHODS", "endpoint_url", "router"]
