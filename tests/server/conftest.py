@@ -264,6 +264,13 @@ class CeleryCluster:
         self.workers.append(worker)
         return worker
 
+    def ran(self, pid: int) -> bool:
+        """Whether ``pid`` is a pool process of one of this cluster's workers (a child of a worker's
+        main process): what ran there did not run in the web process."""
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        parent = int(stat.rsplit(")", 1)[1].split()[1])  # the fields after the command name
+        return parent in {worker.pid for worker in self.workers}
+
     def stop(self) -> None:
         import os
         import signal
@@ -294,6 +301,55 @@ def celery_cluster(redis_url: str) -> Iterator[CeleryCluster]:
         yield cluster
     finally:
         cluster.stop()
+
+
+@dataclass
+class ServeProcess:
+    """``kanawa serve`` running in a process of its own."""
+
+    url: str
+    process: subprocess.Popen[bytes]
+
+
+@pytest.fixture(scope="session")
+def celery_serve(
+    celery_cluster: CeleryCluster, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ServeProcess]:
+    """``kanawa serve`` in Celery mode, in its own process, in front of :func:`celery_cluster` (the
+    agents its workers load, keys :data:`KEY_A` and :data:`KEY_B`): the web process only relays."""
+    import os
+    import sys
+    import urllib.request
+
+    port = free_port()
+    log = tmp_path_factory.mktemp("celery-serve") / "serve.log"
+    env = {k: v for k, v in celery_cluster.env().items() if k != "KANAWA_WORKER_CONCURRENCY"}
+    env.update(KANAWA_API_KEYS=f"{KEY_A}:alpha,{KEY_B}:beta", KANAWA_RATE_LIMIT="0", KANAWA_AUTH_FAILURES="0")
+    kanawa = str(Path(sys.executable).parent / "kanawa")
+    command = [kanawa, "serve", "--port", str(port), "--log-level", "warning"]
+    with log.open("wb") as sink:
+        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=sink, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 180  # the process imports the server and every protocol's SDK
+    while True:
+        try:
+            with urllib.request.urlopen(f"{url}/a2a/locator/.well-known/agent-card.json", timeout=2):
+                break
+        except OSError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                process.kill()
+                process.wait()
+                pytest.fail(f"kanawa serve did not start: {log.read_text()[-2000:]}")
+            time.sleep(0.1)
+    try:
+        yield ServeProcess(url, process)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.kill(process.pid, 9)
+            process.wait()
 
 
 @pytest.fixture

@@ -174,10 +174,12 @@ async def _typed(request: ModelRequest) -> Script:
 
 
 def agents() -> dict[str, Any]:
-    """The agents, and a composite servable (:mod:`tests.server.composite_agents`)."""
+    """The agents, a composite servable (:mod:`tests.server.composite_agents`) and the agents of the
+    A2A and ``/mcp`` Celery tests (:mod:`tests.server.protocols.celery_agents`)."""
     from tests.server.composite_agents import Relay
+    from tests.server.protocols.celery_agents import celery_protocol_agents
 
-    registry: dict[str, Any] = {**server_agents(), "relay": Relay()}
+    registry: dict[str, Any] = {**server_agents(), "relay": Relay(), **celery_protocol_agents()}
     registry["durable"] = Agent("durable", "Run the rounds.", tools=[counted], model=FunctionLLM(_durable))
     registry["launcher"] = Agent(
         "launcher", "Launch, then run the rounds.", tools=[launch, held], model=FunctionLLM(_launcher)

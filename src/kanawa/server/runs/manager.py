@@ -196,11 +196,16 @@ class RunManager:
         record = await self.store.get_any(run_id)
         if record is None or record.status != "running":
             return
-        agent = self.agents[point.agent]
         CURRENT_TENANT.set(record.tenant)  # this task serves only this run
+        try:
+            agent = self.agents[point.agent]
+            resumed = self._resume(agent, run_id, point, replayed_to=record.last_seq)
+        except Exception as exc:  # an agent this worker lacks, a servable that cannot take the counters
+            await self.fail_unstarted(record, exc)
+            return
         if self.slots is not None:  # this worker renews the run's place while it runs it
             self.slots.hold(record.tenant, run_id)
-        work = asyncio.create_task(self._resume(agent, run_id, point, replayed_to=record.last_seq))
+        work = asyncio.create_task(resumed)
         watcher = asyncio.create_task(self._watch_cancel(run_id, work))
         try:
             await work
@@ -212,6 +217,20 @@ class RunManager:
                 ended = await self.store.get_any(run_id)
                 if ended is None or ended.status != "running":
                     await self.slots.release(record.tenant, run_id)
+
+    async def fail_unstarted(self, record: RunRecord, exc: BaseException) -> None:
+        """End a run this process cannot start — the agent is not in its registry, the servable
+        refused the run's restored counters, an extension's resources failed to start — with its
+        ``error`` chunk and a failed ``done``, so its clients are not left waiting until the TTL."""
+        _log.warning("run %s could not start: %s: %s", record.run_id, type(exc).__name__, mask(str(exc)))
+        writer = ChunkWriter(self.store, record.run_id, record.agent, record.last_seq)
+        await writer.write_many([error_chunk(exc, agent=record.agent, now=time.time())])
+        await self.store.set_status(record.run_id, "failed", reason="error")
+        await writer.write(
+            done_chunk("failed", agent=record.agent, now=time.time(), reason="error"), terminal=True
+        )
+        if self.slots is not None:
+            await self.slots.release(record.tenant, record.run_id)
 
     def _resume(
         self, agent: ServableAgent, run_id: str, point: Checkpoint, *, replayed_to: int

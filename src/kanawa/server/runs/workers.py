@@ -99,7 +99,6 @@ def execute_run(run_id: str) -> None:
 
 async def _execute(run_id: str) -> None:
     process = this_process()
-    await process.ready()  # entered at the process's start already, unless the task came another way
     settings = ServerSettings.from_env()
     if not settings.redis_url:
         raise RuntimeError("kanawa worker needs KANAWA_REDIS_URL (run streams live in Redis)")
@@ -120,6 +119,13 @@ async def _execute(run_id: str) -> None:
         await store.redis.set(
             f"{settings.redis_prefix}run:{run_id}:worker", os.getpid(), px=int(settings.run_ttl * 1000)
         )
+        try:
+            await process.ready()  # entered at the process's start already, unless that failed
+        except Exception as exc:  # the extensions' resources cannot start here: the run fails, told
+            record = await store.get_any(run_id)
+            if record is not None and record.status == "running":
+                await manager.fail_unstarted(record, exc)
+            return
         await manager.continue_run(run_id)
     finally:
         await manager.slots.aclose()
