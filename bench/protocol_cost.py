@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
+import gc
 import json
 import pstats
 import statistics
@@ -54,6 +55,9 @@ SESSIONS = 40
 """Sessions streamed at once in one measurement."""
 TARGET = 1.10
 KEY = "bench-key-0123456789"
+RUN_TTL = 20.0
+"""Seconds a finished bench run is kept: about two rounds of every system's sessions, swept as new
+runs start, so the heap does not grow through the bench (longer than any one batch takes)."""
 AGENT = "bench"
 TEXT = "kanawa streams each chunk once, in order. "
 
@@ -171,7 +175,7 @@ def make_app(deltas: int) -> Any:
 
     settings = ServerSettings(
         api_keys=f"{KEY}:bench",
-        run_ttl=600,
+        run_ttl=RUN_TTL,
         sse_ping=600,
         rate_limit=0,
         max_runs=100_000,
@@ -257,8 +261,13 @@ async def measure(systems: list[str], reps: int, deltas: int, sessions: int) -> 
     async with served(app):
         for system in systems:  # a warm-up round: imports, first-use caches
             await batch(app, PROTOCOLS[system], sessions)
-        for _ in range(reps):
-            for system in systems:
+        for round_ in range(reps):
+            # each round starts with the next system: none always follows the same neighbour; and
+            # each batch starts from a collected heap with only the last round's runs kept (RUN_TTL),
+            # so a batch late in a round does not pay for the garbage of the ones before it
+            shift = round_ % len(systems)
+            for system in systems[shift:] + systems[:shift]:
+                gc.collect()
                 cpu, size = await batch(app, PROTOCOLS[system], sessions)
                 runs[system].append(cpu / (sessions * deltas) * 1e6)
                 sizes[system] = size // sessions
