@@ -44,17 +44,16 @@ from google.protobuf.json_format import ParseDict
 from google.protobuf.message import Message as ProtoMessage
 
 from kanawa.server.http.dependencies import CallerArg, admit_stream, manager_of, release_stream
-from kanawa.server.http.event_stream import RunEventStream
 from kanawa.server.http.protocols.a2a import compat03
 from kanawa.server.http.protocols.a2a.card import agent_card
 from kanawa.server.http.protocols.a2a.frames import CURRENT, Dialect, RpcId, TaskFraming
 from kanawa.server.http.protocols.a2a.handler import CallContext, RunTaskHandler
 from kanawa.server.http.protocols.a2a.tasks import STATE, TERMINAL, context_of, owned_task, snapshot
 from kanawa.server.http.protocols.a2a.turns import take_message
+from kanawa.server.http.protocols.openai_runs import Part, part_stream
 from kanawa.server.http.resume import MAX_SEQ, resume_point
 from kanawa.server.runs.manager import RunLimitReached
 from kanawa.server.runs.servable import ServableAgent
-from kanawa.server.settings import ServerSettings
 
 STREAMING: Final[dict[str, type[ProtoMessage]]] = {
     "SendStreamingMessage": SendMessageRequest,
@@ -195,7 +194,7 @@ async def _send_streaming(
     framing = TaskFraming(
         rpc_id, record.run_id, context_id, opening=opening, answered=turn.after > 0, dialect=dialect
     )
-    return _event_stream(request, record.run_id, turn.after, framing, admitted)
+    return part_stream(request, Part(record.run_id, turn.after), framing, admitted)
 
 
 async def _subscribe(
@@ -232,24 +231,8 @@ async def _subscribe(
         )
         if task.status.state in TERMINAL:  # it ended while the snapshot was read: nothing follows
             return Response(framing.opening(), media_type=SSE_MEDIA)
-    return _event_stream(request, record.run_id, after, framing, admit_stream(request, tenant, record.run_id))
-
-
-def _event_stream(
-    request: Request, run_id: str, after: int, framing: TaskFraming, admitted: tuple[str, str | None]
-) -> RunEventStream:
-    settings: ServerSettings = request.app.state.settings
-    return RunEventStream(
-        manager_of(request).store,
-        run_id,
-        after,
-        encode=framing,
-        expired=framing.expired,
-        opening=framing.opening(),
-        ping=settings.sse_ping,
-        streams=request.app.state.streams,
-        write_timeout=settings.sse_write_timeout,
-        admitted=admitted,
+    return part_stream(
+        request, Part(record.run_id, after), framing, admit_stream(request, tenant, record.run_id)
     )
 
 
