@@ -21,10 +21,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import anyio
 import mcp_types as types
@@ -44,10 +43,11 @@ from kanawa.mcp_server.toolset import (
     tool_name,
 )
 from kanawa.server.http.event_stream import OpenStreams, TooManyStreams
-from kanawa.server.http.protocols.openai_runs import chunk_of
+from kanawa.server.http.protocols.openai_runs import chunk_of, text_delta
+from kanawa.server.runs.chunks import Chunk
 from kanawa.server.runs.manager import RunLimitReached, RunManager
 from kanawa.server.runs.servable import ServableAgent
-from kanawa.server.store.base import ChunksExpired
+from kanawa.server.store.base import ChunksExpired, Entry
 from kanawa.tools.messages import EXECUTION_ERROR_MESSAGE
 
 _log = get_logger("kanawa.server")
@@ -170,41 +170,187 @@ class ServedToolset:
 
 async def _follow(manager: RunManager, run_id: str, top: str, report: Report | None) -> _Outcome:
     """Read the run's chunks up to its ``done`` chunk, reporting progress on the way: text deltas at
-    most every :data:`PROGRESS_INTERVAL` (joined), anything else (a tool call, a handoff) at once."""
+    most every :data:`PROGRESS_INTERVAL` (joined), anything else (a tool call, a handoff) at once.
+
+    Behind its run (chunks that came while it reported, a resume) the call reads the store itself; at
+    the head it is a :class:`_ProgressFeed` the store hands each new batch to (from the run's writer,
+    or from the Redis hub for a run another process writes), so the text it holds back costs no
+    wake-up per delta, nor parsing what a writer in this process has just encoded. Whenever there is
+    something to report the feed steps aside, the store's read ends, the call reports, and it reads
+    on from where the feed stopped."""
     outcome = _Outcome()
-    batches = manager.store.read_batches(run_id, after=0)
-    held: list[Mapping[str, Any]] = []  # chunks not yet reported
-    sent = 0.0
+    feed = _ProgressFeed(top, outcome, reporting=report is not None)
     try:
-        async for batch in batches:
-            ended = False
-            only_text = True
-            for entry in batch:
-                chunk = chunk_of(entry)
-                held.append(chunk)
-                _note(outcome, chunk, top)
-                only_text = only_text and chunk.get("type") == "delta"
-                if entry.terminal:
-                    ended = True
-                    break
-            now = time.monotonic()
-            if report is not None and (ended or not only_text or now - sent >= PROGRESS_INTERVAL):
-                for message in batch_progress(held, top_agent=top):
+        while True:
+            batches = manager.store.read_batches(run_id, after=feed.cursor, subscriber=feed)
+            paused = False  # the read was left to report (it did not end by itself)
+            try:
+                async for batch in batches:
+                    for entry in batch:
+                        feed.take(entry)
+                    feed.cursor = batch[-1].seq
+                    if feed.ended or feed.due or feed.interval_passed():
+                        paused = not feed.ended
+                        break
+            finally:
+                with contextlib.suppress(Exception):
+                    await batches.aclose()  # type: ignore[attr-defined]
+            if report is not None and feed.holding:
+                for message in feed.messages():
                     await report(message)
-                held.clear()
-                sent = now
-            if ended:
+            if feed.ended or not (paused or feed.due):  # the run ended, or is gone from the store
                 return outcome
-            if report is not None and only_text:
-                # the next text may not be sent before the interval: let it gather in the store and
-                # read it in one batch then, rather than waking for each delta (the run is not held)
-                await asyncio.sleep(max(0.0, sent + PROGRESS_INTERVAL - time.monotonic()))
+            feed.due = False
     except ChunksExpired:
         _log.warning("run %s: its chunks expired before an MCP call read them", run_id)
     finally:
-        with contextlib.suppress(Exception):
-            await batches.aclose()  # type: ignore[attr-defined]
+        feed.close()
     return outcome
+
+
+class _ProgressFeed:
+    """What an MCP call has read of its run and not yet reported; while the call waits at the head
+    of the run, a :class:`~kanawa.server.store.base.Subscriber` the writer offers each batch to
+    (:func:`_follow`). It steps aside — ``finished`` for the store's read, which then ends — when
+    there is something to report now: the run's end, a chunk other than text, or text held for
+    :data:`PROGRESS_INTERVAL` (one timer per interval, not a check per delta)."""
+
+    __slots__ = (
+        "_loop",
+        "_reporting",
+        "_text",
+        "_timer",
+        "_top",
+        "_waiter",
+        "attached",
+        "cursor",
+        "due",
+        "ended",
+        "held",
+        "outcome",
+        "sent",
+    )
+
+    def __init__(self, top: str, outcome: _Outcome, *, reporting: bool) -> None:
+        self._top = top
+        self.outcome = outcome
+        self._reporting = reporting
+        """The host asked for progress; without it nothing is held, only the outcome noted."""
+        self._loop = asyncio.get_running_loop()
+        self.held: list[Mapping[str, Any]] = []
+        """Chunks not yet reported, in order (the served agent's latest text is in ``_text``)."""
+        self._text: list[str] = []
+        """The served agent's text deltas after the last held chunk, as the writer handed them over."""
+        self._timer: asyncio.TimerHandle | None = None
+        self._waiter: asyncio.Future[None] | None = None
+        self.attached = False
+        self.cursor = 0
+        self.due = False
+        """Something is to be reported now: the store's read ends for it."""
+        self.ended = False
+        """The run's terminal chunk was taken."""
+        self.sent = self._loop.time() - PROGRESS_INTERVAL
+        """When progress was last reported (the loop's clock): the first is due at once."""
+
+    @property
+    def finished(self) -> bool:
+        return self.ended or self.due
+
+    @property
+    def holding(self) -> bool:
+        return bool(self._text or self.held)
+
+    def until_due(self) -> float:
+        return max(0.0, self.sent + PROGRESS_INTERVAL - self._loop.time())
+
+    def interval_passed(self) -> bool:
+        return self._reporting and self.holding and self.until_due() == 0.0
+
+    def take(self, entry: Entry) -> None:
+        """One chunk, the writer's (its ``source`` unparsed) or read back from the store."""
+        text = text_delta(entry)
+        if text is not None and cast(Chunk, entry.source).agent == self._top:
+            if self._reporting:
+                self._text.append(text)
+        else:
+            chunk = chunk_of(entry)
+            _note(self.outcome, chunk, self._top)
+            if self._reporting:
+                self._hold_text()
+                self.held.append(chunk)
+                self.due = self.due or chunk.get("type") != "delta"
+        if entry.terminal:
+            self.ended = True
+
+    def _hold_text(self) -> None:
+        if self._text:
+            data = {"text": "".join(self._text)}
+            self.held.append({"agent": self._top, "type": "delta", "data": data})
+            self._text = []
+
+    def messages(self) -> list[str]:
+        """What is held, as progress messages (:func:`batch_progress`); it is reported from now."""
+        self._hold_text()
+        messages = batch_progress(self.held, top_agent=self._top)
+        self.held.clear()
+        self.sent = self._loop.time()
+        return messages
+
+    # the Subscriber side: the writer's task
+
+    def attach(self, cursor: int) -> None:
+        self.cursor = cursor
+        self.attached = True
+        self._waiter = self._loop.create_future()
+        if self.holding:
+            self._due_later()
+
+    async def wait(self) -> None:
+        waiter = self._waiter
+        if waiter is None:
+            return
+        try:
+            await waiter
+        finally:
+            self.attached = False
+            self._waiter = None
+
+    def offer(self, entries: Sequence[Entry]) -> bool:
+        if not self.attached:
+            return False
+        if entries[0].seq != self.cursor + 1:
+            self.detach()
+            return False
+        for entry in entries:
+            self.take(entry)
+        self.cursor = entries[-1].seq
+        if self.ended or self.due:
+            self.detach()
+        elif self._timer is None and self.holding:
+            self._due_later()
+        return True
+
+    def _due_later(self) -> None:
+        if self._reporting and self._timer is None:
+            self._timer = self._loop.call_later(self.until_due(), self._interval_ended)
+
+    def _interval_ended(self) -> None:
+        self._timer = None
+        if self.attached and self.holding:
+            self.due = True
+            self.detach()
+
+    def detach(self) -> None:
+        self.attached = False
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def close(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self.detach()
 
 
 def _note(outcome: _Outcome, chunk: Mapping[str, Any], top: str) -> None:
