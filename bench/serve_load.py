@@ -318,9 +318,14 @@ def _wait_port(port: int) -> None:
     raise RuntimeError(f"server on port {port} did not start")
 
 
-def measure(system: str, sessions: int) -> dict[str, Any]:
+def measure(system: str, sessions: int, *, src: Path | None = None) -> dict[str, Any]:
+    """One run of ``sessions`` against a fresh server; ``src``: the server imports kanawa from there
+    (another checkout's ``src``, first on ``PYTHONPATH``) instead of this one's."""
     port = _free_port()
-    proc = subprocess.Popen([sys.executable, __file__, "--serve", system, "--port", str(port)])
+    env = dict(os.environ)
+    if src is not None:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, (str(src), env.get("PYTHONPATH"))))
+    proc = subprocess.Popen([sys.executable, __file__, "--serve", system, "--port", str(port)], env=env)
     try:
         _wait_port(port)
         warm = subprocess.run(
@@ -561,6 +566,102 @@ def table(results: dict[str, dict[str, dict[str, Any]]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+BEFORE_AFTER_SYSTEMS = ("embedded", "redis")
+BEFORE_AFTER_TARGET = 0.95
+
+
+def before_after(base: Path, reps: int, only: list[int]) -> dict[str, Any]:
+    """This checkout's server against ``base``'s (another checkout of kanawa), in one run: at each
+    size, ``reps`` rounds in which the four servers (embedded and Redis, now and before) take turns,
+    each on a fresh process; per system and size the median of each measure over the rounds, and
+    now ÷ before for throughput and for memory per session (before ÷ now: less memory is better)."""
+    label = _checkout_label(base)
+    out: dict[str, Any] = {"base": label, "reps": reps, "target_ratio": BEFORE_AFTER_TARGET}
+    for sessions in only:
+        runs: dict[str, list[dict[str, Any]]] = {}
+        for round_ in range(reps):
+            order = [(system, when) for system in BEFORE_AFTER_SYSTEMS for when in ("now", "before")]
+            if round_ % 2:  # neither side always goes first
+                order = [(system, when) for system, when in order[::-1]]
+            for system, when in order:
+                run = measure(system, sessions, src=base / "src" if when == "before" else None)
+                runs.setdefault(f"{system}/{when}", []).append(run)
+                print(system, when, sessions, run, file=sys.stderr)
+        for system in BEFORE_AFTER_SYSTEMS:
+            now, before = runs[f"{system}/now"], runs[f"{system}/before"]
+            point = {"now": _medians(now), "before": _medians(before)}
+            point["throughput_ratio"] = round(
+                point["now"]["events_per_s"] / point["before"]["events_per_s"], 3
+            )
+            point["memory_ratio"] = round(
+                point["before"]["kib_per_session"] / point["now"]["kib_per_session"], 3
+            )
+            out.setdefault(system, {})[str(sessions)] = point
+    return out
+
+
+def _medians(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    def median(key: str) -> float:
+        values = sorted(float(run[key]) for run in runs)
+        middle = len(values) // 2
+        return values[middle] if len(values) % 2 else (values[middle - 1] + values[middle]) / 2
+
+    return {
+        "events_per_s": round(median("events_per_s"), 1),
+        "events_per_s_runs": [run["events_per_s"] for run in runs],
+        "kib_per_session": round(median("kib_per_session"), 2),
+        "kib_per_session_runs": [run["kib_per_session"] for run in runs],
+        "server_cpu_ms_per_session": round(median("server_cpu_ms_per_session"), 3),
+        "errors": sum(run["errors"] for run in runs),
+        "lost": sum(run["lost"] for run in runs),
+    }
+
+
+def _checkout_label(base: Path) -> str:
+    try:
+        head = subprocess.run(
+            ["git", "-C", str(base), "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    except (OSError, subprocess.CalledProcessError):
+        return str(base)
+    return head.stdout.strip()
+
+
+def before_after_table(data: dict[str, Any]) -> str:
+    lines = [
+        f"# The server now against `{data['base']}` (`bench/serve_load.py --base`)",
+        "",
+        "The load of `serve_load.md` (each session a run of 40 text deltas 20 ms apart), served by",
+        f"this checkout and by `{data['base']}`, the four servers taking turns on fresh processes;",
+        f"each figure is the median of {data['reps']} rounds (all rounds in brackets). Target: now ≥",
+        f"{data['target_ratio']:.2f}× before in throughput and in memory per session (for memory, before ÷",
+        "now: a server that holds less per session scores higher).",
+        "",
+        "| sessions | store | events/s now / before | throughput now ÷ before | KiB per session now / before "
+        "| memory before ÷ now | server CPU ms per session now / before | errors | lost |",
+        "|---:|---|---|---:|---|---:|---|---:|---:|",
+    ]
+    for system in BEFORE_AFTER_SYSTEMS:
+        for sessions, point in data.get(system, {}).items():
+            now, before = point["now"], point["before"]
+            runs_now = ", ".join(f"{v:,.0f}" for v in now["events_per_s_runs"])
+            runs_before = ", ".join(f"{v:,.0f}" for v in before["events_per_s_runs"])
+            kib_now = ", ".join(f"{v:.1f}" for v in now["kib_per_session_runs"])
+            kib_before = ", ".join(f"{v:.1f}" for v in before["kib_per_session_runs"])
+            lines.append(
+                f"| {sessions} | {system} | {now['events_per_s']:,.0f} [{runs_now}] / "
+                f"{before['events_per_s']:,.0f} [{runs_before}] | {point['throughput_ratio']:.2f}× | "
+                f"{now['kib_per_session']:.1f} [{kib_now}] / {before['kib_per_session']:.1f} [{kib_before}] | "
+                f"{point['memory_ratio']:.2f}× | {now['server_cpu_ms_per_session']:.2f} / "
+                f"{before['server_cpu_ms_per_session']:.2f} | {now['errors'] + before['errors']} | "
+                f"{now['lost'] + before['lost']} |"
+            )
+    return "\n".join(lines) + "\n"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--serve", choices=SYSTEMS)
@@ -579,7 +680,16 @@ def main() -> None:
         help="measure only these (a quick comparison of two checkouts; the results file is left alone)",
     )
     parser.add_argument("--no-slow-readers", action="store_true", help="skip the slow-reader rows")
+    parser.add_argument(
+        "--base",
+        type=Path,
+        help="another checkout of kanawa: measure this one's server against it (before/after) instead",
+    )
     args = parser.parse_args()
+    if args.base is not None:
+        data = before_after(args.base.resolve(), args.reps, args.only)
+        write_results("serve_load_before_after", {"machine": machine(), **data}, before_after_table(data))
+        return
     if args.serve:
         serve(args.serve, args.port)
         return
