@@ -1,137 +1,92 @@
 """The agents as an MCP server over streamable HTTP: ``/mcp`` (``GET``, ``POST``, ``DELETE``).
 
-The official ``mcp`` SDK speaks the protocol — its :class:`StreamableHTTPSessionManager`, run in the
-app's lifespan (:func:`mcp_sessions`), with a low-level server whose ``tools/list`` and ``tools/call``
-are :class:`~.mcp_tools.ServedToolset`'s. kanawa decides who may speak it, before the SDK sees a
-byte: the route takes the same :func:`~kanawa.server.http.dependencies.caller` dependency as every
-``/v1`` route (401 without a valid key, 403 for a remote client in development mode, 429 past the
-key's rate limit), and the app's body-size limit applies. The caller's tenant then travels with the
-request (:data:`TENANT_KEY` in the ASGI scope, which the SDK hands the tool handler as
-``ctx.request``) and is the session's owner (the SDK's ``scope["user"]``): a session id used with
-another tenant's key is answered exactly as a session id that does not exist (404
-``Session not found``).
-
-A stream cut mid-call resumes: the SDK numbers the messages of a session's streams and a client
-that comes back with ``Last-Event-ID`` gets the ones it missed (:mod:`.mcp_events`).
-
-Sessions live in the process that opened them (the SDK keeps them in memory); the runs they start
-are the run manager's, durable in Redis with ``KANAWA_REDIS_URL``. Several web processes behind one
-address need sticky sessions — or clients on protocol 2026-07-28, whose requests need no session.
+The route checks the caller like every ``/v1`` route (the Bearer key, development mode, the rate
+limit, the body limit) and hands the request to the official ``mcp`` SDK's session manager
+(:mod:`.mcp_transport`, where the rest is told). That manager is started by the first ``/mcp``
+request, not with the app: the SDK adds about 25 MiB to a server process and a quarter of a second
+to its start, which a server whose clients never speak MCP should not pay. Once started it runs in
+a task of the app's lifespan (:func:`mcp_sessions`) until the app stops, which cancels the calls
+still going, and so their runs.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any, Final
+from typing import TYPE_CHECKING, Final
 
-from fastapi import APIRouter, FastAPI, Request, Response
-from mcp import types
-from mcp.server import ServerRequestContext
-from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
-from mcp.server.auth.provider import AccessToken
-from mcp.server.lowlevel import Server
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-from mcp.server.transport_security import TransportSecuritySettings
-from mcp.shared.exceptions import MCPError
-from starlette.types import Receive, Scope, Send
+from fastapi import APIRouter, FastAPI, HTTPException, Request, Response
 
-from kanawa import __version__
-from kanawa.mcp_server.server import INSTRUCTIONS, SERVER_NAME
-from kanawa.mcp_server.toolset import UnknownAgentToolError
-from kanawa.server.http.auth import KeyRing
+from kanawa._logging import get_logger
 from kanawa.server.http.dependencies import CallerArg
-from kanawa.server.http.protocols.mcp_events import McpEventLog
-from kanawa.server.http.protocols.mcp_tools import ServedToolset
-from kanawa.server.settings import ServerSettings
+
+if TYPE_CHECKING:
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+_log = get_logger("kanawa.server")
 
 PATH: Final = "/mcp"
-TENANT_KEY: Final = "kanawa.tenant"
-"""Where the route leaves the caller's tenant in the ASGI scope for the tool handler."""
-
-_LOOPBACK: Final = ("127.0.0.1", "localhost", "[::1]")
-LOOPBACK_ONLY: Final = TransportSecuritySettings(
-    allowed_hosts=[f"{host}{port}" for host in _LOOPBACK for port in ("", ":*")],
-    allowed_origins=[f"http://{host}{port}" for host in _LOOPBACK for port in ("", ":*")],
-)
-"""Development mode (no keys configured) answers loopback clients only: there the SDK's DNS-rebinding
-checks refuse a ``Host`` or ``Origin`` that is not this machine (a web page that a rebinding attack
-loaded). With keys configured they are off — a page has no key, and a deployed server's host names
-are its proxy's to decide."""
 
 
-def _tenant_of(ctx: ServerRequestContext[Any]) -> str:
-    request = ctx.request
-    tenant = request.scope.get(TENANT_KEY) if request is not None else None
-    if not isinstance(tenant, str):  # only the route below reaches the SDK, and it always sets it
-        raise MCPError(code=types.INVALID_REQUEST, message="no authenticated tenant")
-    return tenant
+class McpSessions:
+    """The SDK's session manager of one app, started on first use (module docstring):
+    ``app.state.mcp``. :meth:`get` starts it and waits until it runs; it runs in :meth:`keep`, a
+    task of the lifespan, so that the task that enters the SDK's task group also leaves it."""
 
+    def __init__(self, app: FastAPI) -> None:
+        self._app = app
+        self._wanted = asyncio.Event()
+        """Set by the first request, or by the end of the lifespan (``_closing``)."""
+        self._ready = asyncio.Event()
+        self._stop = asyncio.Event()
+        self._closing = False
+        self._manager: StreamableHTTPSessionManager | None = None
 
-def build_http_server(app: FastAPI, toolset: ServedToolset) -> Server[Any]:
-    """The low-level MCP server of ``app``: its agents as tools, each call a run of its manager."""
+    async def get(self) -> StreamableHTTPSessionManager | None:
+        """The running session manager (started now if need be); ``None`` when it is not running:
+        it failed to start, or the app is stopping."""
+        if self._manager is None and not self._closing:
+            self._wanted.set()
+            await self._ready.wait()
+        return self._manager
 
-    async def list_tools(
-        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
-    ) -> types.ListToolsResult:
-        _tenant_of(ctx)
-        return types.ListToolsResult(tools=toolset.list_tools())
-
-    async def call_tool(
-        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
-        tenant = _tenant_of(ctx)
-        progress = 0
-
-        async def report(message: str) -> None:
-            nonlocal progress
-            progress += 1
-            await ctx.session.report_progress(progress, None, message)
-
+    async def keep(self) -> None:
+        """Until the app stops: start the manager when it is first wanted and run it."""
+        await self._wanted.wait()
+        if self._closing:
+            return
         try:
-            return await toolset.call(
-                app.state.manager, app.state.streams, tenant, params.name, params.arguments, report=report
-            )
-        except UnknownAgentToolError as exc:
-            raise MCPError(code=types.INVALID_PARAMS, message=str(exc)) from None
+            from kanawa.server.http.protocols import mcp_transport
 
-    return Server(
-        SERVER_NAME,
-        version=__version__,
-        instructions=INSTRUCTIONS,
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
-    )
+            manager = mcp_transport.session_manager(self._app)
+            async with manager.run():
+                self._manager = manager
+                self._ready.set()
+                await self._stop.wait()
+        except Exception:
+            _log.exception("the MCP session manager stopped with an error; /mcp answers 503")
+        finally:
+            self._manager = None
+            self._ready.set()
+
+    def close(self) -> None:
+        self._closing = True
+        self._stop.set()
+        self._wanted.set()
 
 
 @asynccontextmanager
 async def mcp_sessions(app: FastAPI) -> AsyncIterator[None]:
-    """The SDK's session manager for ``app``'s agents, running while the app serves (its lifespan):
-    ``app.state.mcp_sessions``. Ending it cancels the calls still going, and so their runs."""
-    settings: ServerSettings = app.state.settings
-    ring: KeyRing = app.state.ring
-    server = build_http_server(app, ServedToolset(app.state.agents))
-    sessions = StreamableHTTPSessionManager(
-        server,
-        event_store=McpEventLog(),  # a cut stream resumes with Last-Event-ID (.mcp_events)
-        max_request_body_size=settings.max_request_bytes,
-        security_settings=LOOPBACK_ONLY if ring.dev else None,
-    )
-    app.state.mcp_sessions = sessions
-    async with sessions.run():
+    """``app``'s MCP sessions while the app serves (its lifespan): ``app.state.mcp``, started on
+    first use. Leaving it stops the manager, which cancels the calls still going, and so their runs."""
+    sessions = app.state.mcp = McpSessions(app)
+    keeper = asyncio.get_running_loop().create_task(sessions.keep())
+    try:
         yield
-
-
-class _ToSessions(Response):
-    """The route's answer: the request handed on to the SDK's session manager, which sends the
-    response itself (JSON, or an SSE stream of progress and the result)."""
-
-    def __init__(self, sessions: StreamableHTTPSessionManager) -> None:
-        super().__init__()
-        self.sessions = sessions
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await self.sessions.handle_request(scope, receive, send)
+    finally:
+        sessions.close()
+        await keeper
 
 
 router = APIRouter(tags=["mcp"])
@@ -139,12 +94,14 @@ router = APIRouter(tags=["mcp"])
 
 @router.api_route(PATH, methods=["GET", "POST", "DELETE"], include_in_schema=False)
 async def mcp_endpoint(request: Request, who: CallerArg) -> Response:
-    """MCP's streamable HTTP transport, for the caller's tenant (module docstring)."""
-    scope = request.scope
-    scope[TENANT_KEY] = who.tenant
-    owner = AccessToken(token=who.key_id, client_id=who.tenant, scopes=[], subject=who.tenant)
-    scope["user"] = AuthenticatedUser(owner)
-    return _ToSessions(request.app.state.mcp_sessions)
+    """MCP's streamable HTTP transport, for the caller's tenant (:mod:`.mcp_transport`)."""
+    sessions: McpSessions = request.app.state.mcp
+    manager = await sessions.get()
+    if manager is None:
+        raise HTTPException(503, "MCP is not available on this server now", headers={"Retry-After": "1"})
+    from kanawa.server.http.protocols import mcp_transport
+
+    return mcp_transport.handed_over(request, who, manager)
 
 
-__all__ = ["LOOPBACK_ONLY", "PATH", "TENANT_KEY", "build_http_server", "mcp_sessions", "router"]
+__all__ = ["PATH", "McpSessions", "mcp_sessions", "router"]

@@ -12,7 +12,7 @@ tenant, never the request's own ``tenant`` field):
 - push notifications and the extended card are not offered (the card says so).
 
 ``SendStreamingMessage`` and ``SubscribeToTask`` never reach this handler: the route streams them
-itself from the run's writer (:mod:`.routes`, :mod:`.frames`), which the SDK's stream path cannot.
+itself from the run's writer (:mod:`.rpc`, :mod:`.frames`), which the SDK's stream path cannot.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 ``SendMessage`` and ``SendStreamingMessage`` both start here (:func:`take_message`), the unary one
 through the SDK's JSON-RPC dispatcher (:mod:`.handler`), the streaming one through the route's own
-stream (:mod:`.routes`). A message without ``taskId`` starts a run of the agent with its text (its
+stream (:mod:`.rpc`). A message without ``taskId`` starts a run of the agent with its text (its
 ``contextId`` becomes the run's session id, or the run id is the context); a message naming an
 ``input-required`` task is the person's answer to the calls waiting: ``approve`` runs them, anything
 else rejects them with the message as the reason, and the same run goes on (same task id).

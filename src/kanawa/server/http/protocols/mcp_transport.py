@@ -1,0 +1,139 @@
+"""The MCP SDK's side of ``/mcp``: its streamable-HTTP session manager over the agents' tools.
+
+The routes and the start are :mod:`.mcp_http`'s; this module (and the ``mcp`` SDK with it) is imported
+when the first ``/mcp`` request comes. The official ``mcp`` SDK speaks the protocol — its
+:class:`StreamableHTTPSessionManager`, with a low-level server whose ``tools/list`` and ``tools/call``
+are :class:`~.mcp_tools.ServedToolset`'s. kanawa decides who may speak it, before the SDK sees a
+byte: the route takes the same :func:`~kanawa.server.http.dependencies.caller` dependency as every
+``/v1`` route (401 without a valid key, 403 for a remote client in development mode, 429 past the
+key's rate limit), and the app's body-size limit applies. The caller's tenant then travels with the
+request (:data:`TENANT_KEY` in the ASGI scope, which the SDK hands the tool handler as
+``ctx.request``) and is the session's owner (the SDK's ``scope["user"]``): a session id used with
+another tenant's key is answered exactly as a session id that does not exist (404
+``Session not found``).
+
+A stream cut mid-call resumes: the SDK numbers the messages of a session's streams and a client
+that comes back with ``Last-Event-ID`` gets the ones it missed (:mod:`.mcp_events`).
+
+Sessions live in the process that opened them (the SDK keeps them in memory); the runs they start
+are the run manager's, durable in Redis with ``KANAWA_REDIS_URL``. Several web processes behind one
+address need sticky sessions — or clients on protocol 2026-07-28, whose requests need no session.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from fastapi import FastAPI, Request, Response
+from mcp import types
+from mcp.server import ServerRequestContext
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
+from mcp.server.lowlevel import Server
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.exceptions import MCPError
+from starlette.types import Receive, Scope, Send
+
+from kanawa import __version__
+from kanawa.mcp_server.server import INSTRUCTIONS, SERVER_NAME
+from kanawa.mcp_server.toolset import UnknownAgentToolError
+from kanawa.server.http.auth import KeyRing
+from kanawa.server.http.dependencies import Caller
+from kanawa.server.http.protocols.mcp_events import McpEventLog
+from kanawa.server.http.protocols.mcp_tools import ServedToolset
+from kanawa.server.settings import ServerSettings
+
+TENANT_KEY: Final = "kanawa.tenant"
+"""Where the route leaves the caller's tenant in the ASGI scope for the tool handler."""
+
+_LOOPBACK: Final = ("127.0.0.1", "localhost", "[::1]")
+LOOPBACK_ONLY: Final = TransportSecuritySettings(
+    allowed_hosts=[f"{host}{port}" for host in _LOOPBACK for port in ("", ":*")],
+    allowed_origins=[f"http://{host}{port}" for host in _LOOPBACK for port in ("", ":*")],
+)
+"""Development mode (no keys configured) answers loopback clients only: there the SDK's DNS-rebinding
+checks refuse a ``Host`` or ``Origin`` that is not this machine (a web page that a rebinding attack
+loaded). With keys configured they are off — a page has no key, and a deployed server's host names
+are its proxy's to decide."""
+
+
+def _tenant_of(ctx: ServerRequestContext[Any]) -> str:
+    request = ctx.request
+    tenant = request.scope.get(TENANT_KEY) if request is not None else None
+    if not isinstance(tenant, str):  # only the route below reaches the SDK, and it always sets it
+        raise MCPError(code=types.INVALID_REQUEST, message="no authenticated tenant")
+    return tenant
+
+
+def build_http_server(app: FastAPI, toolset: ServedToolset) -> Server[Any]:
+    """The low-level MCP server of ``app``: its agents as tools, each call a run of its manager."""
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        _tenant_of(ctx)
+        return types.ListToolsResult(tools=toolset.list_tools())
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        tenant = _tenant_of(ctx)
+        progress = 0
+
+        async def report(message: str) -> None:
+            nonlocal progress
+            progress += 1
+            await ctx.session.report_progress(progress, None, message)
+
+        try:
+            return await toolset.call(
+                app.state.manager, app.state.streams, tenant, params.name, params.arguments, report=report
+            )
+        except UnknownAgentToolError as exc:
+            raise MCPError(code=types.INVALID_PARAMS, message=str(exc)) from None
+
+    return Server(
+        SERVER_NAME,
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+def session_manager(app: FastAPI) -> StreamableHTTPSessionManager:
+    """The SDK's session manager for ``app``'s agents (run by :mod:`.mcp_http` while the app serves)."""
+    settings: ServerSettings = app.state.settings
+    ring: KeyRing = app.state.ring
+    server = build_http_server(app, ServedToolset(app.state.agents))
+    return StreamableHTTPSessionManager(
+        server,
+        event_store=McpEventLog(),  # a cut stream resumes with Last-Event-ID (.mcp_events)
+        max_request_body_size=settings.max_request_bytes,
+        security_settings=LOOPBACK_ONLY if ring.dev else None,
+    )
+
+
+class _ToSessions(Response):
+    """The route's answer: the request handed on to the SDK's session manager, which sends the
+    response itself (JSON, or an SSE stream of progress and the result)."""
+
+    def __init__(self, sessions: StreamableHTTPSessionManager) -> None:
+        super().__init__()
+        self.sessions = sessions
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self.sessions.handle_request(scope, receive, send)
+
+
+def handed_over(request: Request, who: Caller, sessions: StreamableHTTPSessionManager) -> Response:
+    """``request`` as the SDK takes it, for the caller's tenant (module docstring)."""
+    scope = request.scope
+    scope[TENANT_KEY] = who.tenant
+    owner = AccessToken(token=who.key_id, client_id=who.tenant, scopes=[], subject=who.tenant)
+    scope["user"] = AuthenticatedUser(owner)
+    return _ToSessions(sessions)
+
+
+__all__ = ["LOOPBACK_ONLY", "TENANT_KEY", "build_http_server", "handed_over", "session_manager"]
