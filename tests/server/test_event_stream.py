@@ -32,7 +32,7 @@ def _streams(server: LiveServer) -> OpenStreams:
     return streams
 
 
-def _until(condition: Any, timeout: float = 5.0) -> bool:
+def _until(condition: Any, timeout: float = 30.0) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if condition():

@@ -18,7 +18,7 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
 from kanawa import __version__
-from kanawa.mcp_server.toolset import AgentToolset, UnknownAgentToolError
+from kanawa.mcp_server.toolset import AgentToolset, Report, UnknownAgentToolError
 
 SERVER_NAME = "kanawa"
 
@@ -26,6 +26,19 @@ INSTRUCTIONS = (
     'Each tool is a kanawa agent: call it with {"input": "<your message>"} and it answers with its '
     "final answer (structured content when the agent has an output type)."
 )
+
+
+def progress_of(ctx: ServerRequestContext[Any]) -> Report:
+    """How a tool call tells its host what it is doing: a ``notifications/progress`` per message,
+    ``progress`` counting up (sent only when the host asked, with a ``progressToken``)."""
+    progress = 0
+
+    async def report(message: str) -> None:
+        nonlocal progress
+        progress += 1
+        await ctx.session.report_progress(progress, None, message)
+
+    return report
 
 
 def build_server(toolset: AgentToolset, *, name: str = SERVER_NAME) -> Server[Any]:
@@ -39,15 +52,8 @@ def build_server(toolset: AgentToolset, *, name: str = SERVER_NAME) -> Server[An
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        progress = 0
-
-        async def report(message: str) -> None:
-            nonlocal progress
-            progress += 1
-            await ctx.session.report_progress(progress, None, message)
-
         try:
-            return await toolset.call(params.name, params.arguments, report=report)
+            return await toolset.call(params.name, params.arguments, report=progress_of(ctx))
         except UnknownAgentToolError as exc:
             raise MCPError(code=types.INVALID_PARAMS, message=str(exc)) from None
 
@@ -60,4 +66,4 @@ def build_server(toolset: AgentToolset, *, name: str = SERVER_NAME) -> Server[An
     )
 
 
-__all__ = ["INSTRUCTIONS", "SERVER_NAME", "build_server"]
+__all__ = ["INSTRUCTIONS", "SERVER_NAME", "build_server", "progress_of"]

@@ -37,19 +37,55 @@ It is called with every batch of the stream exactly once, in ``seq`` order, whic
 so it may keep the stream's state (an OpenAI stream's sequence numbers and open items)."""
 
 
-class DirectSender:
+class WriterFed:
+    """The reader's half of the :class:`~kanawa.server.store.base.Subscriber` handshake, shared by the
+    subscribers the HTTP layer hands a store: :meth:`attach` and :meth:`wait` in the reader's task,
+    :meth:`detach` from either side. A subclass adds :meth:`offer` (what it does with the writer's
+    entries) and ``finished``."""
+
+    __slots__ = ("_loop", "_waiter", "attached", "cursor")
+
+    def __init__(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._waiter: asyncio.Future[None] | None = None
+        self.attached = False
+        self.cursor = 0
+
+    def attach(self, cursor: int) -> None:
+        """The reader has delivered everything up to ``cursor`` and waits (:meth:`wait`); the writer
+        may offer from here on."""
+        self.cursor = cursor
+        self.attached = True
+        self._waiter = self._loop.create_future()
+
+    async def wait(self) -> None:
+        """Until the subscriber is detached; detaches it if the reader's task is cancelled."""
+        waiter = self._waiter
+        if waiter is None:
+            return
+        try:
+            await waiter
+        finally:
+            self.attached = False
+            self._waiter = None
+
+    def detach(self) -> None:
+        """Stop taking entries and wake the reader (it reads on from :attr:`cursor` itself)."""
+        self.attached = False
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+
+class DirectSender(WriterFed):
     """One streaming client's direct line (see the module docstring); a
     :class:`~kanawa.server.store.base.Subscriber`. ``cursor`` is the last seq sent."""
 
     __slots__ = (
         "_encode",
-        "_loop",
         "_ping",
         "_send",
         "_stall",
-        "_waiter",
-        "attached",
-        "cursor",
         "ended",
         "failed",
         "stalled",
@@ -57,6 +93,7 @@ class DirectSender:
     )
 
     def __init__(self, send: Send, *, encode: Encode, write_timeout: float | None = None) -> None:
+        super().__init__()
         self._send = send
         self._encode = encode
         self.write_timeout = write_timeout
@@ -66,10 +103,6 @@ class DirectSender:
         self.stalled = False
         """A send waited longer than ``write_timeout``: the stream ends and its connection is cut."""
         self._stall: asyncio.TimerHandle | None = None
-        self._loop = asyncio.get_running_loop()
-        self._waiter: asyncio.Future[None] | None = None
-        self.attached = False
-        self.cursor = 0
         self.ended = False
         """The run's terminal chunk has been sent."""
         self.failed = False
@@ -82,25 +115,12 @@ class DirectSender:
         return self.ended or self.failed
 
     def attach(self, cursor: int) -> None:
-        """The response task has sent everything up to ``cursor`` and waits (:meth:`wait`); the writer
-        may send from here on. A closed sender stays detached (its :meth:`wait` returns at once)."""
-        self.cursor = cursor
+        """As :meth:`WriterFed.attach`; a closed sender stays detached (its :meth:`wait` returns at
+        once)."""
         if self.failed:
+            self.cursor = cursor
             return
-        self.attached = True
-        self._waiter = self._loop.create_future()
-
-    async def wait(self) -> None:
-        """Until the sender is detached; detaches it if the response task is cancelled (the client
-        disconnected)."""
-        waiter = self._waiter
-        if waiter is None:
-            return
-        try:
-            await waiter
-        finally:
-            self.attached = False
-            self._waiter = None
+        super().attach(cursor)
 
     def offer(self, entries: Sequence[Entry]) -> bool:
         """The writer's new chunks (those one step of a run made together: one send). ``True``: sent,
@@ -182,16 +202,9 @@ class DirectSender:
         elif not self.attached:  # a send that had to wait has finished
             self.detach()
 
-    def detach(self) -> None:
-        """Stop sending and wake the response task (it reads on from :attr:`cursor` itself)."""
-        self.attached = False
-        waiter = self._waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
-
 
 async def _awaited(awaitable: Awaitable[None]) -> None:
     await awaitable
 
 
-__all__ = ["DirectSender"]
+__all__ = ["DirectSender", "WriterFed"]

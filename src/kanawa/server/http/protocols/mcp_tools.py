@@ -42,6 +42,7 @@ from kanawa.mcp_server.toolset import (
     error_result,
     tool_name,
 )
+from kanawa.server.http.direct import WriterFed
 from kanawa.server.http.event_stream import OpenStreams, TooManyStreams
 from kanawa.server.http.protocols.openai_runs import chunk_of, text_delta
 from kanawa.server.runs.chunks import Chunk
@@ -208,43 +209,26 @@ async def _follow(manager: RunManager, run_id: str, top: str, report: Report | N
     return outcome
 
 
-class _ProgressFeed:
+class _ProgressFeed(WriterFed):
     """What an MCP call has read of its run and not yet reported; while the call waits at the head
     of the run, a :class:`~kanawa.server.store.base.Subscriber` the writer offers each batch to
     (:func:`_follow`). It steps aside — ``finished`` for the store's read, which then ends — when
     there is something to report now: the run's end, a chunk other than text, or text held for
     :data:`PROGRESS_INTERVAL` (one timer per interval, not a check per delta)."""
 
-    __slots__ = (
-        "_loop",
-        "_reporting",
-        "_text",
-        "_timer",
-        "_top",
-        "_waiter",
-        "attached",
-        "cursor",
-        "due",
-        "ended",
-        "held",
-        "outcome",
-        "sent",
-    )
+    __slots__ = ("_reporting", "_text", "_timer", "_top", "due", "ended", "held", "outcome", "sent")
 
     def __init__(self, top: str, outcome: _Outcome, *, reporting: bool) -> None:
+        super().__init__()
         self._top = top
         self.outcome = outcome
         self._reporting = reporting
         """The host asked for progress; without it nothing is held, only the outcome noted."""
-        self._loop = asyncio.get_running_loop()
         self.held: list[Mapping[str, Any]] = []
         """Chunks not yet reported, in order (the served agent's latest text is in ``_text``)."""
         self._text: list[str] = []
         """The served agent's text deltas after the last held chunk, as the writer handed them over."""
         self._timer: asyncio.TimerHandle | None = None
-        self._waiter: asyncio.Future[None] | None = None
-        self.attached = False
-        self.cursor = 0
         self.due = False
         """Something is to be reported now: the store's read ends for it."""
         self.ended = False
@@ -299,21 +283,9 @@ class _ProgressFeed:
     # the Subscriber side: the writer's task
 
     def attach(self, cursor: int) -> None:
-        self.cursor = cursor
-        self.attached = True
-        self._waiter = self._loop.create_future()
+        super().attach(cursor)
         if self.holding:
             self._due_later()
-
-    async def wait(self) -> None:
-        waiter = self._waiter
-        if waiter is None:
-            return
-        try:
-            await waiter
-        finally:
-            self.attached = False
-            self._waiter = None
 
     def offer(self, entries: Sequence[Entry]) -> bool:
         if not self.attached:
@@ -339,12 +311,6 @@ class _ProgressFeed:
         if self.attached and self.holding:
             self.due = True
             self.detach()
-
-    def detach(self) -> None:
-        self.attached = False
-        waiter = self._waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
 
     def close(self) -> None:
         if self._timer is not None:

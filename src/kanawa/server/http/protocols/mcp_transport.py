@@ -36,7 +36,7 @@ from mcp.shared.exceptions import MCPError
 from starlette.types import Receive, Scope, Send
 
 from kanawa import __version__
-from kanawa.mcp_server.server import INSTRUCTIONS, SERVER_NAME
+from kanawa.mcp_server.server import INSTRUCTIONS, SERVER_NAME, progress_of
 from kanawa.mcp_server.toolset import UnknownAgentToolError
 from kanawa.server.http.auth import KeyRing
 from kanawa.server.http.dependencies import Caller
@@ -79,16 +79,14 @@ def build_http_server(app: FastAPI, toolset: ServedToolset) -> Server[Any]:
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         tenant = _tenant_of(ctx)
-        progress = 0
-
-        async def report(message: str) -> None:
-            nonlocal progress
-            progress += 1
-            await ctx.session.report_progress(progress, None, message)
-
         try:
             return await toolset.call(
-                app.state.manager, app.state.streams, tenant, params.name, params.arguments, report=report
+                app.state.manager,
+                app.state.streams,
+                tenant,
+                params.name,
+                params.arguments,
+                report=progress_of(ctx),
             )
         except UnknownAgentToolError as exc:
             raise MCPError(code=types.INVALID_PARAMS, message=str(exc)) from None
