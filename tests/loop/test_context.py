@@ -245,3 +245,47 @@ def test_a_context_made_by_hand_reads_an_empty_run() -> None:
     assert (ctx.agent_name, ctx.run_id, ctx.model_name) == ("", "", "")
     assert whoami(ctx, "hey") == "hey, u"  # a context-taking tool called in plain code
     assert repr(ctx) == "RunContext(deps=Deps(user_id='u', seen=[]), agent_name='', run_id='', model_name='')"
+
+
+async def test_a_finished_run_is_freed_without_the_collector_and_its_context_keeps_its_last_state() -> None:
+    """The runner and its context refer to each other while the run goes; once it has ended the
+    context keeps the run's last state instead, so nothing of the run waits for a full collection."""
+    import gc
+
+    @tool
+    def add(a: int, b: int) -> int:
+        """Add.
+
+        Args:
+            a: one
+            b: other
+        """
+        return a + b
+
+    agent = kanawa.Agent(
+        "calc",
+        "Add.",
+        tools=[add],
+        model=ScriptedLLM([tools_response(call("add", '{"a": 2, "b": 3}')), text_response("5")]),
+    )
+    gc.collect()
+    gc.disable()
+    try:
+        runner = agent.stream("2 + 3?")
+        await drain(runner)
+        context = runner.context
+        result = runner.result
+        assert context.step == 2
+        assert context.usage == result.usage
+        assert list(context.messages) == list(result.messages)
+        context.emit("late")  # the run has ended: dropped, not an error
+        del runner, context
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        gc.collect()
+        left = [type(thing).__name__ for thing in gc.garbage]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+    assert "AgentLoopRunner" not in left, left
+    assert "RunContext" not in left, left

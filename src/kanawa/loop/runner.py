@@ -35,7 +35,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from contextlib import aclosing, suppress
 from typing import TYPE_CHECKING, Any, Generic, assert_never
 
-from kanawa.context import RunContext
+from kanawa.context import RunContext, end_run
 from kanawa.llm.base import LLMAdapter
 from kanawa.llm.errors import is_context_length_error
 from kanawa.llm.settings import ModelSettings
@@ -339,6 +339,8 @@ class AgentLoopRunner(Generic[OutputT]):
             if self._result is None:  # not an early exit of a consumer after the run had finished
                 self._fail(exc)
             raise
+        finally:
+            end_run(self.context)  # the context keeps the run's last state, not this runner
 
     async def _loop(self) -> AsyncGenerator[RunEvent[OutputT], None]:
         """One model request per turn of the loop, then the policy's decision, each phase in its own

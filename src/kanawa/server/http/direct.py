@@ -164,16 +164,18 @@ class DirectSender(WriterFed):
     def keep_alive(self, interval: float, frame: bytes) -> None:
         """Send ``frame`` (an SSE comment) every ``interval`` seconds while the writer holds the line —
         that is while the stream is idle or the client keeps up; a response task that holds it is
-        sending anyway. One timer per stream, no task; :meth:`close` stops it."""
+        sending anyway. One timer per stream, no task; :meth:`close` stops it. (A method, not a
+        closure that re-arms itself: that closure would be a reference cycle holding the sender and
+        the server's ``send`` until the garbage collector found it.)"""
+        self._ping = self._loop.call_later(interval, self._tick, interval, frame)
 
-        def tick() -> None:
-            if self.failed:
-                return
-            if self.attached:
-                self._push(frame)
-            self._ping = self._loop.call_later(interval, tick)
-
-        self._ping = self._loop.call_later(interval, tick)
+    def _tick(self, interval: float, frame: bytes) -> None:
+        if self.failed:
+            self._ping = None
+            return
+        if self.attached:
+            self._push(frame)
+        self._ping = self._loop.call_later(interval, self._tick, interval, frame)
 
     def close(self) -> None:
         """End the stream: the client disconnected, the server is shutting down, or the response is
