@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from kanawa.loop.options import RunOptions
     from kanawa.trace.events import Tracer
 
-__all__ = ["CURRENT_TOOL_CALL_ID", "DepsT", "MessagesView", "RunContext", "RunProgress", "end_run"]
+__all__ = ["CURRENT_TOOL_CALL_ID", "DepsT", "MessagesView", "RunContext", "RunProgress"]
 
 CURRENT_TOOL_CALL_ID: ContextVar[str | None] = ContextVar("kanawa_tool_call_id", default=None)
 """The id of the tool call a context-taking tool is running for; set by the invoker around the call
@@ -102,12 +102,12 @@ class _Ended:
 
 
 def end_run(context: RunContext[Any]) -> None:
-    """The run ``context`` belongs to has ended: the context answers from the run's last state from
-    now on and lets go of the runner. A runner and its context refer to each other while the run goes
-    (tools read the live state through the context); without this a finished run — its messages,
-    trace and result — would wait for the garbage collector's next full pass instead of being freed
-    when the last reference to the runner goes (about 6 KiB a served run, held by thousands of runs
-    between passes on a busy server)."""
+    """The run ``context`` belongs to has ended (the loop calls this; it is not exported): the context
+    answers from the run's last state from now on and lets go of the runner. A runner and its context
+    refer to each other while the run goes (tools read the live state through the context); without
+    this a finished run — its messages, trace and result — would wait for the garbage collector's next
+    full pass instead of being freed when the last reference to the runner goes (about 6 KiB a served
+    run, held by thousands of runs between passes on a busy server)."""
     ended = _Ended(context.progress)
     object.__setattr__(context, "progress", ended)
     object.__setattr__(context, "_messages", MessagesView(ended))
