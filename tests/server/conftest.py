@@ -22,6 +22,7 @@ from typing import Any
 
 import httpx
 import pytest
+import redis
 import uvicorn
 
 from kanawa.server.http.app import create_app
@@ -301,6 +302,14 @@ def celery_cluster(redis_url: str) -> Iterator[CeleryCluster]:
         yield cluster
     finally:
         cluster.stop()
+
+
+@pytest.fixture(scope="module")
+def celery_redis(celery_cluster: CeleryCluster) -> Iterator[redis.Redis]:
+    """A client of the cluster's Redis: what a test reads of the marks its agents leave on workers."""
+    client = redis.Redis.from_url(celery_cluster.redis_url)
+    yield client
+    client.close()
 
 
 @dataclass

@@ -10,7 +10,7 @@ import asyncio
 import re
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
 import redis
@@ -28,13 +28,6 @@ from tests.server.protocols.celery_agents import TALE, gate_key, mark_key
 
 S = TaskState
 pytestmark = pytest.mark.timeout(240)  # the serve process and the workers import the server: slow under load
-
-
-@pytest.fixture(scope="module")
-def store(celery_cluster: CeleryCluster) -> Iterator[redis.Redis]:
-    client = redis.Redis.from_url(celery_cluster.redis_url)
-    yield client
-    client.close()
 
 
 def _worker_pid(text: str, served: ServeProcess, cluster: CeleryCluster) -> int:
@@ -65,7 +58,7 @@ async def test_send_get_and_stream_run_on_the_workers(
 
 
 async def test_resubscribing_after_a_cut_loses_nothing_and_repeats_nothing(
-    celery_serve: ServeProcess, celery_cluster: CeleryCluster, store: redis.Redis
+    celery_serve: ServeProcess, celery_cluster: CeleryCluster, celery_redis: redis.Redis
 ) -> None:
     question = f"tale {uuid.uuid4().hex}"
     async with a2a_client(celery_serve.url, "gated") as client:
@@ -84,7 +77,7 @@ async def test_resubscribing_after_a_cut_loses_nothing_and_repeats_nothing(
         async for event in client.subscribe(SubscribeToTaskRequest(id=task_id)):
             resumed.append(event)
             if len(resumed) == 1:  # the run finishes only once the resubscription stands
-                store.rpush(gate_key(celery_cluster.prefix, question), "go")
+                celery_redis.rpush(gate_key(celery_cluster.prefix, question), "go")
     first = resumed[0]
     assert first.HasField("task"), "a resubscription starts from the task as it is"
     assert first.task.status.state == S.TASK_STATE_WORKING
@@ -97,18 +90,22 @@ async def test_resubscribing_after_a_cut_loses_nothing_and_repeats_nothing(
 
 
 async def test_cancel_reaches_the_run_on_its_worker(
-    celery_serve: ServeProcess, celery_cluster: CeleryCluster, store: redis.Redis
+    celery_serve: ServeProcess, celery_cluster: CeleryCluster, celery_redis: redis.Redis
 ) -> None:
     question = f"tale {uuid.uuid4().hex}"
     mark = mark_key(celery_cluster.prefix, question)
     async with a2a_client(celery_serve.url, "gated", streaming=False) as client:
         events = [event async for event in client.send_message(ask(question, immediately=True))]
         task_id = events[-1].task.id
-        await _until(lambda: store.get(mark) == b"waiting", "the run never reached its gate on a worker")
+        await _until(
+            lambda: celery_redis.get(mark) == b"waiting", "the run never reached its gate on a worker"
+        )
         canceled = await client.cancel_task(CancelTaskRequest(id=task_id))
         assert canceled.status.state == S.TASK_STATE_CANCELED
         assert (await client.get_task(GetTaskRequest(id=task_id))).status.state == S.TASK_STATE_CANCELED
-    await _until(lambda: store.get(mark) == b"cancelled", "the cancel never reached the run on its worker")
+    await _until(
+        lambda: celery_redis.get(mark) == b"cancelled", "the cancel never reached the run on its worker"
+    )
 
 
 async def _until(holds: Callable[[], bool], failure: str) -> None:

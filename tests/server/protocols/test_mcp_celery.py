@@ -8,7 +8,6 @@ from __future__ import annotations
 import re
 import time
 import uuid
-from collections.abc import Iterator
 
 import anyio
 import httpx
@@ -23,13 +22,6 @@ from tests.server.protocols.celery_agents import mark_key
 from tests.server.sse import AUTH_A, KEY_A
 
 pytestmark = pytest.mark.timeout(240)  # the serve process and the workers import the server: slow under load
-
-
-@pytest.fixture(scope="module")
-def store(celery_cluster: CeleryCluster) -> Iterator[redis.Redis]:
-    client = redis.Redis.from_url(celery_cluster.redis_url)
-    yield client
-    client.close()
 
 
 def _text(result: types.CallToolResult) -> str:
@@ -74,7 +66,7 @@ async def test_a_call_streams_progress_and_answers_from_the_worker(
 
 @pytest.mark.parametrize("modern", [False, True], ids=["session", "2026-07-28"])
 async def test_cancelling_the_call_cancels_the_run_on_its_worker(
-    celery_serve: ServeProcess, celery_cluster: CeleryCluster, store: redis.Redis, modern: bool
+    celery_serve: ServeProcess, celery_cluster: CeleryCluster, celery_redis: redis.Redis, modern: bool
 ) -> None:
     question = f"sit {uuid.uuid4().hex}"
     mark = mark_key(celery_cluster.prefix, question)
@@ -86,7 +78,7 @@ async def test_cancelling_the_call_cancels_the_run_on_its_worker(
 
             group.start_soon(call)
             deadline = time.monotonic() + 60
-            while (started := store.get(mark)) is None:  # the run is in its tool, on a worker
+            while (started := celery_redis.get(mark)) is None:  # the run is in its tool, on a worker
                 assert time.monotonic() < deadline, "the sitter's tool never started"
                 await anyio.sleep(0.05)
             group.cancel_scope.cancel()  # notifications/cancelled; on 2026-07-28 the stream closes
@@ -96,7 +88,7 @@ async def test_cancelling_the_call_cancels_the_run_on_its_worker(
         assert celery_cluster.ran(pid)
         deadline = time.monotonic() + 60
         while True:  # the tool's wait on the worker was cancelled, and the run ended as cancelled
-            noted, status = store.get(mark), _run(celery_serve.url, run_id)["status"]
+            noted, status = celery_redis.get(mark), _run(celery_serve.url, run_id)["status"]
             if noted == f"cancelled:{pid}".encode() and status == "cancelled":
                 break
             assert time.monotonic() < deadline, f"the cancel never reached the run: {noted!r}, {status}"
