@@ -67,6 +67,7 @@ EXPORTED_MEMBERS: dict[str, list[str]] = {
     "kanawa.a2a": ["A2AAgent", "A2AConnection", "A2AModel"],
     "kanawa.agents": [
         "Agent",
+        "AgentSkill",
         "AgentTeam",
         "BaseAgent",
         "Guardrail",
