@@ -51,6 +51,8 @@ variable                        meaning                                         
 ``KANAWA_A2A_CARD_NEEDS_KEY``   ``1``: an A2A agent card needs the API key (401 without);   0
                                 ``0``: without a key every name gets the same name-only
                                 card
+``KANAWA_CORS_ORIGINS``         origins whose browser pages may call the service            none
+                                (``https://app.example,http://127.0.0.1:5173``; ``*``: any)
 ==============================  ==========================================================  ===========
 
 :data:`ENVIRONMENT` maps each field to its variable; :meth:`ServerSettings.from_env` reads exactly
@@ -101,6 +103,7 @@ ENVIRONMENT: Final[Mapping[str, str]] = MappingProxyType(
         "public_url": "KANAWA_PUBLIC_URL",
         "allowed_hosts": "KANAWA_ALLOWED_HOSTS",
         "a2a_card_needs_key": "KANAWA_A2A_CARD_NEEDS_KEY",
+        "cors_origins": "KANAWA_CORS_ORIGINS",
     }
 )
 """The environment variable of each :class:`ServerSettings` field that has one."""
@@ -120,6 +123,34 @@ def checked_public_url(value: str) -> str:
     if parts.username or parts.password:
         raise ValueError("KANAWA_PUBLIC_URL must not carry credentials")
     return value.strip().rstrip("/")
+
+
+def checked_origins(value: str | tuple[str, ...]) -> tuple[str, ...]:
+    """Origins (comma-separated text, or a tuple) as browsers send them: ``scheme://host[:port]``,
+    lower-cased, without a path; ``*`` for any origin. ``ValueError`` for anything else."""
+    entries = value.split(",") if isinstance(value, str) else list(value)
+    origins = []
+    for entry in (one.strip() for one in entries):
+        if not entry:
+            continue
+        if entry == "*":
+            origins.append(entry)
+            continue
+        parts = urlsplit(entry)
+        if (
+            parts.scheme not in ("http", "https")
+            or not parts.hostname
+            or parts.path not in ("", "/")
+            or parts.query
+            or parts.fragment
+            or parts.username
+            or parts.password
+        ):
+            raise ValueError(
+                f"KANAWA_CORS_ORIGINS: {entry!r} is not an origin (scheme://host[:port], no path)"
+            )
+        origins.append(f"{parts.scheme}://{parts.netloc.lower()}")
+    return tuple(origins)
 
 
 def checked_hosts(value: str | tuple[str, ...]) -> tuple[str, ...]:
@@ -243,6 +274,9 @@ class ServerSettings:
     a request without a key gets the same name-only card for every name, known or not — A2A clients
     read a card before they send a key, and nothing in it tells agents apart; with a key the card
     has the agent's ``description`` and ``skills``, and an unknown name is 404."""
+    cors_origins: tuple[str, ...] = ()
+    """Origins whose browser pages may call the service (:mod:`kanawa.server.http.cors`;
+    ``("*",)``: any). None by default: no response carries CORS headers."""
     extra: dict[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -288,6 +322,7 @@ class ServerSettings:
             public_url=text("public_url") or None,
             allowed_hosts=checked_hosts(text("allowed_hosts")),
             a2a_card_needs_key=_env_bool(env["a2a_card_needs_key"], False),
+            cors_origins=checked_origins(text("cors_origins")),
         )
         given = {key: value for key, value in overrides.items() if value is not None}
         return replace(base, **given)  # type: ignore[arg-type]
@@ -296,6 +331,7 @@ class ServerSettings:
         if self.public_url is not None:
             object.__setattr__(self, "public_url", checked_public_url(self.public_url))
         object.__setattr__(self, "allowed_hosts", checked_hosts(self.allowed_hosts))
+        object.__setattr__(self, "cors_origins", checked_origins(self.cors_origins))
 
     @property
     def keys_configured(self) -> bool:
@@ -323,4 +359,11 @@ def _env_optional_float(name: str) -> float | None:
     return None if not text else _env_float(name, 0.0, minimum=0.0)
 
 
-__all__ = ["ENVIRONMENT", "HOST_HEADER", "ServerSettings", "checked_hosts", "checked_public_url"]
+__all__ = [
+    "ENVIRONMENT",
+    "HOST_HEADER",
+    "ServerSettings",
+    "checked_hosts",
+    "checked_origins",
+    "checked_public_url",
+]
