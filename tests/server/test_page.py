@@ -3,8 +3,10 @@ browser is ever downloaded). Screenshots go to ``test-artifacts/`` for people to
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
+import threading
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -53,13 +55,29 @@ async def page() -> AsyncIterator[Page]:
 PRICED_MODEL = "gpt-5-mini"
 
 
+LIVE_GATE = threading.Event()
+"""Opened by the live-run test once the page has drawn the run going: until then the ``gated`` agent's
+model call stays open, so the page sees the run running however loaded the machine is."""
+
+
+async def _gated(request: ModelRequest) -> Script:
+    """One tool call, then an answer; each model call waits for :data:`LIVE_GATE`."""
+    await asyncio.to_thread(LIVE_GATE.wait, 30)
+    if len(request.tool_results) < 2:
+        n = len(request.tool_results)
+        return AssistantMessage(tool_calls=(ToolCall(f"call_{n}", "tick", f'{{"n": {n}}}'),))
+    return "slow and steady"
+
+
 def _page_agents() -> dict[str, Agent[Any, Any]]:
-    """The server test agents plus ``priced``: the story on a model with a known price."""
+    """The server test agents plus ``priced`` (the story on a model with a known price) and ``gated``
+    (a run that goes on only when the test says so)."""
     agents = server_agents()
     story = agents["story"]
     agents["priced"] = Agent(
         "priced", "Tell a story.", tools=story.tools, model=FunctionLLM(_story, model=PRICED_MODEL)
     )
+    agents["gated"] = Agent("gated", "Wait for the gate.", tools=[tick], model=FunctionLLM(_gated))
     return agents
 
 
@@ -153,10 +171,14 @@ async def test_the_run_page_shows_each_model_calls_cost_and_the_runs_total(
 async def test_the_run_page_follows_a_live_run_to_its_end(
     page: Page, page_server: LiveServer, artifacts: Path
 ) -> None:
-    run_id = await _start(page_server, "slow", "0.4", wait=False)
-    await page.goto(f"{page_server.url}/runs/{run_id}#key={KEY_A}")
-    await page.wait_for_selector("body[data-status=running]")
-    await page.wait_for_selector(".bar.open")  # a call in progress is drawn open-ended
+    LIVE_GATE.clear()
+    run_id = await _start(page_server, "gated", "go", wait=False)
+    try:
+        await page.goto(f"{page_server.url}/runs/{run_id}#key={KEY_A}")
+        await page.wait_for_selector("body[data-status=running]")
+        await page.wait_for_selector(".bar.open")  # a call in progress is drawn open-ended
+    finally:
+        LIVE_GATE.set()
     await page.wait_for_selector("body[data-status=completed]", timeout=20_000)
     assert await page.locator(".bar[data-kind=tool]").count() == 2
     assert await page.inner_text("#answer") == "slow and steady"
