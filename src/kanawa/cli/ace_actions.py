@@ -100,7 +100,7 @@ async def _embed(search: HybridSearch, playbook: Playbook, err: Console) -> int:
         progress.update(task, completed=done, total=total)
 
     try:
-        return await search.prepare(playbook, progress=update)
+        return await search.aprepare(playbook, progress=update)
     finally:
         progress.stop()
 
@@ -145,7 +145,7 @@ async def import_playbook(
         if opened is None:
             return EXIT_SETUP
         try:
-            await opened.save(dataset, playbook)
+            await opened.asave(dataset, playbook)
         except ValueError as exc:
             err.print(f"kanawa: {escape(str(exc))}")
             return EXIT_INPUT
@@ -191,7 +191,7 @@ async def search_playbook(
     async with _store(store, err) as opened:
         if opened is None or not await _has_dataset(opened, dataset, err):
             return EXIT_SETUP
-        playbook = await opened.load(dataset)
+        playbook = await opened.aload(dataset)
         search = _search(opened, dense and mode != "bm25")
         await _embed(search, playbook, err)
         results = await search.asearch(search_query, playbook)
@@ -234,10 +234,10 @@ async def generate_trajectory(
         if opened is None:
             return EXIT_SETUP
         search = _search(opened, dense)
-        await _embed(search, await opened.load(dataset), err)
+        await _embed(search, await opened.aload(dataset), err)
         generator = GeneratorAgent(opened, search, adapter, PromptBuilder(prompts_dir), top_k=top_k)
         try:
-            trajectory = await generator.run(task, dataset)
+            trajectory = await generator.arun(task, dataset)
         finally:
             await generator.aclose()
     console.print_json(trajectory.model_dump_json())
@@ -300,7 +300,7 @@ async def _adapt(
     from kanawa.apps.ace.workflow import AdaptationWorkflow, StepRecord
 
     search = _search(store, dense)
-    before = await store.load(dataset)
+    before = await store.aload(dataset)
     await _embed(search, before, err)
     generator = GeneratorAgent(store, search, models[0], PromptBuilder())
     curator = Curator(models[2], search=search, token_budget=token_budget)
@@ -345,7 +345,7 @@ async def export_playbook(
     async with _store(store, err) as opened:
         if opened is None or not await _has_dataset(opened, dataset, err):
             return EXIT_SETUP
-        playbook = await opened.load(dataset)
+        playbook = await opened.aload(dataset)
     out = playbook.to_text() if fmt == "text" else playbook.model_dump_json(indent=2) + "\n"
     console.file.write(out)
     return EXIT_OK
@@ -366,14 +366,14 @@ async def run_demo(console: Console, err: Console, *, epochs: int, store: Path |
 
     with _demo_dir(store) as directory:
         opened = JsonPlaybookStore(root=directory)
-        await opened.save(DEMO_DATASET, seed_playbook())
+        await opened.asave(DEMO_DATASET, seed_playbook())
         console.print("[bold]Starting playbook[/]")
         console.print(escape(seed_playbook().to_text()))
         code = await _adapt(
             console, err, opened, DEMO_DATASET, TASKS, demo_models(), epochs, False, 20_000, dense
         )
         console.print("[bold]Learned playbook[/]")
-        console.print(escape((await opened.load(DEMO_DATASET)).to_text()))
+        console.print(escape((await opened.aload(DEMO_DATASET)).to_text()))
     return code
 
 

@@ -48,7 +48,7 @@ async def _drive(agent: Agent[Any], question: str, printer: StreamPrinter, *, st
         finally:
             await runner.aclose()
         return runner.result
-    result = await agent.run(question)
+    result = await agent.arun(question)
     for step in result.steps:
         printer(step)
     return result

@@ -123,7 +123,7 @@ async def _coach(text: str, policy: str, model: str | None, as_json: bool, store
             resources = await sample_resources(scratch, textlint=sidecar)
             resources.eval_store = store
             try:
-                report = await Coordinator(resources, model=model).run(
+                report = await Coordinator(resources, model=model).arun(
                     EssayRequest(essay=text, policy=policy)
                 )
             except GuardrailViolation as exc:
@@ -131,7 +131,7 @@ async def _coach(text: str, policy: str, model: str | None, as_json: bool, store
                 return 3
             finally:
                 if resources.references is not None:
-                    await resources.references.close()
+                    await resources.references.aclose()
     finally:
         if sidecar is not None:
             sidecar.close()

@@ -162,7 +162,7 @@ class SmartAOHost:
         resources, self._resources = self._resources, None
         try:
             if resources is not None and resources.references is not None:
-                await resources.references.close()
+                await resources.references.aclose()
         finally:
             await self._close_sidecar()
 
