@@ -13,7 +13,7 @@ import tempfile
 from collections.abc import AsyncIterator, Iterator, Sequence
 from pathlib import Path
 
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.markup import escape
 from rich.progress import (
     BarColumn,
@@ -23,7 +23,6 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
-from rich.table import Table
 
 from kanawa.apps.ace.playbook import Playbook
 from kanawa.apps.ace.search.hybrid import HybridSearch
@@ -31,11 +30,33 @@ from kanawa.apps.ace.store.base import PlaybookStore
 from kanawa.apps.ace.workflow import Sample
 from kanawa.cli.errors import setup_hint
 from kanawa.cli.files import InputFileError, read_input_text
+from kanawa.cli.tables import Column, fitted_table
 from kanawa.llm.base import LLMAdapter
 from kanawa.llm.errors import LLMError
 from kanawa.secrets import mask
 
 EXIT_OK, EXIT_INPUT, EXIT_SETUP = 0, 1, 2
+
+SEARCH_COLUMNS = (
+    Column("#", "right", key=True),
+    Column("id", key=True),
+    Column("score", "right", drop=1),
+    Column("why it matched", wrap=True, drop=2),
+    Column("bullet", wrap=True),
+)
+"""A hit is read by its rank and bullet id (kept whole) and its text (wrapped); at 80 columns the
+explanation of the match gives way first."""
+
+ADAPT_COLUMNS = (
+    Column("epoch", "right", key=True),
+    Column("accuracy", key=True),
+    Column("ADD", "right", drop=1),
+    Column("TAG", "right", drop=2),
+    Column("UPDATE", "right", drop=3),
+    Column("REMOVE", "right", drop=4),
+    Column("MERGE", "right", drop=5),
+    Column("bullets after", "right", key=True),
+)
 
 
 def _progress(err: Console) -> Progress:
@@ -195,14 +216,13 @@ async def search_playbook(
         search = _search(opened, dense and mode != "bm25")
         await _embed(search, playbook, err)
         results = await search.asearch(search_query, playbook)
-    table = Table(title=f"{escape(query)} — {dataset} ({len(playbook)} bullets)")
-    for column in ("#", "id", "score", "why it matched", "bullet"):
-        table.add_column(column, overflow="fold")
+    rows: list[list[RenderableType]] = []
     for r in results:
         text = r.bullet.content if len(r.bullet.content) < 160 else r.bullet.content[:157] + "…"
         why = r.explain() + (f" ({', '.join(r.duplicates)})" if r.duplicates else "")
-        table.add_row(str(r.rank), r.bullet.id, f"{r.score:.3f}", escape(why), escape(text))
-    console.print(table if results else "no bullets found")
+        rows.append([str(r.rank), r.bullet.id, f"{r.score:.3f}", escape(why), escape(text)])
+    title = f"{escape(query)} — {dataset} ({len(playbook)} bullets)"
+    console.print(fitted_table(console, SEARCH_COLUMNS, rows, title=title) if results else "no bullets found")
     return EXIT_OK
 
 
@@ -324,14 +344,12 @@ async def _adapt(
             report = await workflow.run_online(dataset, samples)
         else:
             report = await workflow.run_offline(dataset, samples, epochs=epochs)
-    table = Table(title=f"{report.mode} adaptation of {dataset}")
-    for column in ("epoch", "accuracy", "ADD", "TAG", "UPDATE", "REMOVE", "MERGE", "bullets after"):
-        table.add_column(column)
+    rows: list[list[RenderableType]] = []
     for epoch in report.epochs:
         accuracy = "—" if epoch.accuracy is None else f"{epoch.correct}/{epoch.judged} ({epoch.accuracy:.0%})"
         ops = [str(epoch.operations.get(kind, 0)) for kind in ("ADD", "TAG", "UPDATE", "REMOVE", "MERGE")]
-        table.add_row(str(epoch.epoch), accuracy, *ops, str(epoch.bullets_after))
-    console.print(table)
+        rows.append([str(epoch.epoch), accuracy, *ops, str(epoch.bullets_after)])
+    console.print(fitted_table(console, ADAPT_COLUMNS, rows, title=f"{report.mode} adaptation of {dataset}"))
     console.print(f"playbook: {report.bullets_before} → {report.bullets_after} bullets")
     return EXIT_OK
 

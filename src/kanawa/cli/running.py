@@ -82,7 +82,7 @@ async def execute(
     else:
         printer.finish()
         if result.completed:
-            console.print(render_output(result.output, result.text))
+            console.print(render_output(console, result.output, result.text))
         else:
             console.print(
                 Text(f"the run ended without an answer: {result.termination_reason}", style="yellow")
