@@ -15,7 +15,7 @@ import sys
 from kanawa import Agent
 from kanawa.a2a import A2AAgent
 from kanawa.llm.testing import ScriptedLLM
-from kanawa.loop.steps import NestedEvent, ToolResultStep
+from kanawa.loop.events import NestedEvent, ToolResultStep
 from kanawa.types import AssistantMessage, TextDelta, ToolCall, text_of
 
 

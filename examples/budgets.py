@@ -18,7 +18,7 @@ from kanawa import Agent, FunctionLLM, RunContext, tool
 from kanawa.agents.budget import TokenGuard
 from kanawa.llm.testing import ModelRequest
 from kanawa.loop.errors import BudgetExceeded
-from kanawa.loop.steps import GuardrailTripped
+from kanawa.loop.events import GuardrailTripped
 from kanawa.types import AssistantMessage, LLMResponse, StopReason, ToolCall, Usage
 
 

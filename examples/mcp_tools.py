@@ -11,7 +11,7 @@ import sys
 
 from kanawa import Agent
 from kanawa.llm.testing import ScriptedLLM
-from kanawa.loop.steps import ToolResultStep
+from kanawa.loop.events import ToolResultStep
 from kanawa.tools.mcp import MCPServerStdio
 from kanawa.types import AssistantMessage, ToolCall, text_of
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from kanawa import Agent, AgentTeam, Approvals, FunctionLLM, Guardrail, RuleRouter, RunResult, tool
 from kanawa.llm.testing import ModelRequest
-from kanawa.loop.steps import GuardrailTripped, HandoffStarted, NestedEvent
+from kanawa.loop.events import GuardrailTripped, HandoffStarted, NestedEvent
 from kanawa.types import AssistantMessage, ToolCall
 
 ESSAY = "私は地域の医療を支えたいと考え、貴学の看護学科を志望します。"

@@ -16,7 +16,7 @@ from kanawa import Agent
 from kanawa.a2a import A2AAgent
 from kanawa.llm.testing import FunctionLLM
 from kanawa.llm.testing.models import ModelRequest, Script
-from kanawa.loop.steps import HandoffEnded, HandoffStarted, NestedEvent, ToolResultStep
+from kanawa.loop.events import HandoffEnded, HandoffStarted, NestedEvent, ToolResultStep
 from kanawa.tools.messages import EXECUTION_ERROR_MESSAGE, timeout_message
 from kanawa.trace import Tracer
 from kanawa.types import AssistantMessage, TextDelta, ToolCall

@@ -17,8 +17,8 @@ from kanawa.llm.settings import ModelSettings
 from kanawa.llm.testing import ModelRequest, ScriptedLLM, TestLLM
 from kanawa.loop.config import AgentConfiguration
 from kanawa.loop.errors import MaxStepsExceeded
+from kanawa.loop.events import FinalResponse
 from kanawa.loop.result import RunResult
-from kanawa.loop.steps import FinalResponse
 from kanawa.tools.decorator import tool
 from kanawa.trace.events import Tracer
 from kanawa.trace.memory import InMemoryTraceSink

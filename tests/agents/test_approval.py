@@ -9,7 +9,7 @@ import pytest
 from kanawa import Agent, tool
 from kanawa.llm.testing import ModelRequest, ScriptedLLM
 from kanawa.loop.approval import Approvals
-from kanawa.loop.steps import ApprovalRequired
+from kanawa.loop.events import ApprovalRequired
 from kanawa.tools.base import ToolErrorKind
 from kanawa.types import AssistantMessage, ToolCall, ToolMessage
 

@@ -17,7 +17,7 @@ from kanawa import Agent, tool
 from kanawa.agents.guardrails import Guardrail
 from kanawa.llm.testing import ScriptedLLM
 from kanawa.loop.errors import GuardrailViolation
-from kanawa.loop.steps import GuardrailTripped
+from kanawa.loop.events import GuardrailTripped
 from kanawa.types import AssistantMessage, ToolCall, ToolMessage
 
 CARD = {"card number": r"\b(?:\d[ -]?){13,16}\b"}

@@ -15,8 +15,7 @@ from kanawa import Agent, RunContext, tool
 from kanawa.agents.handoffs import Handoff, transfer_tool_name
 from kanawa.llm.testing import FunctionLLM, ModelRequest, ScriptedLLM
 from kanawa.loop.errors import HandoffDepthExceeded
-from kanawa.loop.result import RunResult
-from kanawa.loop.steps import (
+from kanawa.loop.events import (
     FinalResponse,
     HandoffEnded,
     HandoffStarted,
@@ -24,6 +23,7 @@ from kanawa.loop.steps import (
     ToolCallStep,
     ToolResultStep,
 )
+from kanawa.loop.result import RunResult
 from kanawa.trace.events import Tracer
 from kanawa.trace.memory import InMemoryTraceSink
 from kanawa.types import AssistantMessage, SystemMessage, TextDelta, ToolCall, ToolMessage, UserMessage

@@ -17,8 +17,8 @@ from kanawa.agents.team import AgentTeam
 from kanawa.llm.errors import LLMRateLimitError
 from kanawa.llm.testing import FunctionLLM, ModelRequest
 from kanawa.loop.errors import HandoffDepthExceeded
+from kanawa.loop.events import FinalResponse, NestedEvent
 from kanawa.loop.result import RunResult
-from kanawa.loop.steps import FinalResponse, NestedEvent
 from kanawa.trace.events import Tracer
 from kanawa.trace.memory import InMemoryTraceSink
 from kanawa.types import TextDelta

@@ -11,7 +11,7 @@ from kanawa.cli.demo import DEMO_MODEL, INSTRUCTIONS, demo_tools, prepare_files
 from kanawa.cli.demo_model import QUESTION, DemoReport
 from kanawa.llm.models import resolve_model
 from kanawa.llm.testing import TestLLM
-from kanawa.loop.steps import ToolCallStep, ToolResultStep
+from kanawa.loop.events import ToolCallStep, ToolResultStep
 
 
 async def test_default_demo_model_is_test_llm_calling_each_tool_with_its_example(tmp_path: Path) -> None:

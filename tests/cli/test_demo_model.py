@@ -9,7 +9,7 @@ from pathlib import Path
 from kanawa.agents.agent import Agent
 from kanawa.cli.demo import demo_tools, prepare_files
 from kanawa.cli.demo_model import EXPRESSION, QUESTION, DemoReport, scripted_model
-from kanawa.loop.steps import ToolCallStep, ToolResultStep
+from kanawa.loop.events import ToolCallStep, ToolResultStep
 
 
 async def test_scripted_model_asks_for_three_tools_in_parallel_then_reports_their_results(

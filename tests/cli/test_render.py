@@ -8,7 +8,7 @@ from pydantic import BaseModel
 from rich.console import Console
 
 from kanawa.cli.render import StreamPrinter, format_arguments, format_duration, render_output
-from kanawa.loop.steps import FinalResponse, Thinking, ToolCallStep, ToolResultStep
+from kanawa.loop.events import FinalResponse, Thinking, ToolCallStep, ToolResultStep
 from kanawa.tools.base import ToolErrorKind, ToolResult
 from kanawa.types import ReasoningDelta, TextDelta, TextPart, ToolCall, Usage
 

@@ -30,8 +30,8 @@ from typer.testing import CliRunner
 
 from kanawa.agents.agent import Agent
 from kanawa.cli.app import app
+from kanawa.llm.adapter import LLMAdapter
 from kanawa.llm.anthropic.adapter import AnthropicAdapter
-from kanawa.llm.base import LLMAdapter
 from kanawa.llm.errors import LLMError
 from kanawa.llm.gemini.adapter import GeminiAdapter
 from kanawa.llm.openai.azure import AzureOpenAIAdapter, AzureOpenAIChatAdapter

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kanawa.llm.adapter import LLMAdapter
 from kanawa.llm.anthropic.adapter import AnthropicAdapter
-from kanawa.llm.base import LLMAdapter
 from kanawa.llm.errors import LLMError
 from kanawa.llm.gemini.adapter import GeminiAdapter
 from kanawa.llm.openai.chat import OpenAIChatAdapter

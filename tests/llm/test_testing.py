@@ -11,7 +11,7 @@ from typing import Literal
 import pytest
 from pydantic import BaseModel, Field
 
-from kanawa.llm.base import LLMAdapter
+from kanawa.llm.adapter import LLMAdapter
 from kanawa.llm.errors import LLMConnectionError, LLMRateLimitError
 from kanawa.llm.settings import ModelSettings
 from kanawa.llm.testing import FunctionLLM, ModelRequest, ScriptedLLM, TestLLM, events_for, response_from

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from kanawa.loop.events import OutputT, RunEvent
 from kanawa.loop.result import RunResult
 from kanawa.loop.runner import AgentLoopRunner
-from kanawa.loop.steps import OutputT, RunEvent
 from kanawa.types import (
     AssistantMessage,
     LLMResponse,

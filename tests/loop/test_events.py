@@ -8,8 +8,8 @@ from pydantic import BaseModel
 
 from kanawa.llm.testing import ModelRequest, ScriptedLLM
 from kanawa.loop.config import AgentConfiguration
+from kanawa.loop.events import ToolCallStep, ToolResultStep
 from kanawa.loop.runner import AgentLoopRunner
-from kanawa.loop.steps import ToolCallStep, ToolResultStep
 from kanawa.tools.base import Tool
 from kanawa.tools.decorator import tool
 from kanawa.types import (

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from kanawa import Agent, AgentConfiguration, tool
 from kanawa.llm.testing import FunctionLLM, ModelRequest, ScriptedLLM
 from kanawa.loop.errors import AgentError, MaxStepsExceeded
-from kanawa.loop.steps import ToolResultStep
+from kanawa.loop.events import ToolResultStep
 from kanawa.tools.base import ToolErrorKind
 from kanawa.types import (
     AssistantMessage,

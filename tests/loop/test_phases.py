@@ -15,9 +15,9 @@ from pydantic import BaseModel
 from kanawa.llm.testing import ModelRequest, ScriptedLLM
 from kanawa.loop.config import AgentConfiguration
 from kanawa.loop.errors import AgentError, InvalidLoopState, OutputDecodingFailed
+from kanawa.loop.events import FinalResponse, Thinking
 from kanawa.loop.runner import AgentLoopRunner
 from kanawa.loop.state import COMPLETED, FinalOutputPhase
-from kanawa.loop.steps import FinalResponse, Thinking
 from kanawa.tools.decorator import tool
 from kanawa.types import UserMessage
 from tests.loop.helpers import call, conversation, drain, kinds, text_response, tools_response

@@ -13,18 +13,20 @@ from kanawa.llm.errors import LLMConnectionError, LLMRateLimitError, LLMStreamIn
 from kanawa.llm.testing import FunctionLLM, ModelRequest, ScriptedLLM
 from kanawa.loop.config import AgentConfiguration
 from kanawa.loop.errors import (
+    AgentError,
     GuardrailViolation,
     LLMCallFailed,
     MaxStepsExceeded,
+    StrictToolNotFound,
     ToolExecutionFailed,
-    ToolNotFound,
 )
+from kanawa.loop.events import FinalResponse, Thinking, ToolResultStep
 from kanawa.loop.policies import ContinueWithThinking, TerminationDecision, TerminationReason
 from kanawa.loop.runner import AgentLoopRunner
 from kanawa.loop.state import AgentLoopState
-from kanawa.loop.steps import FinalResponse, Thinking, ToolResultStep
 from kanawa.tools.base import ToolErrorKind
 from kanawa.tools.decorator import tool
+from kanawa.tools.errors import ToolNotFound
 from kanawa.types import (
     AssistantMessage,
     LLMResponse,
@@ -198,6 +200,10 @@ async def test_strict_tools_raises_tool_not_found_and_tool_execution_failed() ->
     with pytest.raises(ToolNotFound) as missing:
         await drain(AgentLoopRunner(llm, conversation(), tools=[lookup], config=strict))
     assert missing.value.name == "missing"
+    # seed 003's AgentError.toolNotFound: the tool layer's error, and a run error with the run so far
+    assert isinstance(missing.value, AgentError)
+    assert type(missing.value) is StrictToolNotFound
+    assert missing.value.partial_result is not None
     llm = ScriptedLLM([tools_response(call("explode"))])
     with pytest.raises(ToolExecutionFailed) as failed:
         await drain(AgentLoopRunner(llm, conversation(), tools=[explode], config=strict))

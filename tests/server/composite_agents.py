@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kanawa.loop.errors import AgentError
+from kanawa.loop.events import FinalResponse
 from kanawa.loop.options import RunOptions
 from kanawa.loop.state import LoopCounters
-from kanawa.loop.steps import FinalResponse
 from kanawa.server.extensions import Extension
 from kanawa.server.runs.chunks import fields_chunk
 from kanawa.types import AssistantMessage, Message, Usage, UserMessage

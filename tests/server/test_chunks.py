@@ -12,7 +12,7 @@ from pydantic import BaseModel
 from kanawa.agents.routing import RouteDecision
 from kanawa.llm.errors import LLMConnectionError
 from kanawa.loop.errors import GuardrailViolation, LLMCallFailed, MaxStepsExceeded
-from kanawa.loop.steps import (
+from kanawa.loop.events import (
     ApprovalRequired,
     FinalResponse,
     GuardrailTripped,

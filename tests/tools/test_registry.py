@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from kanawa.loop import AgentError, ToolNotFound
-from kanawa.tools import LoadedTool, Tool, ToolError, ToolRegistry, make_tool, tool
+from kanawa.loop import AgentError
+from kanawa.tools import LoadedTool, Tool, ToolError, ToolNotFound, ToolRegistry, make_tool, tool
 from kanawa.tools.registry import LOADED_TOOL_CACHE_SIZE
 
 
@@ -66,11 +66,20 @@ def test_get_unknown_raises_tool_not_found() -> None:
     assert info.value.tool_name == info.value.name == "nope"
 
 
-def test_the_registry_and_the_loop_raise_one_tool_not_found_class() -> None:
-    # seed 003's AgentError.toolNotFound: the loop's strict-tools error and the registry's are one class
-    with pytest.raises(AgentError) as info:
+def test_the_registry_raises_the_tool_layers_error_not_a_run_error() -> None:
+    # the registry sits below the loop: its "no such tool" is a ToolError, never an AgentError
+    with pytest.raises(ToolNotFound) as info:
         ToolRegistry().unregister("gone")
     assert type(info.value) is ToolNotFound
+    assert not isinstance(info.value, AgentError)
+
+
+def test_tool_not_found_is_still_importable_from_the_loop_package() -> None:
+    # it moved to kanawa.tools; code written for 0.1 (`from kanawa.loop import ToolNotFound`) still works
+    from kanawa import loop
+
+    assert loop.ToolNotFound is ToolNotFound
+    assert "ToolNotFound" not in loop.__all__
 
 
 def test_duplicate_name_needs_replace() -> None:

@@ -30,7 +30,7 @@ from dify_plugin.entities.model.message import (
 )
 from pydantic import JsonValue
 
-from kanawa.llm.base import ToolLike, tool_specs
+from kanawa.llm.adapter import ToolLike, tool_specs
 from kanawa.llm.errors import LLMError
 from kanawa.llm.settings import ModelSettings
 from kanawa.llm.tokens import count_message_tokens

@@ -2,7 +2,7 @@
 
 * :class:`A2AAgent` — a remote agent as a handoff target, a tool (:meth:`A2AAgent.as_tool`) or an
   agent run on its own, built on the official ``a2a-sdk`` client;
-* :class:`A2AModel` — the :class:`~kanawa.llm.base.LLMAdapter` that speaks to it;
+* :class:`A2AModel` — the :class:`~kanawa.llm.adapter.LLMAdapter` that speaks to it;
 * :class:`A2AConnection` — one agent's URL, headers and timeouts, and one turn over the wire.
 
 Needs the ``a2a`` extra (``pip install 'kanawa[a2a]'``); nothing is imported until used.

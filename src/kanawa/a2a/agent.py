@@ -4,7 +4,7 @@ It *is* a kanawa :class:`~kanawa.agents.agent.Agent` whose model is the remote a
 (:class:`~kanawa.a2a.model.A2AModel`), so it fits everywhere an agent does:
 
 * as a **handoff target** — ``Agent("triage", handoffs=[remote])``: the remote answer streams into the
-  source run as :class:`~kanawa.loop.steps.NestedEvent` text deltas between ``HandoffStarted`` and
+  source run as :class:`~kanawa.loop.events.NestedEvent` text deltas between ``HandoffStarted`` and
   ``HandoffEnded``, exactly like a local target's;
 * as a **tool** — ``Agent("boss", tools=[remote.as_tool()])``: one ``input`` string in, the remote
   answer out;

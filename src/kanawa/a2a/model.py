@@ -1,4 +1,4 @@
-"""A remote A2A agent behind the :class:`~kanawa.llm.base.LLMAdapter` protocol the loop talks to.
+"""A remote A2A agent behind the :class:`~kanawa.llm.adapter.LLMAdapter` protocol the loop talks to.
 
 To the loop, a remote agent is a model that answers a conversation with text: :class:`A2AModel` sends
 the conversation's latest user turn to the agent (:class:`~kanawa.a2a.client.A2AConnection`) and
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 
 from kanawa.a2a.client import PROVIDER, A2AConnection
-from kanawa.llm.base import ToolLike
+from kanawa.llm.adapter import ToolLike
 from kanawa.llm.settings import ModelSettings
 from kanawa.llm.tokens import count_message_tokens
 from kanawa.types import (

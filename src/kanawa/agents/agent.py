@@ -31,18 +31,18 @@ from kanawa._sync import run_in_new_loop
 from kanawa.agents.handoffs import MAX_HANDOFF_DEPTH, Handoff, handoff_tools
 from kanawa.agents.instructions import InstructionsFunc, render_instructions
 from kanawa.context import DepsT, RunContext
-from kanawa.llm.base import LLMAdapter
+from kanawa.llm.adapter import LLMAdapter
 from kanawa.llm.lifecycle import close_adapter
 from kanawa.llm.models import resolve_model
 from kanawa.llm.settings import ModelSettings
 from kanawa.loop.approval import ApprovalPolicy, Approvals
 from kanawa.loop.config import AgentConfiguration
+from kanawa.loop.events import FinalResponse, OutputT
 from kanawa.loop.hooks import RunHooks
 from kanawa.loop.options import RunOptions
 from kanawa.loop.policies import TerminationPolicy, default_policy
 from kanawa.loop.result import RunResult
 from kanawa.loop.runner import AgentLoopRunner
-from kanawa.loop.steps import FinalResponse, OutputT
 from kanawa.prompts.library import PromptLibrary
 from kanawa.tools.base import Tool
 from kanawa.tools.decorator import tool as make_tool
@@ -82,7 +82,7 @@ class Agent(Generic[OutputT, DepsT]):
         tools: :class:`~kanawa.tools.base.Tool` objects or plain typed functions (wrapped with ``@tool``).
             Names must be unique.
         model: required (or ``KANAWA_MODEL``): a model string (``"openai:gpt-5"``, ``"test"`` …,
-            resolved on first use) or an :class:`~kanawa.llm.base.LLMAdapter`.
+            resolved on first use) or an :class:`~kanawa.llm.adapter.LLMAdapter`.
         output_type: ``str`` for a text answer, or a type pydantic can validate (a ``BaseModel``, a
             dataclass, ``list[int]`` …) for a structured answer.
         config: loop limits (:class:`~kanawa.loop.config.AgentConfiguration`).

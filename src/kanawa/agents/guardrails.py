@@ -11,7 +11,7 @@
    the data with pydantic (text is parsed as JSON); ``regex_blocks`` must not match the text;
    ``custom_funcs`` (sync or async ``fn(data)``) return ``None``/``True`` to pass, ``False`` or a reason
    string (or several) to fail. A custom function that raises fails closed: it counts as a failure.
-3. Any failure makes one :class:`~kanawa.loop.steps.GuardrailTripped` event with every reason.
+3. Any failure makes one :class:`~kanawa.loop.events.GuardrailTripped` event with every reason.
    ``action="warn"``: the event is yielded (a client shows it as a chat bubble) and the run goes on.
    ``action="block"``: the event is yielded, then :class:`~kanawa.loop.errors.GuardrailViolation` ends
    the run before the model call or the tool it guarded runs — nothing after it executes. With a
@@ -34,8 +34,8 @@ from pydantic import TypeAdapter, ValidationError
 
 from kanawa.context import RunContext
 from kanawa.loop.errors import GuardrailViolation
+from kanawa.loop.events import FinalResponse, GuardrailStage, GuardrailTripped
 from kanawa.loop.hooks import Warnings
-from kanawa.loop.steps import FinalResponse, GuardrailStage, GuardrailTripped
 from kanawa.tools.arguments import parse_tool_arguments
 from kanawa.tools.base import ToolResult
 from kanawa.tools.errors import ToolArgumentsError

@@ -12,8 +12,8 @@ tool calls). The story of one handoff:
 3. The target runs on the conversation so far (without the source's system message and without the
    turn that asked for the handoff, whose calls are still unanswered), plus ``message`` when the model
    gave one, with the source run's ``deps``, tracer and streaming mode. Its events reach the source's
-   stream as :class:`~kanawa.loop.steps.NestedEvent` carrying the target's name, between
-   :class:`~kanawa.loop.steps.HandoffStarted` and :class:`~kanawa.loop.steps.HandoffEnded`; the trace
+   stream as :class:`~kanawa.loop.events.NestedEvent` carrying the target's name, between
+   :class:`~kanawa.loop.events.HandoffStarted` and :class:`~kanawa.loop.events.HandoffEnded`; the trace
    gets ``handoff_start`` / ``handoff_end`` events.
 4. ``source.on_handoff_return(target, result, context)`` (override it, or pass ``on_return=`` to
    :class:`Handoff`) turns the target's :class:`~kanawa.loop.result.RunResult` into the tool result the
@@ -31,8 +31,8 @@ from pydantic import Field
 
 from kanawa.context import RunContext
 from kanawa.loop.errors import HandoffDepthExceeded
+from kanawa.loop.events import HandoffEnded, HandoffStarted, NestedEvent
 from kanawa.loop.result import RunResult
-from kanawa.loop.steps import HandoffEnded, HandoffStarted, NestedEvent
 from kanawa.tools.base import Tool
 from kanawa.tools.decorator import make_tool
 from kanawa.trace.events import TraceEvent

@@ -20,7 +20,7 @@ from typing import Any, Literal, TypeAlias
 
 from pydantic import BaseModel, Field
 
-from kanawa.llm.base import LLMAdapter
+from kanawa.llm.adapter import LLMAdapter
 from kanawa.loop.config import AgentConfiguration
 from kanawa.loop.errors import AgentError
 from kanawa.trace.events import TraceEvent, Tracer

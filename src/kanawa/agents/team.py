@@ -11,7 +11,7 @@ The story of one request:
    (kind ``route``) first.
 2. The chosen agents run on the same input — one after another (``mode="sequential"``) or all at once
    (``mode="parallel"``) — each one handoff level below the team, with the request's ``deps``.
-   Their events reach the stream as :class:`~kanawa.loop.steps.NestedEvent` carrying each agent's name
+   Their events reach the stream as :class:`~kanawa.loop.events.NestedEvent` carrying each agent's name
    (in parallel mode, interleaved as they happen).
 3. ``merge(results)`` — the user's function of ``{agent name: RunResult}`` in routing order, sync or
    async — makes the output; without one, a single agent's output is the output and several agents'
@@ -36,9 +36,9 @@ from kanawa._sync import run_in_new_loop
 from kanawa.agents.agent import Agent
 from kanawa.agents.routing import LLMRouter, RouteDecision, RuleRouter
 from kanawa.loop.errors import InvalidLoopState
+from kanawa.loop.events import FinalResponse, NestedEvent
 from kanawa.loop.result import RunResult
 from kanawa.loop.runner import AgentLoopRunner
-from kanawa.loop.steps import FinalResponse, NestedEvent
 from kanawa.types import Usage, UserMessage
 
 MergeT = TypeVar("MergeT")

@@ -31,7 +31,7 @@ from kanawa.apps.ace.workflow import Sample
 from kanawa.cli.errors import setup_hint
 from kanawa.cli.files import InputFileError, read_input_text
 from kanawa.cli.tables import Column, fitted_table
-from kanawa.llm.base import LLMAdapter
+from kanawa.llm.adapter import LLMAdapter
 from kanawa.llm.errors import LLMError
 from kanawa.secrets import mask
 

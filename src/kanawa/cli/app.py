@@ -20,9 +20,9 @@ from rich.text import Text
 
 from kanawa import __version__
 from kanawa._cli_help import KanawaCommand, KanawaGroup
-from kanawa.apps.smartao.cli import smartao_app
 from kanawa.cli.ace_cmd import ace_app
 from kanawa.cli.extras import require_extra
+from kanawa.cli.smartao_cmd import smartao_app
 
 app = typer.Typer(
     cls=KanawaGroup,

@@ -25,7 +25,7 @@ from kanawa.agents.agent import Agent
 from kanawa.cli.demo_model import NOTES_FILE, NOTES_TEXT, QUESTION, DemoReport, scripted_model
 from kanawa.cli.errors import setup_hint
 from kanawa.cli.running import EXIT_SETUP, execute, make_tracer
-from kanawa.llm.base import LLMAdapter
+from kanawa.llm.adapter import LLMAdapter
 from kanawa.llm.errors import LLMError
 from kanawa.llm.models import resolve_model
 from kanawa.tools.base import Tool

@@ -1,6 +1,6 @@
 """Rich rendering of a run's live event stream and its final answer (for ``kanawa demo`` / ``run``).
 
-The printer switches over the event union of :mod:`kanawa.loop.steps` and :mod:`kanawa.types`, ending
+The printer switches over the event union of :mod:`kanawa.loop.events` and :mod:`kanawa.types`, ending
 with ``assert_never``, so a new event kind fails type checking here instead of being dropped.
 Deltas are written inline as they arrive; steps start on a fresh line.
 """
@@ -19,7 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from kanawa.cli.tables import Column, fitted_table
-from kanawa.loop.steps import (
+from kanawa.loop.events import (
     ApprovalRequired,
     FinalResponse,
     GuardrailTripped,

@@ -4,7 +4,7 @@ Provider adapters (``openai_responses``, ``openai_chat``, ``anthropic``, ``gemin
 modules imported only when a model string names them.
 """
 
-from kanawa.llm.base import LLMAdapter, SupportsToolSpec, ToolLike, tool_specs
+from kanawa.llm.adapter import LLMAdapter, SupportsToolSpec, ToolLike, tool_specs
 from kanawa.llm.errors import (
     LLMAuthError,
     LLMBadRequestError,

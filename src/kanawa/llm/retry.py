@@ -22,7 +22,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from kanawa._logging import get_logger
-from kanawa.llm.base import LLMAdapter, ToolLike
+from kanawa.llm.adapter import LLMAdapter, ToolLike
 from kanawa.llm.errors import LLMError, LLMStreamInterruptedError
 from kanawa.llm.lifecycle import ClosableAdapter, close_adapter
 from kanawa.llm.settings import ModelSettings

@@ -30,11 +30,11 @@ from anthropic import AsyncAnthropicVertex, AsyncStream
 from google import genai
 from google.genai import types
 
-from kanawa.llm.adapter_base import Call, ChatRequest
+from kanawa.llm.adapter import LLMAdapter, canonical_model_name
 from kanawa.llm.anthropic.adapter import AnthropicAdapter, AnthropicOptions, adapter_options
-from kanawa.llm.base import LLMAdapter, canonical_model_name
 from kanawa.llm.errors import LLMBadRequestError, LLMError
 from kanawa.llm.gemini.adapter import GeminiAdapter, split_base_url
+from kanawa.llm.provider_adapter import Call, ChatRequest
 from kanawa.secrets import guard_credentials
 
 __all__ = ["VertexAnthropicAdapter", "VertexGeminiAdapter", "VertexOptions", "vertex_model"]

@@ -24,12 +24,12 @@ _EXPORTS: dict[str, str] = {
     "FinalOutputPhase": "kanawa.loop.state",
     "CompletedPhase": "kanawa.loop.state",
     "input_hash": "kanawa.loop.state",
-    "AgentStep": "kanawa.loop.steps",
-    "RunEvent": "kanawa.loop.steps",
-    "Thinking": "kanawa.loop.steps",
-    "ToolCallStep": "kanawa.loop.steps",
-    "ToolResultStep": "kanawa.loop.steps",
-    "FinalResponse": "kanawa.loop.steps",
+    "AgentStep": "kanawa.loop.events",
+    "RunEvent": "kanawa.loop.events",
+    "Thinking": "kanawa.loop.events",
+    "ToolCallStep": "kanawa.loop.events",
+    "ToolResultStep": "kanawa.loop.events",
+    "FinalResponse": "kanawa.loop.events",
     "TerminationPolicy": "kanawa.loop.policies",
     "TerminationDecision": "kanawa.loop.policies",
     "TerminationReason": "kanawa.loop.policies",
@@ -48,10 +48,11 @@ _EXPORTS: dict[str, str] = {
     "HandoffDepthExceeded": "kanawa.loop.errors",
     "LLMCallFailed": "kanawa.loop.errors",
     "OutputDecodingFailed": "kanawa.loop.errors",
-    "ToolNotFound": "kanawa.loop.errors",
     "ToolExecutionFailed": "kanawa.loop.errors",
     "InvalidLoopState": "kanawa.loop.errors",
     "raise_for_tool_result": "kanawa.loop.errors",
+    # moved to kanawa.tools (the tool layer's error); still importable from here, outside __all__
+    "ToolNotFound": "kanawa.tools.errors",
 }
 
 if TYPE_CHECKING:
@@ -67,9 +68,9 @@ if TYPE_CHECKING:
         MaxStepsExceeded,
         OutputDecodingFailed,
         ToolExecutionFailed,
-        ToolNotFound,
         raise_for_tool_result,
     )
+    from kanawa.loop.events import AgentStep, FinalResponse, RunEvent, Thinking, ToolCallStep, ToolResultStep
     from kanawa.loop.options import RunOptions
     from kanawa.loop.policies import (
         ContinueWithThinking,
@@ -96,7 +97,6 @@ if TYPE_CHECKING:
         ToolUsePhase,
         input_hash,
     )
-    from kanawa.loop.steps import AgentStep, FinalResponse, RunEvent, Thinking, ToolCallStep, ToolResultStep
 
 
 __getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)
@@ -138,7 +138,6 @@ __all__ = [
     "ToolCallRecord",
     "ToolCallStep",
     "ToolExecutionFailed",
-    "ToolNotFound",
     "ToolResultStep",
     "ToolUsePhase",
     "default_policy",

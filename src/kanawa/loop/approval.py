@@ -4,7 +4,7 @@ The story of one approval:
 
 1. A tool is marked ``@tool(requires_approval=True)``, or the agent has an ``approval_policy(call,
    context) -> bool``. When the model asks for such a call, *none* of that turn's calls run: the run
-   yields :class:`~kanawa.loop.steps.ApprovalRequired` and ends with termination reason
+   yields :class:`~kanawa.loop.events.ApprovalRequired` and ends with termination reason
    ``approval_required``; ``RunResult.pending_approvals`` lists the calls waiting for a decision and
    ``RunResult.messages`` ends with the model's tool-call message.
 2. The caller decides, per call: ``Approvals(approved=[...], rejected={call_id: "why"})``.

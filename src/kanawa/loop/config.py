@@ -50,7 +50,7 @@ class AgentConfiguration:
         parallel_tool_calls: run the calls of one model turn concurrently (``True``) or one after another
             in call order. Events are emitted in call order either way. This does not change what is
             asked of the provider; use ``ModelSettings.parallel_tool_calls`` for that.
-        strict_tools: raise :class:`~kanawa.loop.errors.ToolNotFound` /
+        strict_tools: raise :class:`~kanawa.loop.errors.StrictToolNotFound` /
             :class:`~kanawa.loop.errors.ToolExecutionFailed` instead of handing the model a fail-closed
             error result for an unknown tool or a tool that raised. Off by default (seed 000: keep running).
         prompt_language: language tag of the messages the loop itself adds (final-output request,

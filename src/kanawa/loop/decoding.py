@@ -29,7 +29,7 @@ from typing import Any, Final, Generic, cast
 
 from pydantic import BaseModel, TypeAdapter, ValidationError, create_model
 
-from kanawa.loop.steps import OutputT
+from kanawa.loop.events import OutputT
 from kanawa.types import JsonObject, OutputSchema
 
 _FENCE: Final = re.compile(r"```[\w+-]*[ \t]*\n?(.*?)```", re.DOTALL)

@@ -7,7 +7,7 @@ those stay in attributes.
 
 Tool failures normally do *not* raise: an unknown tool, bad arguments or a tool exception become a
 fail-closed tool result the model sees with ``is_error`` set, and the run goes on (seed 000 §6).
-:class:`ToolNotFound` and :class:`ToolExecutionFailed` are raised only with
+:class:`StrictToolNotFound` and :class:`ToolExecutionFailed` are raised only with
 ``AgentConfiguration(strict_tools=True)``, or by :func:`raise_for_tool_result` for callers that run
 tools themselves (``auto_execute_tools=False``).
 """
@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING, Any
 
 from kanawa.llm.errors import LLMError
 from kanawa.tools.base import ToolErrorKind, ToolResult
-from kanawa.tools.errors import StopRun, ToolError
+from kanawa.tools.errors import StopRun, ToolNotFound
 
 if TYPE_CHECKING:
+    from kanawa.loop.events import GuardrailTripped
     from kanawa.loop.result import RunResult
-    from kanawa.loop.steps import GuardrailTripped
 
 
 class AgentError(Exception):
@@ -74,19 +74,11 @@ class OutputDecodingFailed(AgentError):  # noqa: N818 (seed 003 names)
         self.attempts = attempts
 
 
-class ToolNotFound(AgentError, ToolError, LookupError):  # noqa: N818 (seed 003 names)
-    """No tool is called ``name``: the model called a tool the agent does not have (``call_id`` is that
-    call's), or :meth:`~kanawa.tools.registry.ToolRegistry.get` was asked for one it does not hold.
-
-    One class for both, named as seed 003 names it (``AgentError.toolNotFound``), so ``except
-    ToolNotFound`` catches either; it is also a :class:`~kanawa.tools.errors.ToolError` and a
-    ``LookupError`` for callers that catch those around the registry.
-    """
-
-    def __init__(self, name: str, *, call_id: str = "") -> None:
-        super().__init__(f"there is not a tool named {name!r}", tool_name=name)
-        self.name = name
-        self.call_id = call_id
+class StrictToolNotFound(AgentError, ToolNotFound):  # noqa: N818 (seed 003 names)
+    """Seed 003's ``AgentError.toolNotFound``: with ``strict_tools=True`` the model called a tool the
+    run does not have. The tool layer's :class:`~kanawa.tools.errors.ToolNotFound` (what the registry
+    raises; ``except ToolNotFound`` catches either) that is also a run's error, so ``except
+    AgentError`` catches it and :attr:`~AgentError.partial_result` holds the run so far."""
 
 
 class ToolExecutionFailed(AgentError):  # noqa: N818 (seed 003 names)
@@ -105,7 +97,7 @@ class InvalidLoopState(AgentError):  # noqa: N818 (seed 003 names)
 
 class GuardrailViolation(AgentError, StopRun):  # noqa: N818 (seed 002 §7 names)
     """A guardrail with ``action="block"`` stopped the run (seed 002 §3-4, §7) before the model call or
-    tool it guarded ran. ``event`` is the :class:`~kanawa.loop.steps.GuardrailTripped` the stream
+    tool it guarded ran. ``event`` is the :class:`~kanawa.loop.events.GuardrailTripped` the stream
     yielded just before; its ``reasons`` never quote the checked text."""
 
     def __init__(self, event: GuardrailTripped) -> None:
@@ -142,7 +134,7 @@ class HandoffDepthExceeded(AgentError, StopRun):  # noqa: N818 (seed 002 §7 nam
 
 
 def raise_for_tool_result(result: ToolResult) -> None:
-    """Raise :class:`ToolNotFound` / :class:`ToolExecutionFailed` for a failed result of that kind.
+    """Raise :class:`StrictToolNotFound` / :class:`ToolExecutionFailed` for a failed result of that kind.
 
     Other failures (bad JSON, argument validation, suppressed duplicates) are the model's to fix and do
     not raise; neither do successful results.
@@ -150,7 +142,7 @@ def raise_for_tool_result(result: ToolResult) -> None:
     if not result.is_error:
         return
     if result.error_kind is ToolErrorKind.UNKNOWN_TOOL:
-        raise ToolNotFound(result.name, call_id=result.call_id)
+        raise StrictToolNotFound(result.name, call_id=result.call_id)
     if result.error_kind is ToolErrorKind.EXECUTION_ERROR:
         raise ToolExecutionFailed(result.name, call_id=result.call_id, detail=result.detail)
 
@@ -164,7 +156,7 @@ __all__ = [
     "LLMCallFailed",
     "MaxStepsExceeded",
     "OutputDecodingFailed",
+    "StrictToolNotFound",
     "ToolExecutionFailed",
-    "ToolNotFound",
     "raise_for_tool_result",
 ]

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 from kanawa.context import RunContext
 from kanawa.loop.errors import GuardrailViolation
-from kanawa.loop.steps import FinalResponse, GuardrailTripped
+from kanawa.loop.events import FinalResponse, GuardrailTripped
 from kanawa.tools.base import ToolResult
 from kanawa.types import LLMResponse, Message, ToolCall
 

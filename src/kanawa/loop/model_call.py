@@ -11,12 +11,12 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncGenerator, Sequence
 
-from kanawa.llm.base import LLMAdapter
+from kanawa.llm.adapter import LLMAdapter
 from kanawa.llm.errors import LLMConnectionError, LLMError
 from kanawa.llm.pricing import cost_of
 from kanawa.llm.settings import ModelSettings
 from kanawa.loop.errors import LLMCallFailed
-from kanawa.loop.steps import StreamDelta
+from kanawa.loop.events import StreamDelta
 from kanawa.loop.tracing import RunTrace
 from kanawa.types import LLMResponse, Message, OutputSchema, ResponseCompleted, ToolSpec, Usage
 

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from dataclasses import KW_ONLY, dataclass
 from typing import Generic
 
+from kanawa.loop.events import AgentStep, OutputT
 from kanawa.loop.policies import TerminationReason
-from kanawa.loop.steps import AgentStep, OutputT
 from kanawa.types import Message, ToolCall, Usage
 
 

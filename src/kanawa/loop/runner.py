@@ -36,7 +36,7 @@ from contextlib import aclosing, suppress
 from typing import TYPE_CHECKING, Any, Generic, assert_never
 
 from kanawa.context import RunContext, end_run
-from kanawa.llm.base import LLMAdapter
+from kanawa.llm.adapter import LLMAdapter
 from kanawa.llm.errors import is_context_length_error
 from kanawa.llm.settings import ModelSettings
 from kanawa.loop.approval import ApprovalPolicy, Approvals, plan_resume, rejected_result
@@ -51,7 +51,20 @@ from kanawa.loop.errors import (
     OutputDecodingFailed,
     raise_for_tool_result,
 )
-from kanawa.loop.execution import ToolRound
+from kanawa.loop.events import (
+    AgentStep,
+    ApprovalRequired,
+    FinalResponse,
+    GuardrailTripped,
+    HandoffEnded,
+    HandoffStarted,
+    OutputT,
+    RunEvent,
+    StreamDelta,
+    Thinking,
+    ToolCallStep,
+    ToolResultStep,
+)
 from kanawa.loop.hooks import RunHooks, Warnings, combine_hooks
 from kanawa.loop.model_call import ModelCaller
 from kanawa.loop.options import RunOptions
@@ -66,20 +79,7 @@ from kanawa.loop.policies import (
 )
 from kanawa.loop.result import RunResult
 from kanawa.loop.state import AgentLoopState, CompletedPhase, FinalOutputPhase, LoopCounters, ToolUsePhase
-from kanawa.loop.steps import (
-    AgentStep,
-    ApprovalRequired,
-    FinalResponse,
-    GuardrailTripped,
-    HandoffEnded,
-    HandoffStarted,
-    OutputT,
-    RunEvent,
-    StreamDelta,
-    Thinking,
-    ToolCallStep,
-    ToolResultStep,
-)
+from kanawa.loop.tool_executor import ToolExecutor
 from kanawa.loop.tracing import RunTrace
 from kanawa.prompts.library import DEFAULT_PROMPTS, PromptLibrary
 from kanawa.tools.base import Tool, ToolResult
@@ -135,6 +135,7 @@ class AgentLoopRunner(Generic[OutputT]):
         "_client_names",
         "_compactor",
         "_decoder",
+        "_executor",
         "_final",
         "_finalize_round",
         "_gen",
@@ -158,7 +159,6 @@ class AgentLoopRunner(Generic[OutputT]):
         "_started",
         "_steps",
         "_streaming",
-        "_tool_round",
         "_tools",
         "_tools_emit",
         "_trace",
@@ -213,7 +213,7 @@ class AgentLoopRunner(Generic[OutputT]):
         self._model = model
         self._messages: list[Message] = list(messages)
         self._tools = tuple(tools)
-        self._tool_round: ToolRound | None = None
+        self._executor: ToolExecutor | None = None
         own = frozenset(t.name for t in tools)
         # the caller's tools are offered beside the agent's own (one of the agent's wins a shared name)
         caller = tuple(spec for spec in client_tools if spec.name not in own)
@@ -511,9 +511,9 @@ class AgentLoopRunner(Generic[OutputT]):
         offered = self._offered_names if tools else _NONE_OFFERED
         if self._hooks is not None or self._tools_emit:
             return self._tool_turn(step, calls, offered, groups)
-        if self._tool_round is None:
-            self._tool_round = ToolRound(self._tools, config=self.config, context=self.context)
-        results = await self._tool_round.run(step, calls, self._trace, offered=offered, groups=groups)
+        if self._executor is None:
+            self._executor = ToolExecutor(self._tools, config=self.config, context=self.context)
+        results = await self._executor.run(step, calls, self._trace, offered=offered, groups=groups)
         return self._join_results(step, calls, results)
 
     async def _on_answer(
@@ -557,9 +557,9 @@ class AgentLoopRunner(Generic[OutputT]):
         if hooks is not None:
             async for warning in self._checked(hooks.before_tools(step, calls, self.context), calls):
                 yield warning
-        if self._tool_round is None:
-            self._tool_round = ToolRound(self._tools, config=self.config, context=self.context)
-        running = self._tool_round.run(step, calls, self._trace, offered=offered, groups=groups)
+        if self._executor is None:
+            self._executor = ToolExecutor(self._tools, config=self.config, context=self.context)
+        running = self._executor.run(step, calls, self._trace, offered=offered, groups=groups)
         if self._tools_emit:
             task = asyncio.ensure_future(running)
             async with aclosing(self._while_running(task)) as emitted:

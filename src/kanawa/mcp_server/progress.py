@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from kanawa.loop.steps import (
+from kanawa.loop.events import (
     HandoffEnded,
     HandoffStarted,
     NestedEvent,

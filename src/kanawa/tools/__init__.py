@@ -20,6 +20,7 @@ from kanawa.tools.errors import (
     SandboxViolation,
     ToolArgumentsError,
     ToolError,
+    ToolNotFound,
     ToolValidationError,
 )
 from kanawa.tools.invoker import ToolInvoker
@@ -41,6 +42,7 @@ __all__ = [
     "ToolError",
     "ToolErrorKind",
     "ToolInvoker",
+    "ToolNotFound",
     "ToolRegistry",
     "ToolResult",
     "ToolValidationError",

@@ -2,10 +2,9 @@
 
 The :class:`~kanawa.tools.invoker.ToolInvoker` never lets these reach the loop for bad model output —
 it turns them into error :class:`~kanawa.tools.base.ToolResult` objects (seed 000 §6, 001 §4.7). They
-are raised to *programmers*: at decoration time, by ``parse_tool_arguments`` and by the file sandbox
-(``ToolRegistry.get`` raises :class:`~kanawa.loop.errors.ToolNotFound`, which is also a
-``ToolError``). Messages never contain tool arguments, file contents or host paths outside the sandbox
-root.
+are raised to *programmers*: at decoration time, by ``parse_tool_arguments``, by the file sandbox and
+by :class:`~kanawa.tools.registry.ToolRegistry` (:class:`ToolNotFound`). Messages never contain tool
+arguments, file contents or host paths outside the sandbox root.
 """
 
 from __future__ import annotations
@@ -16,6 +15,7 @@ __all__ = [
     "StopRun",
     "ToolArgumentsError",
     "ToolError",
+    "ToolNotFound",
     "ToolValidationError",
     "reraise_stop_run",
 ]
@@ -36,6 +36,21 @@ class ToolArgumentsError(ToolError):
 
 class ToolValidationError(ToolError):
     """Parsed arguments do not satisfy the tool's parameters (seed 002 §7 ``ToolValidationError``)."""
+
+
+class ToolNotFound(ToolError, LookupError):  # noqa: N818 (seed 003 names)
+    """No tool is called ``name``: :meth:`~kanawa.tools.registry.ToolRegistry.get` was asked for one it
+    does not hold, or (with ``AgentConfiguration(strict_tools=True)``) the model called a tool the run
+    does not have — then the loop raises its subclass
+    :class:`~kanawa.loop.errors.StrictToolNotFound`, which is also an ``AgentError`` (seed 003
+    ``AgentError.toolNotFound``). ``except ToolNotFound`` catches both; it is a ``LookupError`` for
+    callers that catch that around the registry. ``call_id`` is the model's call, when there was one.
+    """
+
+    def __init__(self, name: str, *, call_id: str = "") -> None:
+        super().__init__(f"there is not a tool named {name!r}", tool_name=name)
+        self.name = name
+        self.call_id = call_id
 
 
 class FileAccessError(ToolError):

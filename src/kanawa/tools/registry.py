@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 from kanawa._logging import get_logger
 from kanawa.tools.base import Tool
 from kanawa.tools.decorator import make_tool
+from kanawa.tools.errors import ToolNotFound
 from kanawa.types import ToolSpec
 
 __all__ = ["LOADED_TOOL_CACHE_SIZE", "LoadedTool", "ToolRegistry"]
@@ -68,20 +69,20 @@ class ToolRegistry:
         return item
 
     def unregister(self, name: str) -> Tool:
-        """Remove and return the tool called ``name`` (:class:`~kanawa.loop.errors.ToolNotFound` if
+        """Remove and return the tool called ``name`` (:class:`~kanawa.tools.errors.ToolNotFound` if
         there is none)."""
         self._cache.pop(name, None)
         try:
             return self._tools.pop(name)
         except KeyError:
-            raise _not_found(name) from None
+            raise ToolNotFound(name) from None
 
     def get(self, name: str) -> Tool:
-        """The tool called ``name``; :class:`~kanawa.loop.errors.ToolNotFound` when there is none."""
+        """The tool called ``name``; :class:`~kanawa.tools.errors.ToolNotFound` when there is none."""
         try:
             return self._tools[name]
         except KeyError:
-            raise _not_found(name) from None
+            raise ToolNotFound(name) from None
 
     def load(self, name: str) -> LoadedTool:
         """The tool called ``name`` with its compact schema JSON, through the LRU cache (seed 002 §3-2)."""
@@ -145,12 +146,3 @@ class ToolRegistry:
 
     def __repr__(self) -> str:
         return f"ToolRegistry({self.names()!r})"
-
-
-def _not_found(name: str) -> Exception:
-    """The one "no such tool" error, :class:`~kanawa.loop.errors.ToolNotFound` (seed 003's name). It is
-    imported here, when raised: the loop's error module imports the tools package, so a module-level
-    import would be circular."""
-    from kanawa.loop.errors import ToolNotFound
-
-    return ToolNotFound(name)

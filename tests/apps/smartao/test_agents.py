@@ -31,7 +31,7 @@ from kanawa.apps.smartao.session import (
 )
 from kanawa.llm.testing import FunctionLLM, ModelRequest, Script
 from kanawa.loop.errors import GuardrailViolation
-from kanawa.loop.steps import GuardrailTripped
+from kanawa.loop.events import GuardrailTripped
 from kanawa.types import AssistantMessage, SystemMessage, ToolCall
 
 

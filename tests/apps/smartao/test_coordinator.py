@@ -26,7 +26,7 @@ from kanawa.apps.smartao.rubric import AXES
 from kanawa.apps.smartao.session import EssayRequest, SmartAOResources, sample_documents
 from kanawa.llm.testing import FunctionLLM, ModelRequest, Script
 from kanawa.loop.errors import GuardrailViolation
-from kanawa.loop.steps import FinalResponse, HandoffStarted, NestedEvent
+from kanawa.loop.events import FinalResponse, HandoffStarted, NestedEvent
 
 
 async def collect(coordinator: Coordinator, request: EssayRequest, **options: Any) -> tuple[list[Any], Any]:

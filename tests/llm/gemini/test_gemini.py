@@ -8,7 +8,7 @@ import pytest
 from google import genai
 from google.genai import types
 
-from kanawa.llm.base import LLMAdapter
+from kanawa.llm.adapter import LLMAdapter
 from kanawa.llm.errors import (
     LLMAuthError,
     LLMConnectionError,

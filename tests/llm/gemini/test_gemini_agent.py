@@ -14,7 +14,7 @@ from pydantic import BaseModel
 
 from kanawa import Agent
 from kanawa.llm.gemini.adapter import GeminiAdapter
-from kanawa.loop.steps import ToolCallStep, ToolResultStep
+from kanawa.loop.events import ToolCallStep, ToolResultStep
 from kanawa.types import TextDelta
 from tests.llm.gemini.wire import (
     API_KEY,

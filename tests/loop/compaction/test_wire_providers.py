@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator, Callable
 import pytest
 
 from kanawa import Agent, AgentConfiguration, Compaction, FunctionLLM, tool
-from kanawa.llm.base import LLMAdapter
+from kanawa.llm.adapter import LLMAdapter
 from kanawa.llm.errors import LLMBadRequestError, is_context_length_error
 from kanawa.llm.testing import ModelRequest
 from kanawa.loop.compaction import NativeCompaction, Summarize

@@ -20,7 +20,7 @@ from kanawa import Agent
 from kanawa.a2a import A2AAgent
 from kanawa.llm.testing import FunctionLLM
 from kanawa.llm.testing.models import ModelRequest, Script
-from kanawa.loop.steps import HandoffEnded, HandoffStarted, NestedEvent
+from kanawa.loop.events import HandoffEnded, HandoffStarted, NestedEvent
 from kanawa.types import AssistantMessage, TextDelta, ToolCall
 from tests.server.conftest import free_port
 

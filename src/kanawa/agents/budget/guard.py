@@ -33,8 +33,8 @@ from kanawa.agents.guardrails import Guardrail
 from kanawa.context import RunContext
 from kanawa.llm.pricing import PriceTable, UnpricedPolicy, default_prices, unpriced_message, unpriced_policy
 from kanawa.loop.errors import BudgetExceeded
+from kanawa.loop.events import FinalResponse, GuardrailStage, GuardrailTripped
 from kanawa.loop.hooks import Warnings
-from kanawa.loop.steps import FinalResponse, GuardrailStage, GuardrailTripped
 from kanawa.tools.base import ToolResult
 from kanawa.types import LLMResponse, Message, ToolCall
 
@@ -69,7 +69,7 @@ class TokenGuard(Guardrail):
             it (from ``deps``, the agent's name …). Default ``"default"``: every run shares one budget.
         action: ``"block"`` (default) ends the run with :class:`~kanawa.loop.errors.BudgetExceeded`
             before the model request or the tools the budget no longer covers; ``"warn"`` lets the run
-            go on and yields a :class:`~kanawa.loop.steps.GuardrailTripped` warning instead.
+            go on and yields a :class:`~kanawa.loop.events.GuardrailTripped` warning instead.
         warn_at: the fraction of a limit at which a warning is yielded first (``None``: no early
             warning). A warning is yielded by the run whose request crossed the line, and at the first
             request of each later run while the session stays past it.

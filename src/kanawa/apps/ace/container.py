@@ -30,7 +30,7 @@ from kanawa.apps.ace.generator import GeneratorAgent
 from kanawa.apps.ace.prompt_builder import PromptBuilder
 from kanawa.apps.ace.search.hybrid import HybridSearch
 from kanawa.apps.ace.store.base import DEFAULT_DIR, PlaybookStore
-from kanawa.llm.base import LLMAdapter
+from kanawa.llm.adapter import LLMAdapter
 
 DEFAULT_CONFIG: dict[str, Any] = {
     "llm": {"provider": None, "model": None, "api_key": None, "base_url": None},

@@ -31,7 +31,7 @@ from kanawa.apps.ace.reflector import Reflection
 from kanawa.apps.ace.search.hybrid import HybridSearch
 from kanawa.apps.ace.store.base import PlaybookStore
 from kanawa.apps.ace.trajectory import Trajectory
-from kanawa.llm.base import LLMAdapter
+from kanawa.llm.adapter import LLMAdapter
 from kanawa.llm.tokens import count_message_tokens
 
 ALL_PAIRS_LIMIT: Final = 5_000

@@ -40,10 +40,10 @@ from kanawa.apps.ace.search.models import SearchQuery
 from kanawa.apps.ace.store.base import PlaybookStore
 from kanawa.apps.ace.trajectory import Trajectory
 from kanawa.context import RunContext
-from kanawa.llm.base import LLMAdapter
+from kanawa.llm.adapter import LLMAdapter
 from kanawa.loop.config import AgentConfiguration
 from kanawa.loop.errors import LLMCallFailed, OutputDecodingFailed
-from kanawa.loop.steps import ToolCallStep
+from kanawa.loop.events import ToolCallStep
 from kanawa.secrets import mask
 from kanawa.tools.base import Tool
 from kanawa.tools.decorator import make_tool

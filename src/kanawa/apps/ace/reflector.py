@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field
 from kanawa.agents.agent import Agent
 from kanawa.apps.ace.playbook import Bullet
 from kanawa.apps.ace.trajectory import Trajectory
-from kanawa.llm.base import LLMAdapter
+from kanawa.llm.adapter import LLMAdapter
 
 INSTRUCTIONS: Final = (
     "You are the Reflector of a self-improving agent. You read one attempt at a task, the playbook bullets "

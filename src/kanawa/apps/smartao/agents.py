@@ -31,10 +31,10 @@ from kanawa.apps.smartao.plagiarism import BLOCK_ABOVE, WARN_AT
 from kanawa.apps.smartao.rubric import AXES, Rubric, load_rubric
 from kanawa.apps.smartao.session import CoachingSession
 from kanawa.context import RunContext
-from kanawa.llm.base import LLMAdapter
+from kanawa.llm.adapter import LLMAdapter
 from kanawa.loop.errors import GuardrailViolation
+from kanawa.loop.events import GuardrailStage, GuardrailTripped
 from kanawa.loop.hooks import RunHooks, Warnings
-from kanawa.loop.steps import GuardrailStage, GuardrailTripped
 from kanawa.types import Message
 
 ModelSpec = str | LLMAdapter | None

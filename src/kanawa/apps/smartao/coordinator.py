@@ -58,11 +58,11 @@ from kanawa.apps.smartao.reflexion import EvaluationInputs, evaluation_key
 from kanawa.apps.smartao.rubric import Rubric
 from kanawa.apps.smartao.session import CoachingSession, EssayRequest, Reference, SmartAOResources
 from kanawa.context import RunContext
-from kanawa.llm.base import LLMAdapter
+from kanawa.llm.adapter import LLMAdapter
 from kanawa.loop.errors import GuardrailViolation, InvalidLoopState
+from kanawa.loop.events import FinalResponse, NestedEvent
 from kanawa.loop.hooks import RunHooks
 from kanawa.loop.result import RunResult
-from kanawa.loop.steps import FinalResponse, NestedEvent
 from kanawa.types import Usage, UserMessage
 
 AGENT_ORDER = ("GuardAgent", "StyleAgent", "DraftAgent", "RefAgent")

@@ -42,12 +42,12 @@ from kanawa.apps.smartao.agents import DraftAgent, EvalAgent, GuardAgent, RefAge
 from kanawa.apps.smartao.coordinator import Coordinator, Findings, PatchReady, RubricReady, SmartAOEvent
 from kanawa.apps.smartao.session import EssayRequest, SmartAOResources, sample_resources
 from kanawa.apps.smartao.textlint import TextlintError, TextlintSidecar, textlint_available
-from kanawa.llm.base import LLMAdapter
+from kanawa.llm.adapter import LLMAdapter
 from kanawa.loop.errors import AgentError
+from kanawa.loop.events import FinalResponse, NestedEvent
 from kanawa.loop.hooks import RunHooks
 from kanawa.loop.options import NO_OPTIONS, RunOptions
 from kanawa.loop.state import LoopCounters
-from kanawa.loop.steps import FinalResponse, NestedEvent
 from kanawa.server.runs.budgets import CURRENT_TENANT
 from kanawa.server.runs.chunks import EventChunks, fields_chunk
 from kanawa.tools.base import Tool

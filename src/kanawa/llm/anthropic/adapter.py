@@ -32,7 +32,6 @@ import anyio
 import httpx2
 from anthropic import AsyncAnthropic, AsyncAnthropicBedrock, AsyncAnthropicVertex, AsyncStream
 
-from kanawa.llm.adapter_base import Assembly, Call, ChatRequest, ConnectionOptions, ProviderAdapter
 from kanawa.llm.anthropic.payload import ThinkingMode, build_request
 from kanawa.llm.anthropic.response import StreamAssembler, malformed, parse_message
 from kanawa.llm.errors import (
@@ -44,6 +43,7 @@ from kanawa.llm.errors import (
     error_for_status,
     parse_retry_after,
 )
+from kanawa.llm.provider_adapter import Assembly, Call, ChatRequest, ConnectionOptions, ProviderAdapter
 from kanawa.secrets import guard_credentials
 from kanawa.types import LLMResponse, StreamEvent
 

@@ -34,10 +34,10 @@ import botocore.eventstream
 import botocore.exceptions
 from anthropic import AsyncAnthropicBedrock, AsyncStream
 
-from kanawa.llm.adapter_base import Call, ChatRequest
 from kanawa.llm.anthropic.adapter import _SDK_ERRORS, AnthropicAdapter, AnthropicOptions, adapter_options
 from kanawa.llm.anthropic.response import malformed
 from kanawa.llm.errors import LLMAuthError, LLMBadRequestError, LLMError
+from kanawa.llm.provider_adapter import Call, ChatRequest
 from kanawa.secrets import guard_credentials
 
 __all__ = ["BedrockAnthropicAdapter", "BedrockOptions"]

@@ -27,12 +27,12 @@ from typing import ClassVar, Unpack
 from google import genai
 from google.genai import types
 
-from kanawa.llm.adapter_base import Assembly, Call, ChatRequest, ConnectionOptions, ProviderAdapter
 from kanawa.llm.errors import LLMAuthError, LLMBadRequestError, LLMError
 from kanawa.llm.gemini.config import ModelProfile, build_config
 from kanawa.llm.gemini.errors import SDK_ERRORS, map_error
 from kanawa.llm.gemini.payload import PROVIDER, build_contents
 from kanawa.llm.gemini.response import ResponseAssembler
+from kanawa.llm.provider_adapter import Assembly, Call, ChatRequest, ConnectionOptions, ProviderAdapter
 from kanawa.secrets import guard_credentials
 from kanawa.types import LLMResponse
 

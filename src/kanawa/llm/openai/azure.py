@@ -31,12 +31,12 @@ from typing import Unpack
 
 import openai
 
-from kanawa.llm.adapter_base import ConnectionOptions
 from kanawa.llm.errors import LLMAuthError, LLMBadRequestError
 from kanawa.llm.openai.chat import OpenAIChatAdapter
 from kanawa.llm.openai.chat_payload import MaxTokensField, SystemRole
 from kanawa.llm.openai.common import DEFAULT_TIMEOUT
 from kanawa.llm.openai.responses import OpenAIResponsesAdapter
+from kanawa.llm.provider_adapter import ConnectionOptions
 from kanawa.secrets import guard_credentials, register_secret
 
 __all__ = [

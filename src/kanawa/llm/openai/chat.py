@@ -34,11 +34,11 @@ from urllib.parse import urlsplit
 import openai
 from openai._types import RequestOptions
 
-from kanawa.llm.adapter_base import Assembly, Call, ChatRequest, ConnectionOptions, ProviderAdapter
 from kanawa.llm.errors import LLMConnectionError, LLMError
 from kanawa.llm.openai.chat_payload import MaxTokensField, SystemRole, build_request
 from kanawa.llm.openai.chat_response import PROVIDER, ChunkAssembler, parse_completion
 from kanawa.llm.openai.common import KEYLESS_PLACEHOLDER, MAPPED_EXCEPTIONS, build_client, map_openai_error
+from kanawa.llm.provider_adapter import Assembly, Call, ChatRequest, ConnectionOptions, ProviderAdapter
 from kanawa.secrets import guard_credentials
 from kanawa.types import LLMResponse, StreamEvent
 

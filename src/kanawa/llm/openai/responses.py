@@ -39,8 +39,7 @@ import openai
 from openai import AsyncStream
 from openai._types import RequestOptions
 
-from kanawa.llm.adapter_base import Assembly, Call, ChatRequest, ConnectionOptions, ProviderAdapter
-from kanawa.llm.base import canonical_model_name
+from kanawa.llm.adapter import canonical_model_name
 from kanawa.llm.errors import LLMError, seal_errors
 from kanawa.llm.openai.audit import AuditContext, audit_failure, audit_request, audit_success
 from kanawa.llm.openai.catalogue import check_settings
@@ -53,6 +52,7 @@ from kanawa.llm.openai.responses_payload import (
     messages_to_responses_input,
     response_format_of,
 )
+from kanawa.llm.provider_adapter import Assembly, Call, ChatRequest, ConnectionOptions, ProviderAdapter
 from kanawa.llm.settings import ModelSettings
 from kanawa.secrets import guard_credentials
 from kanawa.types import JsonObject, LLMResponse, Message, ResponseCompleted, StreamEvent, Usage

@@ -36,7 +36,7 @@ import base64
 from collections.abc import Sequence
 from typing import assert_never
 
-from kanawa.llm.base import ToolLike, tool_specs
+from kanawa.llm.adapter import ToolLike, tool_specs
 from kanawa.llm.errors import LLMBadRequestError
 from kanawa.llm.openai.catalogue import is_reasoning_model
 from kanawa.llm.openai.credentials import validate_json_schema

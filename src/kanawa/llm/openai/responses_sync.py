@@ -24,7 +24,7 @@ from collections.abc import Iterator, Sequence
 import httpx2
 import openai
 
-from kanawa.llm.base import ToolLike
+from kanawa.llm.adapter import ToolLike
 from kanawa.llm.errors import LLMError
 from kanawa.llm.openai.audit import AuditContext, audit_failure, audit_request, audit_success
 from kanawa.llm.openai.catalogue import check_settings

@@ -29,7 +29,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequen
 from dataclasses import dataclass, replace
 from typing import TypeAlias
 
-from kanawa.llm.base import ToolLike, tool_specs
+from kanawa.llm.adapter import ToolLike, tool_specs
 from kanawa.llm.lifecycle import ClosableAdapter
 from kanawa.llm.settings import ModelSettings
 from kanawa.llm.tokens import (

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from kanawa.llm.base import LLMAdapter
+from kanawa.llm.adapter import LLMAdapter
 from kanawa.llm.pricing import cost_of
 from kanawa.llm.settings import ModelSettings
 from kanawa.llm.tokens import REPLY_PRIMING_TOKENS, message_tokens, text_counter

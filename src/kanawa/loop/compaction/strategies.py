@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from typing import Protocol, runtime_checkable
 
-from kanawa.llm.base import LLMAdapter
+from kanawa.llm.adapter import LLMAdapter
 from kanawa.llm.settings import ModelSettings
 from kanawa.llm.tokens import TextCounter
 from kanawa.loop.compaction.history import HistorySplit

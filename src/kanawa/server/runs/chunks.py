@@ -1,7 +1,7 @@
 """Run events → chunks (seed 002 §5-1): ``{time, agent, type, data, seq}``, whatever the wire.
 
 This is the one place that knows what a run's events become. :class:`ChunkTranslation` matches kanawa's
-own events by class, exhaustively (:data:`ServedEvent`: the loop's :data:`~kanawa.loop.steps.RunEvent`
+own events by class, exhaustively (:data:`ServedEvent`: the loop's :data:`~kanawa.loop.events.RunEvent`
 union and a team's :class:`~kanawa.agents.routing.RouteDecision`; a new event class fails type checking
 at the ``assert_never`` until it is translated), and an application's own events (SmartAO's findings,
 patch, rubric) by the translations the application gives (:data:`EventChunks`, through
@@ -55,7 +55,7 @@ from pydantic import BaseModel, TypeAdapter
 from kanawa.agents.routing import RouteDecision
 from kanawa.llm.errors import LLMError
 from kanawa.loop.errors import AgentError, LLMCallFailed
-from kanawa.loop.steps import (
+from kanawa.loop.events import (
     ApprovalRequired,
     FinalResponse,
     GuardrailTripped,

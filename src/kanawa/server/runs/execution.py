@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kanawa.loop.steps import ApprovalRequired, FinalResponse, HandoffEnded, Thinking, ToolResultStep
+from kanawa.loop.events import ApprovalRequired, FinalResponse, HandoffEnded, Thinking, ToolResultStep
 from kanawa.server.runs.chunks import Chunk
 from kanawa.server.store.base import Entry, RunStore
 from kanawa.trace.costs import with_cost

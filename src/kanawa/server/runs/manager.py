@@ -27,10 +27,10 @@ from typing import TYPE_CHECKING, Any
 
 from kanawa._logging import get_logger
 from kanawa.loop.approval import Approvals, unanswered_calls
+from kanawa.loop.events import FinalResponse
 from kanawa.loop.hooks import RunHooks
 from kanawa.loop.options import RunOptions
 from kanawa.loop.state import LoopCounters
-from kanawa.loop.steps import FinalResponse
 from kanawa.secrets import mask
 from kanawa.server.runs.budgets import CURRENT_TENANT
 from kanawa.server.runs.checkpoint import Checkpoint

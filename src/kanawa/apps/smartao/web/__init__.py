@@ -31,7 +31,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Resp
 from kanawa.apps.smartao.rubric import load_rubric
 from kanawa.apps.smartao.service import SMARTAO_EVENT_CHUNKS, SmartAOAgent, SmartAOHost
 from kanawa.apps.smartao.session import sample_text
-from kanawa.llm.base import LLMAdapter
+from kanawa.llm.adapter import LLMAdapter
 from kanawa.server.extensions import Extension
 
 PAGE_PATH = "/smartao/"

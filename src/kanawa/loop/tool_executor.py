@@ -26,7 +26,7 @@ from kanawa.trace.context import tool_call_scope
 from kanawa.types import ToolCall
 
 
-class ToolRound:
+class ToolExecutor:
     """Executes tool calls for one run (one invoker per run: its failed-call memory is per run)."""
 
     __slots__ = ("_invoker", "_parallel")
@@ -92,4 +92,4 @@ class ToolRound:
             return await self._invoker.invoke(call, offered=offered)
 
 
-__all__ = ["ToolRound"]
+__all__ = ["ToolExecutor"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kanawa.llm.base import canonical_model_name
+from kanawa.llm.adapter import canonical_model_name
 
 
 @pytest.mark.parametrize(

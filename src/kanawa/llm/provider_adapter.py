@@ -22,7 +22,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequen
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypedDict, TypeVar
 
-from kanawa.llm.base import ToolLike, canonical_model_name, tool_specs
+from kanawa.llm.adapter import ToolLike, canonical_model_name, tool_specs
 from kanawa.llm.errors import LLMError, seal_errors, seal_stream_errors
 from kanawa.llm.lifecycle import ClosableAdapter
 from kanawa.llm.settings import ModelSettings

@@ -10,7 +10,8 @@
 - ``kanawa smartao reflexion --db evaluations.sqlite3 [--day YYYY-MM-DD]`` —
   :func:`~kanawa.apps.smartao.reflexion.apply_reflexion`, the function a Celery beat job calls.
 
-Only typer is imported here; the SmartAO modules load when a command runs.
+Only typer and the CLI's own helpers are imported here; the SmartAO modules load when a command runs
+(the command lives in the CLI, which imports the application — never the other way round).
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from kanawa._cli_help import KanawaCommand, KanawaGroup
+from kanawa.cli.extras import require_extra
+from kanawa.cli.files import InputFileError, read_input_text
 
 if TYPE_CHECKING:
     from kanawa.apps.smartao.reflexion import EvalStore
@@ -82,13 +85,10 @@ def coach(
     store: Annotated[Path, typer.Option("--db", help="The evaluation store (SQLite).")] = DEFAULT_DB,
 ) -> None:
     """Coach one essay against the shipped sample corpora and print the result."""
-    from kanawa.cli.extras import require_extra  # here: kanawa.cli imports this module
-
     require_extra("smartao coach", "smartao")
     import sqlite3
 
     from kanawa.apps.smartao.reflexion import EvalStore
-    from kanawa.cli.files import InputFileError, read_input_text
 
     try:
         text = read_input_text(essay, what="essay")
@@ -171,8 +171,6 @@ def serve(
     log_level: Annotated[str, typer.Option(help="uvicorn's log level.")] = "info",
 ) -> None:
     """Serve the SmartAO coaching page (/smartao/) and the kanawa API (/v1) from one process."""
-    from kanawa.cli.extras import require_extra  # here: kanawa.cli imports this module
-
     require_extra("smartao serve", "smartao")
     raise typer.Exit(_serve(host, port, model, data, textlint, log_level))
 
