@@ -417,6 +417,14 @@ SAMPLES = {
     "KANAWA_AUTH_FAILURES": ("0", "auth_failures", 0),
     "KANAWA_TENANT_RUN_BYTES": ("1048576", "tenant_run_bytes", 1_048_576),
     "KANAWA_RUN_BYTES": ("0", "run_bytes", 0),
+    "KANAWA_PUBLIC_URL": ("https://a.example/k/", "public_url", "https://a.example/k"),
+    "KANAWA_ALLOWED_HOSTS": ("A.example,*.b.example", "allowed_hosts", ("a.example", "*.b.example")),
+    "KANAWA_A2A_CARD_NEEDS_KEY": ("1", "a2a_card_needs_key", True),
+    "KANAWA_CORS_ORIGINS": (
+        "http://a.example:5173, https://b.example/",
+        "cors_origins",
+        ("http://a.example:5173", "https://b.example"),
+    ),
 }
 
 

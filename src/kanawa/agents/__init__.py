@@ -21,6 +21,7 @@ _EXPORTS: dict[str, str] = {
     "LLMRouter": "kanawa.agents.routing",
     "RouteDecision": "kanawa.agents.routing",
     "NoRoute": "kanawa.agents.routing",
+    "AgentSkill": "kanawa.agents.skills",
     "AgentTeam": "kanawa.agents.team",
     "TeamResult": "kanawa.agents.team",
 }
@@ -31,12 +32,14 @@ if TYPE_CHECKING:
     from kanawa.agents.handoffs import Handoff
     from kanawa.agents.instructions import InstructionsFunc
     from kanawa.agents.routing import LLMRouter, NoRoute, RouteDecision, RuleRouter
+    from kanawa.agents.skills import AgentSkill
     from kanawa.agents.team import AgentTeam, TeamResult
 
 __getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)
 
 __all__ = [
     "Agent",
+    "AgentSkill",
     "AgentTeam",
     "BaseAgent",
     "Guardrail",

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Generic, Self, cast
 from kanawa._sync import run_in_new_loop
 from kanawa.agents.handoffs import MAX_HANDOFF_DEPTH, Handoff, handoff_tools
 from kanawa.agents.instructions import InstructionsFunc, render_instructions
+from kanawa.agents.skills import AgentSkill, published_description, published_skills
 from kanawa.context import DepsT, RunContext
 from kanawa.llm.adapter import LLMAdapter
 from kanawa.llm.lifecycle import close_adapter
@@ -115,6 +116,11 @@ class Agent(Generic[OutputT, DepsT]):
         compaction: keep long conversations under the model's context window
             (:class:`~kanawa.loop.compaction.Compaction`: drop the oldest turns, summarise them, or
             the provider's own compaction); a handoff target without its own uses this one.
+        description: what the agent does, in words written for its callers (at most 500
+            characters): an A2A agent card shows it (:mod:`kanawa.agents.skills`). Never derived
+            from ``instructions``, which may hold what callers must not see.
+        skills: the :class:`~kanawa.agents.skills.AgentSkill` objects its callers see (an A2A
+            card's skills; distinct ids). Never derived from the tools' docstrings.
 
     Without ``model=`` the ``KANAWA_MODEL`` environment variable names the model; with neither, the
     constructor raises ``ValueError`` naming both ways. An agent never falls back to a test model: the
@@ -146,10 +152,14 @@ class Agent(Generic[OutputT, DepsT]):
         guardrails: Sequence[RunHooks] = (),
         approval_policy: ApprovalPolicy | None = None,
         compaction: Compaction | None = None,
+        description: str = "",
+        skills: Iterable[AgentSkill] = (),
     ) -> None:
         if not isinstance(name, str) or not name.strip():
             raise ValueError("an agent needs a non-empty name")
         self._name = name
+        self.description = published_description(description)
+        self.skills = published_skills(skills)
         self._instructions = instructions if isinstance(instructions, str) else ""
         self._dynamic: list[InstructionsFunc[DepsT]] = []
         if not isinstance(instructions, str):

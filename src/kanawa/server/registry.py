@@ -27,7 +27,7 @@ from kanawa.agents.agent import Agent
 from kanawa.llm.testing.models import FunctionLLM, ModelRequest, Script
 from kanawa.server.runs.servable import ServableAgent
 from kanawa.tools.builtin import calculator
-from kanawa.types import AssistantMessage, ToolCall
+from kanawa.types import AssistantMessage, ToolCall, ToolMessage, UserMessage
 
 if TYPE_CHECKING:
     from kanawa.server.extensions import Extension
@@ -49,14 +49,21 @@ class _DemoLLM(FunctionLLM):
 
 
 def _calc_answer(request: ModelRequest) -> Script:
-    results = request.tool_results
+    """The calculator's result for the latest question. Only the tool results after the last user
+    message answer it: in a continued conversation (Responses ``previous_response_id``, a thread's
+    next run) the earlier results belong to earlier questions. Each question's call has its own id
+    (``call_<n>`` for the n-th question), as a real model's calls would."""
+    messages = request.messages
+    questions = [i for i, message in enumerate(messages) if isinstance(message, UserMessage)]
+    since = questions[-1] + 1 if questions else 0
+    results = [message for message in messages[since:] if isinstance(message, ToolMessage)]
     if results:
         return f"The answer is {results[-1].text}."
     match = _ARITHMETIC.search(request.last_user_text)
     if match is None:
         return "Ask me some arithmetic, for example: what is 2 + 3?"
     arguments = '{"expression": "' + match.group(0).strip() + '"}'
-    return AssistantMessage(tool_calls=(ToolCall("call_1", "calculator", arguments),))
+    return AssistantMessage(tool_calls=(ToolCall(f"call_{len(questions)}", "calculator", arguments),))
 
 
 def _echo_answer(request: ModelRequest) -> Script:

@@ -44,6 +44,15 @@ variable                        meaning                                         
                                 finished runs are evicted (0 = off)
 ``KANAWA_RUN_BYTES``            memory all kept runs may use before the oldest finished     1073741824
                                 runs are evicted (0 = off)
+``KANAWA_PUBLIC_URL``           the address clients reach the service at (an A2A card's     the socket's
+                                endpoint URL is built from it, never from ``Host``)         address
+``KANAWA_ALLOWED_HOSTS``        ``Host`` names trusted for those URLs when no public URL    none
+                                is set (``a.example,*.b.example``)
+``KANAWA_A2A_CARD_NEEDS_KEY``   ``1``: an A2A agent card needs the API key (401 without);   0
+                                ``0``: without a key every name gets the same name-only
+                                card
+``KANAWA_CORS_ORIGINS``         origins whose browser pages may call the service            none
+                                (``https://app.example,http://127.0.0.1:5173``; ``*``: any)
 ==============================  ==========================================================  ===========
 
 :data:`ENVIRONMENT` maps each field to its variable; :meth:`ServerSettings.from_env` reads exactly
@@ -53,11 +62,13 @@ those, and the tests hold the table in docs/server.md and ``compose.yaml`` to th
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import KW_ONLY, dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Final, Self
+from urllib.parse import urlsplit
 
 ENVIRONMENT: Final[Mapping[str, str]] = MappingProxyType(
     {
@@ -89,9 +100,74 @@ ENVIRONMENT: Final[Mapping[str, str]] = MappingProxyType(
         "auth_failures": "KANAWA_AUTH_FAILURES",
         "tenant_run_bytes": "KANAWA_TENANT_RUN_BYTES",
         "run_bytes": "KANAWA_RUN_BYTES",
+        "public_url": "KANAWA_PUBLIC_URL",
+        "allowed_hosts": "KANAWA_ALLOWED_HOSTS",
+        "a2a_card_needs_key": "KANAWA_A2A_CARD_NEEDS_KEY",
+        "cors_origins": "KANAWA_CORS_ORIGINS",
     }
 )
 """The environment variable of each :class:`ServerSettings` field that has one."""
+
+HOST_HEADER: Final = re.compile(
+    r"(?P<name>[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?"
+)
+"""A ``Host`` header: a host name (or bracketed IPv6 address) and an optional port."""
+
+
+def checked_public_url(value: str) -> str:
+    """``value`` as the service's public base URL: ``http(s)://host[:port][/path]`` without
+    credentials, query or fragment, returned without a trailing slash; ``ValueError`` otherwise."""
+    parts = urlsplit(value.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
+        raise ValueError(f"KANAWA_PUBLIC_URL must be an http(s) URL without query or fragment, not {value!r}")
+    if parts.username or parts.password:
+        raise ValueError("KANAWA_PUBLIC_URL must not carry credentials")
+    return value.strip().rstrip("/")
+
+
+def checked_origins(value: str | tuple[str, ...]) -> tuple[str, ...]:
+    """Origins (comma-separated text, or a tuple) as browsers send them: ``scheme://host[:port]``,
+    lower-cased, without a path; ``*`` for any origin. ``ValueError`` for anything else."""
+    entries = value.split(",") if isinstance(value, str) else list(value)
+    origins = []
+    for entry in (one.strip() for one in entries):
+        if not entry:
+            continue
+        if entry == "*":
+            origins.append(entry)
+            continue
+        parts = urlsplit(entry)
+        if (
+            parts.scheme not in ("http", "https")
+            or not parts.hostname
+            or parts.path not in ("", "/")
+            or parts.query
+            or parts.fragment
+            or parts.username
+            or parts.password
+        ):
+            raise ValueError(
+                f"KANAWA_CORS_ORIGINS: {entry!r} is not an origin (scheme://host[:port], no path)"
+            )
+        origins.append(f"{parts.scheme}://{parts.netloc.lower()}")
+    return tuple(origins)
+
+
+def checked_hosts(value: str | tuple[str, ...]) -> tuple[str, ...]:
+    """Host names (comma-separated text, or a tuple), lower-cased; ``*.example.com`` stands for any
+    name under example.com. ``ValueError`` for an entry that is not a host name (a scheme, a port,
+    a bare ``*``)."""
+    entries = value.split(",") if isinstance(value, str) else list(value)
+    hosts = []
+    for entry in (one.strip().lower() for one in entries):
+        if not entry:
+            continue
+        name = entry[2:] if entry.startswith("*.") else entry
+        match = HOST_HEADER.fullmatch(name)
+        if match is None or match["name"] != name or name.startswith("["):
+            raise ValueError(f"KANAWA_ALLOWED_HOSTS: {entry!r} is not a host name (no scheme, no port)")
+        hosts.append(entry)
+    return tuple(hosts)
 
 
 def _env_int(name: str, default: int, *, minimum: int = 0) -> int:
@@ -186,6 +262,21 @@ class ServerSettings:
     are evicted (``0``: no limit)."""
     run_bytes: int = 1024 * 1024 * 1024
     """Memory all kept runs may take before the oldest finished runs are evicted (``0``: no limit)."""
+    public_url: str | None = None
+    """The base URL clients reach the service at (:mod:`kanawa.server.http.public_url`): URLs the
+    server gives out (an A2A card's endpoint) are built from it. ``None``: from an allowed ``Host``,
+    else from the address of the socket the request arrived on."""
+    allowed_hosts: tuple[str, ...] = ()
+    """``Host`` names (``*.example.com`` for a domain's) trusted to build those URLs when
+    ``public_url`` is not set; any other ``Host`` is ignored."""
+    a2a_card_needs_key: bool = False
+    """An A2A agent card needs the API key (401 without one, like every route). Off (the default):
+    a request without a key gets the same name-only card for every name, known or not — A2A clients
+    read a card before they send a key, and nothing in it tells agents apart; with a key the card
+    has the agent's ``description`` and ``skills``, and an unknown name is 404."""
+    cors_origins: tuple[str, ...] = ()
+    """Origins whose browser pages may call the service (:mod:`kanawa.server.http.cors`;
+    ``("*",)``: any). None by default: no response carries CORS headers."""
     extra: dict[str, str] = field(default_factory=dict)
 
     @classmethod
@@ -228,9 +319,19 @@ class ServerSettings:
             auth_failures=_env_int(env["auth_failures"], 30),
             tenant_run_bytes=_env_int(env["tenant_run_bytes"], 256 * 1024 * 1024),
             run_bytes=_env_int(env["run_bytes"], 1024 * 1024 * 1024),
+            public_url=text("public_url") or None,
+            allowed_hosts=checked_hosts(text("allowed_hosts")),
+            a2a_card_needs_key=_env_bool(env["a2a_card_needs_key"], False),
+            cors_origins=checked_origins(text("cors_origins")),
         )
         given = {key: value for key, value in overrides.items() if value is not None}
         return replace(base, **given)  # type: ignore[arg-type]
+
+    def __post_init__(self) -> None:
+        if self.public_url is not None:
+            object.__setattr__(self, "public_url", checked_public_url(self.public_url))
+        object.__setattr__(self, "allowed_hosts", checked_hosts(self.allowed_hosts))
+        object.__setattr__(self, "cors_origins", checked_origins(self.cors_origins))
 
     @property
     def keys_configured(self) -> bool:
@@ -258,4 +359,11 @@ def _env_optional_float(name: str) -> float | None:
     return None if not text else _env_float(name, 0.0, minimum=0.0)
 
 
-__all__ = ["ENVIRONMENT", "ServerSettings"]
+__all__ = [
+    "ENVIRONMENT",
+    "HOST_HEADER",
+    "ServerSettings",
+    "checked_hosts",
+    "checked_origins",
+    "checked_public_url",
+]

@@ -5,6 +5,8 @@
 //                                            its first chunk) and read the replayed answer to its end
 //   resume <agent> <chatId>                  reconnectToStream alone: null (204) or the chunks
 //   error <agent> <chatId> <text>            what the transport throws
+//   turns <agent> <chatId> <text> <text>...  one question after another in the same chat, each sent with
+//                                            the chat's messages so far (as useChat does): the answers
 import { DefaultChatTransport, readUIMessageStream } from 'ai';
 
 const [mode, agent, chatId, text, withTools] = process.argv.slice(2);
@@ -78,4 +80,17 @@ if (mode === 'stream') {
   } catch (error) {
     say({ error: String(error.message) });
   }
+} else if (mode === 'turns') {
+  const questions = process.argv.slice(5);
+  const chat = [];
+  const answers = [];
+  for (const [i, question] of questions.entries()) {
+    chat.push({ id: `q${i + 1}`, role: 'user', parts: [{ type: 'text', text: question }] });
+    const stream = await transport.sendMessages({ chatId, messages: chat, trigger: 'submit-message' });
+    let answer;
+    for await (const message of readUIMessageStream({ stream })) answer = message;
+    chat.push(answer);
+    answers.push(answer.parts.filter((part) => part.type === 'text').map((part) => part.text).join(''));
+  }
+  say({ answers });
 }

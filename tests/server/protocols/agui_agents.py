@@ -7,7 +7,9 @@
 - ``desk`` hands the question to ``grader`` (a handoff: an AG-UI step);
 - ``teller`` streams a long story (the reconnect tests cut it mid-answer);
 - ``shaky`` fails (a ``RUN_ERROR``);
-- ``slow`` waits the seconds its question names before it answers (streams and runs held open).
+- ``slow`` waits the seconds its question names before it answers (streams and runs held open);
+- ``painter`` asks the frontend's ``set_theme`` for the colour its question names, word for word (an
+  agent whose tool arguments a prompt steered), then answers with what the page said.
 """
 
 from __future__ import annotations
@@ -87,6 +89,14 @@ async def _slow(request: ModelRequest) -> Script:
     return "slow and steady"
 
 
+def _painter(request: ModelRequest) -> Script:
+    said = [m.text for m in request.messages[-1:] if m.role == "tool"]
+    if said:
+        return f"The page says: {said[0]}"
+    colour = json.dumps({"color": request.last_user_text})
+    return AssistantMessage(tool_calls=(ToolCall(f"paint_{len(request.messages)}", FRONTEND_TOOL, colour),))
+
+
 def agents() -> dict[str, Agent[Any, Any]]:
     grader = Agent("grader", "Grade.", tools=(), model=FunctionLLM(lambda r: "9/10"))
     return {
@@ -96,4 +106,5 @@ def agents() -> dict[str, Agent[Any, Any]]:
         "teller": Agent("teller", "Tell.", tools=(), model=FunctionLLM(lambda r: STORY)),
         "shaky": Agent("shaky", "Fail.", tools=(), model=FunctionLLM(_shaky)),
         "slow": Agent("slow", "Take your time.", tools=(), model=FunctionLLM(_slow)),
+        "painter": Agent("painter", "Paint.", tools=(), model=FunctionLLM(_painter)),
     }

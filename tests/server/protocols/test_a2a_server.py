@@ -15,8 +15,9 @@ from pathlib import Path
 
 import httpx
 import pytest
-from a2a.client import A2AClientError
+from a2a.client import A2AClientError, ClientConfig, ClientFactory
 from a2a.client.card_resolver import A2ACardResolver
+from a2a.client.errors import AgentCardResolutionError
 from a2a.types.a2a_pb2 import (
     CancelTaskRequest,
     GetTaskRequest,
@@ -47,13 +48,14 @@ async def _stream(live: LiveServer, agent: str, text: str) -> list[StreamRespons
         return [event async for event in client.send_message(ask(text))]
 
 
-async def test_the_card_names_the_agent_its_tools_the_bearer_scheme_and_endpoint(live: LiveServer) -> None:
+async def test_the_card_names_the_agent_the_bearer_scheme_and_endpoint(live: LiveServer) -> None:
+    """Nothing written for callers: the card names the agent, never its instructions or its tools
+    (test_a2a_card.py: what a card shows and to whom)."""
     async with httpx.AsyncClient() as http:  # no key: the card is public, it says a key is needed
         card = await A2ACardResolver(http, f"{live.url}/a2a/concierge").get_agent_card()
     assert card.name == "concierge"
-    assert card.description == "Help travellers."
-    assert [skill.id for skill in card.skills] == ["tick"]
-    assert card.skills[0].description.startswith("Wait a moment and answer.")
+    assert card.description == "The kanawa agent concierge."
+    assert [skill.id for skill in card.skills] == ["concierge"]
     interface = card.supported_interfaces[0]
     assert (interface.url, interface.protocol_binding, interface.protocol_version) == (
         f"{live.url}/a2a/concierge",
@@ -63,7 +65,7 @@ async def test_the_card_names_the_agent_its_tools_the_bearer_scheme_and_endpoint
     assert card.capabilities.streaming
     assert card.security_schemes["bearer"].http_auth_security_scheme.scheme == "Bearer"
     assert "bearer" in card.security_requirements[0].schemes
-    async with httpx.AsyncClient() as http:
+    async with httpx.AsyncClient(headers={"Authorization": f"Bearer {KEY_A}"}) as http:
         missing = await http.get(f"{live.url}/a2a/nobody/.well-known/agent-card.json")
     assert missing.status_code == 404
 
@@ -225,7 +227,16 @@ async def test_the_key_decides_the_tenant_and_another_tenants_task_is_a_missing_
 
 
 async def test_no_key_no_call(live: LiveServer) -> None:
-    async with a2a_client(live.url, "echo", key="not-a-key") as client:
+    """A wrong key is refused at the card already (401), and a call with it from a card read
+    without a key is refused too."""
+    with pytest.raises(AgentCardResolutionError) as unread:
+        async with a2a_client(live.url, "echo", key="not-a-key"):
+            pass
+    assert unread.value.status_code == 401
+    async with httpx.AsyncClient() as http:
+        card = await A2ACardResolver(http, f"{live.url}/a2a/echo").get_agent_card()
+    async with httpx.AsyncClient(headers={"Authorization": "Bearer not-a-key"}) as http:
+        client = ClientFactory(ClientConfig(httpx_client=http)).create(card)
         with pytest.raises(A2AClientError) as refused:
             await client.get_task(GetTaskRequest(id=uuid.uuid4().hex))
     assert "401" in str(refused.value)

@@ -364,3 +364,23 @@ def test_the_pages_show_the_client_script_the_tests_run(page: str) -> None:
 
     shown = [block.code for block in blocks_in(ROOT / "docs" / page) if block.lang == "js"]
     assert shown == [(AGUI_CLIENT / "chat.mjs").read_text(encoding="utf-8")]
+
+
+@pytest.mark.parametrize("page", ["ag-ui.md", "ag-ui.ja.md"])
+def test_the_pages_install_the_validator_with_the_extra_its_http_form_needs(page: str) -> None:
+    """``ag-ui-validate <url>`` needs httpx, which only its ``transport`` extra installs: the block
+    that runs the HTTP form installs ``ag-ui-validate[transport]`` first."""
+    from importlib.metadata import requires
+
+    from tests.docs.blocks import blocks_in
+
+    extra = [
+        line.split(";")[0] for line in requires("ag-ui-validate") or [] if "extra == 'transport'" in line
+    ]
+    assert any(line.startswith("httpx") for line in extra)  # the extra brings the transport's client
+    shell = [block.code for block in blocks_in(ROOT / "docs" / page) if block.lang == "bash"]
+    [block] = [code for code in shell if "ag-ui-validate http" in code]
+    assert block.splitlines()[:2] == [
+        "pip install 'ag-ui-validate[transport]'",
+        'ag-ui-validate http://127.0.0.1:8000/ag-ui/calc --header "Authorization: Bearer my-key"',
+    ]

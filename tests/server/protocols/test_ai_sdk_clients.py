@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.async_api import Page, async_playwright
+from fastapi import FastAPI
+from playwright.async_api import Page, Route, async_playwright
 
 from kanawa.server.http.app import create_app
 from tests.docs.blocks import blocks_in
@@ -215,3 +216,91 @@ async def test_use_chat_runs_a_client_tool_and_the_run_goes_on(served: LiveServe
     text = await assistant.inner_text()
     assert "get_weather: output-available" in text
     assert "tick: output-available" in text
+
+
+# -- useChat on another origin (KANAWA_CORS_ORIGINS), and Send after an error ------------------------
+
+
+@pytest.fixture(scope="module")
+def origins() -> Iterator[dict[str, LiveServer]]:
+    """The useChat page served alone from one loopback origin (``page``); kanawa on two others, one
+    allowing the page's origin (``allowing``), one with the default settings (``plain``)."""
+    alone = FastAPI()
+    router = page_extension().router
+    assert router is not None
+    alone.include_router(router)
+    page_server = LiveServer(alone)
+    made = {
+        "page": page_server,
+        "allowing": LiveServer(
+            create_app(
+                agents=ai_sdk_agents(),
+                settings=settings_for("embedded", None, cors_origins=(page_server.url,)),
+            )
+        ),
+        "plain": LiveServer(create_app(agents=ai_sdk_agents(), settings=settings_for("embedded", None))),
+    }
+    for server in made.values():
+        server.start()
+    try:
+        yield made
+    finally:
+        for server in made.values():
+            server.stop()
+
+
+def _page_on(origins: dict[str, LiveServer], kanawa: str, agent: str = "concierge") -> str:
+    return f"{origins['page'].url}/test-page/chat.html#agent={agent}&key={KEY_A}&server={origins[kanawa].url}"
+
+
+@needs_node
+async def test_use_chat_from_another_origin_works_where_that_origin_is_allowed(
+    origins: dict[str, LiveServer], page: Page
+) -> None:
+    """Issue 34 #2: a page on another loopback origin (another port) chats with kanawa when
+    ``KANAWA_CORS_ORIGINS`` names its origin; with the default settings the browser refuses it."""
+    await page.goto(_page_on(origins, "allowing"))
+    await page.wait_for_selector("#status >> text=ready")
+    await page.fill("input", "hello")
+    await page.click("button")
+    await page.wait_for_selector("text=Kyoto is sunny, 21°C", timeout=30_000)  # the client tool's turn too
+    await page.wait_for_selector("#status >> text=ready", timeout=30_000)
+    assert await page.locator(".error").count() == 0
+
+    await page.evaluate("sessionStorage.clear()")
+    await page.goto("about:blank")
+    await page.goto(_page_on(origins, "plain"))
+    await page.fill("input", "hello")
+    await page.click("button")
+    await page.wait_for_selector("#status >> text=error", timeout=30_000)
+    assert "fetch" in (await page.inner_text(".error")).lower()
+    assert await page.locator("section[data-role=assistant]").count() == 0
+
+
+@needs_node
+async def test_use_chat_can_send_again_after_an_error(origins: dict[str, LiveServer], page: Page) -> None:
+    """Issue 34 #3: after a failed request (status ``error``) Send is enabled again, and the retry
+    gets its answer without a reload."""
+    failed: list[str] = []
+
+    async def fail_once(route: Route) -> None:
+        if route.request.method == "POST" and not failed:
+            failed.append(route.request.url)
+            await route.abort("connectionreset")
+        else:
+            await route.continue_()
+
+    await page.route(f"{origins['allowing'].url}/ai-sdk/concierge", fail_once)
+    await page.goto(_page_on(origins, "allowing"))
+    await page.wait_for_selector("#status >> text=ready")
+    await page.fill("input", "first try")
+    await page.click("button")
+    await page.wait_for_selector("#status >> text=error", timeout=30_000)
+    assert failed
+    send = page.locator("button[type=submit]")
+    assert await send.is_enabled()
+    await page.fill("input", "second try")
+    await send.click()
+    await page.wait_for_selector("text=Kyoto is sunny, 21°C", timeout=30_000)
+    await page.wait_for_selector("#status >> text=ready", timeout=30_000)
+    assert await page.locator(".error").count() == 0

@@ -28,6 +28,7 @@ from kanawa import __version__
 from kanawa.server.extensions import Extension, merged_agents, merged_translation
 from kanawa.server.http import pages, runs_api, service_api
 from kanawa.server.http.auth import FailureThrottle, KeyRing, RateLimiter
+from kanawa.server.http.cors import CrossOrigin
 from kanawa.server.http.event_stream import ConnectionHandle
 from kanawa.server.http.headers import PageSecurityHeaders, mask_access_log
 from kanawa.server.http.lifespan import ServicePlan, lifespan
@@ -82,6 +83,8 @@ def create_app(
     app.add_middleware(BodySizeLimit, limit=config.max_request_bytes)
     app.add_middleware(OpenAIErrorShape)  # outside the size limit: its 413 is in OpenAI's shape too
     app.add_middleware(PageSecurityHeaders)
+    if config.cors_origins:  # outside the limits and error shapes: their answers carry CORS headers too
+        app.add_middleware(CrossOrigin, origins=config.cors_origins)
     app.add_exception_handler(RequestValidationError, validation_failed)
     mask_access_log()
     app.add_middleware(ConnectionHandle)  # added last: the outermost of ours, it sees the server's receive

@@ -77,6 +77,16 @@ async def caller(
     return Caller(tenant, key_id)
 
 
+async def optional_caller(request: Request, *, required: bool) -> Caller | None:
+    """The caller when the request carries a Bearer key, checked as :func:`caller` checks it (a wrong
+    key is 401, never taken for no key); ``None`` without one, unless ``required`` (then 401). For a
+    route whose answer without a key is the same for everyone."""
+    credentials = await _BEARER(request)
+    if credentials is None and not required:
+        return None
+    return await caller(request, credentials)
+
+
 CallerArg = Annotated[Caller, Depends(caller)]
 RunIdArg = Annotated[str, Path(pattern=RUN_ID, description="A run id (32 hex digits).")]
 
@@ -122,6 +132,7 @@ __all__ = [
     "admit_stream",
     "caller",
     "manager_of",
+    "optional_caller",
     "owned",
     "release_stream",
 ]

@@ -14,10 +14,10 @@ import dataclasses
 from pathlib import Path
 
 from fastapi import FastAPI
-from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
 from kanawa.server.http.headers import PageSecurityHeaders
-from kanawa.server.http.page import PAGE_HTML
+from kanawa.server.http.page import KEY_SCRIPT_PATH, PAGE_HTML, key_script_response, page_response
 from kanawa.trace.costs import trace_cost, with_cost
 from kanawa.trace.outcome import trace_outcome
 from kanawa.trace.records import TraceRecord, read_trace
@@ -51,7 +51,11 @@ def create_trace_app(path: Path) -> FastAPI:
 
     @app.get("/trace", response_class=HTMLResponse)
     async def trace_page() -> HTMLResponse:
-        return HTMLResponse(page)
+        return page_response(page)
+
+    @app.get(KEY_SCRIPT_PATH)
+    async def key_script() -> Response:
+        return key_script_response()
 
     @app.get("/trace.json")
     async def trace_records() -> JSONResponse:

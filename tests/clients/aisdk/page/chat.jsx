@@ -1,5 +1,6 @@
 // A minimal useChat page for a kanawa agent: streaming, a client-side tool, and resume after a
-// reload. Open it as chat.html#agent=<agent>&key=<API key>.
+// reload. Open it as chat.html#agent=<agent>&key=<API key>, and add &server=<kanawa's address> when
+// the page is served from another origin (one KANAWA_CORS_ORIGINS allows).
 import { Chat, useChat } from '@ai-sdk/react';
 import { DefaultChatTransport, lastAssistantMessageIsCompleteWithToolCalls } from 'ai';
 import { useEffect, useState } from 'react';
@@ -8,6 +9,7 @@ import { createRoot } from 'react-dom/client';
 const params = new URLSearchParams(location.hash.slice(1));
 const agent = params.get('agent') ?? 'assistant';
 const key = params.get('key') ?? '';
+const server = params.get('server') ?? '';
 // the chat's id and messages outlive a reload of the tab, so the page can resume its answer
 const chatId = sessionStorage.getItem('chat-id') ?? crypto.randomUUID();
 sessionStorage.setItem('chat-id', chatId);
@@ -28,7 +30,7 @@ const chat = new Chat({
   id: chatId,
   messages: saved,
   transport: new DefaultChatTransport({
-    api: `/ai-sdk/${agent}`,
+    api: `${server}/ai-sdk/${agent}`,
     headers: { Authorization: `Bearer ${key}` },
     body: { tools },
   }),
@@ -67,7 +69,8 @@ function ChatPage() {
         }}
       >
         <input value={input} onChange={(event) => setInput(event.target.value)} placeholder="Ask…" />
-        <button type="submit" disabled={status !== 'ready'}>Send</button>
+        {/* busy while an answer is on its way; after an error, Send is there to try again */}
+        <button type="submit" disabled={status === 'submitted' || status === 'streaming'}>Send</button>
       </form>
       <output id="status">{status}</output>
     </main>

@@ -30,7 +30,7 @@ from fastapi import APIRouter, Header, HTTPException, Path, Query, Request, Resp
 from fastapi.responses import HTMLResponse
 
 from kanawa.server.http.dependencies import API_ERRORS, BODY_ERRORS, CallerArg, admit_stream, release_stream
-from kanawa.server.http.page import AGUI_PAGE_HTML
+from kanawa.server.http.page import AGUI_PAGE_HTML, page_response
 from kanawa.server.http.protocols.agui_events import AguiFraming, AguiTranslator, parse_event_id
 from kanawa.server.http.protocols.agui_inputs import AguiInput, run_request, state_of, thread_run_id
 from kanawa.server.http.protocols.openai_errors import OpenAIError
@@ -151,7 +151,7 @@ async def resume_run(
 @router.get("/ag-ui/{agent}/page", response_class=HTMLResponse, include_in_schema=False)
 async def agui_page(agent: AgentArg) -> HTMLResponse:
     """The minimal AG-UI chat page for ``agent`` (the page checks the agent exists when it posts)."""
-    return HTMLResponse(AGUI_PAGE_HTML)
+    return page_response(AGUI_PAGE_HTML)
 
 
 __all__ = ["router"]

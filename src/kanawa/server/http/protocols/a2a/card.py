@@ -1,16 +1,21 @@
 """The agent card of a served agent: who it is, what it can do, where and how to call it.
 
-``GET /a2a/{agent}/.well-known/agent-card.json`` answers it without a key, as A2A clients expect
-(the card is how a client learns the endpoint and that it needs a bearer key): the agent's name, a
-description (the agent's ``description`` when it has one, else the first line of its instructions),
-one skill per tool (or one for the agent itself when it has none), the JSON-RPC interface at
-``/a2a/{agent}`` (A2A 1.0), streaming on, push notifications off, and the ``bearer`` scheme that
-every call needs.
+A card shows only what was written for callers to read: the agent's ``description`` and ``skills``
+(``Agent(description=..., skills=[AgentSkill(...)])``, :mod:`kanawa.agents.skills`; a composite may
+carry the same attributes). With neither, the card names the agent and nothing more — never its
+instructions (a system prompt may hold what callers must not see) nor its tools' docstrings.
 
-The same endpoint answers A2A 0.3's method names, so the card lists it a second time with protocol
-version 0.3. The SDK's card serialiser then adds the fields a 0.3 client reads (``url``,
-``protocolVersion``, ``preferredTransport``, ``security``) to the 1.0 card, and a 1.0 client still
-picks the 1.0 interface.
+Who sees which card (``GET /a2a/{agent}/.well-known/agent-card.json``, ``KANAWA_A2A_CARD_NEEDS_KEY``):
+a request without a key gets :func:`anonymous_card` for any name, an agent's or not, so names cannot
+be probed; with a valid key, the agent's own card (:func:`agent_card`), or 404 for a name that is no
+agent; with the setting on, no key is 401 as on every route.
+
+Every card lists the JSON-RPC interface (A2A 1.0) at the service's public address
+(:mod:`kanawa.server.http.public_url`: never the request's ``Host`` on trust), streaming on, push
+notifications off, and the ``bearer`` scheme that every call needs. The same endpoint answers A2A
+0.3's method names, so the card lists it a second time with protocol version 0.3; the SDK's card
+serialiser then adds the fields a 0.3 client reads (``url``, ``protocolVersion``,
+``preferredTransport``, ``security``) to the 1.0 card, and a 1.0 client still picks the 1.0 interface.
 """
 
 from __future__ import annotations
@@ -38,28 +43,39 @@ MAX_DESCRIPTION = 500
 
 
 def describe(agent: object, name: str) -> str:
-    """What the card says an agent does (module docstring)."""
+    """The agent's own ``description`` (module docstring), else one naming it."""
     said = getattr(agent, "description", None)
     if isinstance(said, str) and said.strip():
         return said.strip()[:MAX_DESCRIPTION]
-    instructions = getattr(agent, "instructions", None)
-    if isinstance(instructions, str) and instructions.strip():
-        return instructions.strip().splitlines()[0][:MAX_DESCRIPTION]
     return f"The kanawa agent {name}."
 
 
-def skills(agent: ServableAgent, name: str, description: str) -> list[AgentSkill]:
-    """One skill per tool of the agent, or the agent itself as its one skill."""
+def skills(agent: object, name: str, description: str) -> list[AgentSkill]:
+    """The agent's own ``skills`` (each with an ``id``, ``name`` and ``description``, and optional
+    ``tags`` and ``examples``), else the agent itself as its one skill."""
     made = []
-    for tool in agent.tools:
-        about = getattr(tool, "description", None)
-        text = about.strip()[:MAX_DESCRIPTION] if isinstance(about, str) and about.strip() else tool.name
-        made.append(AgentSkill(id=tool.name, name=tool.name, description=text, tags=["tool"]))
+    for skill in getattr(agent, "skills", None) or ():
+        made.append(
+            AgentSkill(
+                id=str(skill.id),
+                name=str(skill.name),
+                description=str(skill.description)[:MAX_DESCRIPTION],
+                tags=[str(tag) for tag in getattr(skill, "tags", ())],
+                examples=[str(example) for example in getattr(skill, "examples", ())],
+            )
+        )
     return made or [AgentSkill(id=name, name=name, description=description, tags=["agent"])]
 
 
-def agent_card(agent: ServableAgent, name: str, url: str) -> AgentCard:
-    """The card of ``agent`` served under ``name`` at the JSON-RPC endpoint ``url``."""
+def anonymous_card(name: str, url: str) -> AgentCard:
+    """What a request without a key gets for ``name``, whether an agent has it or not: the name and
+    how to call (module docstring)."""
+    return agent_card(None, name, url)
+
+
+def agent_card(agent: ServableAgent | None, name: str, url: str) -> AgentCard:
+    """The card of ``agent`` served under ``name`` at the JSON-RPC endpoint ``url`` (``None``: the
+    name-only card)."""
     description = describe(agent, name)
     return AgentCard(
         name=name,
@@ -85,4 +101,4 @@ def agent_card(agent: ServableAgent, name: str, url: str) -> AgentCard:
     )
 
 
-__all__ = ["SCHEME", "agent_card", "describe", "skills"]
+__all__ = ["SCHEME", "agent_card", "anonymous_card", "describe", "skills"]

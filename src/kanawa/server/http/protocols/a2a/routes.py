@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Header, Request, Response
+from fastapi import APIRouter, Header, Path, Request, Response
 
 from kanawa.server.http.dependencies import CallerArg
 
@@ -17,8 +17,10 @@ router = APIRouter(tags=["a2a"])
 
 
 @router.get("/a2a/{agent}/.well-known/agent-card.json", include_in_schema=False)
-async def a2a_agent_card(agent: str, request: Request) -> Response:
-    """The agent's A2A card (no key needed: it says a bearer key is)."""
+async def a2a_agent_card(
+    agent: Annotated[str, Path(min_length=1, max_length=200)], request: Request
+) -> Response:
+    """The agent's A2A card (a key shows the agent's own; without one, the same card for any name)."""
     from kanawa.server.http.protocols.a2a import rpc
 
     return await rpc.card_response(agent, request)

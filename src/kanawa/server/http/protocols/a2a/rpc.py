@@ -44,17 +44,19 @@ from fastapi.responses import JSONResponse
 from google.protobuf.json_format import ParseDict
 from google.protobuf.message import Message as ProtoMessage
 
-from kanawa.server.http.dependencies import Caller, admit_stream, manager_of, release_stream
+from kanawa.server.http.dependencies import Caller, admit_stream, manager_of, optional_caller, release_stream
 from kanawa.server.http.protocols.a2a import compat03
-from kanawa.server.http.protocols.a2a.card import agent_card
+from kanawa.server.http.protocols.a2a.card import agent_card, anonymous_card
 from kanawa.server.http.protocols.a2a.frames import CURRENT, Dialect, RpcId, TaskFraming
 from kanawa.server.http.protocols.a2a.handler import CallContext, RunTaskHandler
 from kanawa.server.http.protocols.a2a.tasks import STATE, TERMINAL, context_of, owned_task, snapshot
 from kanawa.server.http.protocols.a2a.turns import take_message
 from kanawa.server.http.protocols.openai_runs import Part, part_stream
+from kanawa.server.http.public_url import public_url
 from kanawa.server.http.resume import MAX_SEQ, resume_point
 from kanawa.server.runs.manager import RunLimitReached
 from kanawa.server.runs.servable import ServableAgent
+from kanawa.server.settings import ServerSettings
 
 STREAMING: Final[dict[str, type[ProtoMessage]]] = {
     "SendStreamingMessage": SendMessageRequest,
@@ -75,14 +77,18 @@ def _agent(request: Request, name: str) -> ServableAgent:
 
 
 def endpoint_url(request: Request, name: str) -> str:
-    """Where the agent's JSON-RPC endpoint is, as the client reached this server."""
-    return str(request.url_for("a2a_endpoint", agent=name))
+    """Where the agent's JSON-RPC endpoint is: at the service's public address, never at the one a
+    request's ``Host`` claims (:mod:`kanawa.server.http.public_url`)."""
+    return public_url(request, request.app.state.settings, "a2a", name)
 
 
 async def card_response(agent: str, request: Request) -> JSONResponse:
-    """The agent's A2A card (no key needed: it says a bearer key is)."""
-    card = agent_card(_agent(request, agent), agent, endpoint_url(request, agent))
-    return JSONResponse(agent_card_to_dict(card))
+    """The agent's A2A card; without a key, the same name-only card for every name (:mod:`.card`)."""
+    settings: ServerSettings = request.app.state.settings
+    who = await optional_caller(request, required=settings.a2a_card_needs_key)
+    url = endpoint_url(request, agent)
+    card = anonymous_card(agent, url) if who is None else agent_card(_agent(request, agent), agent, url)
+    return JSONResponse(agent_card_to_dict(card), headers={"Vary": "Authorization"})
 
 
 async def call(agent: str, request: Request, who: Caller, last_event_id: str | None) -> Response:
