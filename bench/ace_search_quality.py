@@ -65,7 +65,7 @@ async def evaluate() -> dict[str, dict[str, float]]:
                 BigramTokenizer() if options.pop("tokenizer", None) == "bigram" else SudachiTokenizer()
             )
             search = HybridSearch(store=store, tokenizer=tokenizer, settings=SearchSettings(**options))
-            await search.embed_queries([q for q, _ in QUERIES])
+            await search.aembed_queries([q for q, _ in QUERIES])
             ranked = []
             for text, _relevant in QUERIES:
                 found = await search.asearch(SearchQuery(query_text=text, top_k=10, mode=mode), playbook)  # type: ignore[arg-type]
@@ -91,8 +91,8 @@ async def evaluate_real(real: RealSet) -> dict[str, dict[str, dict[str, float]]]
     out: dict[str, dict[str, dict[str, float]]] = {}
     for label, mode, options in REAL_CONFIGS:
         search = HybridSearch(store=store, settings=SearchSettings(**options))
-        await search.index(real.playbook)
-        await search.embed_queries([q.text for q in real.queries])
+        await search.aindex(real.playbook)
+        await search.aembed_queries([q.text for q in real.queries])
         slices: dict[str, list[dict[str, float]]] = {}
         for q in real.queries:
             query = SearchQuery(query_text=q.text, top_k=10, mode=mode)  # type: ignore[arg-type]

@@ -77,7 +77,7 @@ def build_kanawa() -> RunOnce:
     agent = Agent("bench", instructions="Do the arithmetic.", tools=[add, mul], model=model)
 
     async def run_once() -> str:
-        result = await agent.run("Compute 1+2, then 3+4 and 5*6.")
+        result = await agent.arun("Compute 1+2, then 3+4 and 5*6.")
         if len(model.requests) > 300:
             model.requests.clear()  # the test model records requests; keep the bench's memory flat
         return str(result.output)

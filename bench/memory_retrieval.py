@@ -110,17 +110,17 @@ async def bench_size(n: int, pg_url: str, workdir: Path) -> dict[str, dict[str, 
     for s in range(0, n, BATCH):
         await sqlite.add(items[s : s + BATCH], vectors[s : s + BATCH], hashes[s : s + BATCH])
     insert_s = time.perf_counter() - start
-    await sqlite.close()
+    await sqlite.aclose()
     sqlite = SQLiteMemoryStore(path=workdir / f"memory_{n}.sqlite3", dim=DIM)
     start = time.perf_counter()
-    await sqlite.search(queries[0], k=K)
+    await sqlite.asearch(queries[0], k=K)
     cold_ms = (time.perf_counter() - start) * 1000
 
     async def sqlite_search(q: np.ndarray) -> list[int]:
-        return [int(h.item.text.split()[1]) for h in await sqlite.search(q, k=K)]
+        return [int(h.item.text.split()[1]) for h in await sqlite.asearch(q, k=K)]
 
     times, found = await time_searches(sqlite_search, queries)
-    await sqlite.close()
+    await sqlite.aclose()
     out["kanawa_sqlite"] = {
         **stats(times),
         "recall_at_10": recall(found, truth),
@@ -135,7 +135,7 @@ async def bench_size(n: int, pg_url: str, workdir: Path) -> dict[str, dict[str, 
     insert_s = time.perf_counter() - start
 
     async def pg_search(q: np.ndarray) -> list[int]:
-        return [int(h.item.text.split()[1]) for h in await store.search(q, k=K)]
+        return [int(h.item.text.split()[1]) for h in await store.asearch(q, k=K)]
 
     await store.analyze()  # as autovacuum would shortly after a bulk load
     brute_queries = queries[: BRUTE_QUERIES[n]]
@@ -162,7 +162,7 @@ async def bench_size(n: int, pg_url: str, workdir: Path) -> dict[str, dict[str, 
         "index_build_s": round(index_s, 1),
         "insert_s": round(insert_s, 2),
     }
-    await store.close()
+    await store.aclose()
     return out
 
 

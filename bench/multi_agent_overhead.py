@@ -174,7 +174,7 @@ def build_kanawa(scenario: str, counters: Counters) -> RunOnce:
         @tool
         async def ask_specialist(request: str) -> str:
             """Hand the request to the arithmetic specialist."""
-            return str((await specialist.run(request)).output)
+            return str((await specialist.arun(request)).output)
 
         models.append(FunctionLLM(triage_respond))
         agent = Agent(
@@ -186,7 +186,7 @@ def build_kanawa(scenario: str, counters: Counters) -> RunOnce:
         )
 
     async def run_once() -> str:
-        result = await agent.run(PROMPT)
+        result = await agent.arun(PROMPT)
         for model in models:
             if len(model.requests) > 300:
                 model.requests.clear()  # the test model records requests; keep the bench's memory flat

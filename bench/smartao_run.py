@@ -100,15 +100,15 @@ async def coaching(index: PlagiarismIndex, sidecar: TextlintSidecar, runs: int) 
         resources.references.search = TimedAsync(totals, "vector_search", resources.references.search)  # type: ignore[method-assign]
         coordinator = Coordinator(resources)
         request = EssayRequest(essay=essay, policy=sample_text("admission_policy.txt"))
-        await coordinator.run(request)  # warm-up: first query embedding, first schemas
+        await coordinator.arun(request)  # warm-up: first query embedding, first schemas
         totals.clear()
         walls: list[float] = []
         for _ in range(runs):
             start = time.perf_counter()
-            report = await coordinator.run(request)
+            report = await coordinator.arun(request)
             walls.append(time.perf_counter() - start)
         index.check, sidecar.lint, resources.references.search = original  # type: ignore[method-assign]
-        await resources.references.close()
+        await resources.references.aclose()
     tools = {name: round(total / runs * 1000, 3) for name, total in sorted(totals.items())}
     framework = statistics_mean(walls) * 1000 - sum(tools.values())
     return {

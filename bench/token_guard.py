@@ -99,7 +99,7 @@ def build_agent(guard: Any) -> Callable[[], Awaitable[Any]]:
     )
 
     async def run_once() -> Any:
-        result = await agent.run("add")
+        result = await agent.arun("add")
         if len(model.requests) > 2_000:
             model.requests.clear()
         return result

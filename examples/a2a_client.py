@@ -51,7 +51,7 @@ async def main(url: str, token: str | None) -> None:
     boss = Agent(
         "boss", "Use the researcher.", tools=[researcher.as_tool()], model=ScriptedLLM([ask, "Noted."])
     )
-    result = await boss.run("Who designed the Eiffel Tower?")
+    result = await boss.arun("Who designed the Eiffel Tower?")
     for step in result.steps:
         if isinstance(step, ToolResultStep):
             print("tool result:", text_of(step.result.content))

@@ -73,10 +73,10 @@ async def main() -> None:
         totals = await guard.totals("u-42")
         print(f"session u-42: {totals.requests} requests, {totals.tokens:,} tokens, ${totals.cost_usd:.4f}")
         try:
-            await agent.run("And again?", deps=Deps("u-42"))
+            await agent.arun("And again?", deps=Deps("u-42"))
         except BudgetExceeded as exc:
             print(f"stopped before the model call: {exc.reasons[0]}")
-        other = await agent.run("How do kanawa joints hold?", deps=Deps("u-7"))
+        other = await agent.arun("How do kanawa joints hold?", deps=Deps("u-7"))
         print(f"session u-7 is separate: {other.text} (cost ${other.cost:.4f})")
 
 

@@ -36,7 +36,7 @@ async def main() -> None:
         tools = await server.list_tools()
         print("tools:", ", ".join(t.name for t in tools))
         agent = Agent("clock", "Answer time questions with the tools.", tools=tools, model=model)
-        result = await agent.run("What time is it in Tokyo at noon UTC?")
+        result = await agent.arun("What time is it in Tokyo at noon UTC?")
     for step in result.steps:
         if isinstance(step, ToolResultStep):
             print("tool result:", " ".join(text_of(step.result.content).split()))

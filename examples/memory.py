@@ -51,11 +51,11 @@ async def main(directory: Path) -> None:
     sessions = ShortTermMemory(max_messages=50)
 
     for question in ("When is the deadline?", "What is my essay about?"):
-        result = await agent.run(question, history=sessions.history("hanako"))
+        result = await agent.arun(question, history=sessions.history("hanako"))
         sessions.record("hanako", result.messages)
         print(f"{question} -> {result.text}")
     print(f"session window: {len(sessions.history('hanako'))} messages")
-    await long_term.close()
+    await long_term.aclose()
 
 
 if __name__ == "__main__":

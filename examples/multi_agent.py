@@ -93,9 +93,9 @@ async def main() -> None:
     mailer = Agent(
         "Mailer", "Send essays when asked.", tools=[send_to_teacher], model=FunctionLLM(mailer_model)
     )
-    waiting = await mailer.run("Send essay 42 to my teacher.")
+    waiting = await mailer.arun("Send essay 42 to my teacher.")
     print("mailer:", waiting.termination_reason, [call.name for call in waiting.pending_approvals])
-    approved = await mailer.run(
+    approved = await mailer.arun(
         Approvals(approved=[waiting.pending_approvals[0].id]), history=waiting.messages
     )
     print("mailer:", approved.output)

@@ -28,7 +28,7 @@ async def main() -> None:
 
     async def ask_expert(question: str) -> str:
         """Ask the expert agent a question."""
-        return (await expert.run(question)).text
+        return (await expert.arun(question)).text
 
     script: list[AssistantMessage | str] = [
         AssistantMessage(tool_calls=(ToolCall("c1", "ask_expert", '{"question": "meaning?"}'),)),
@@ -37,7 +37,7 @@ async def main() -> None:
     coordinator = Agent(
         "coordinator", tools=[ask_expert], model=ScriptedLLM(script, model="big-model"), tracer=tracer
     )
-    await coordinator.run("What is the meaning of life?")
+    await coordinator.arun("What is the meaning of life?")
     await tracer.aclose()
 
     spans = sorted(exporter.get_finished_spans(), key=lambda s: s.start_time or 0)

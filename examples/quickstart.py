@@ -93,7 +93,7 @@ agent.model = ScriptedLLM(
         '{"value": 2, "explanation": "1+1"}',
     ]
 )
-result = agent.run_sync("1 + 1?")
+result = agent.run("1 + 1?")
 print(
     result.output,
     "|",

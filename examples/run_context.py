@@ -66,8 +66,8 @@ def who_is_asking(ctx: RunContext[Deps]) -> str:
 
 async def serve_two_customers(book: OrderBook) -> None:
     aiko, ken = await asyncio.gather(
-        agent.run("Where is A-1?", deps=Deps("aiko", book)),
-        agent.run("Where is A-1?", deps=Deps("ken", book)),
+        agent.arun("Where is A-1?", deps=Deps("aiko", book)),
+        agent.arun("Where is A-1?", deps=Deps("ken", book)),
     )
     for result in (aiko, ken):
         system = result.messages[0]
@@ -78,8 +78,8 @@ async def serve_two_customers(book: OrderBook) -> None:
 def main() -> None:
     book = OrderBook({"aiko": {"A-1": "shipped"}, "ken": {"K-7": "packing"}})
     asyncio.run(serve_two_customers(book))
-    result = agent.run_sync("And K-7?", deps=Deps("ken", book))
-    print(f"run_sync: {result.output} ({result.usage.requests} requests)")
+    result = agent.run("And K-7?", deps=Deps("ken", book))
+    print(f"run: {result.output} ({result.usage.requests} requests)")
 
 
 if __name__ == "__main__":

@@ -77,7 +77,7 @@ def test_run_context_example_serves_two_customers_apart() -> None:
     assert proc.stdout.splitlines() == [
         "You help aiko with their orders only. -> Your order: shipped.",
         "You help ken with their orders only. -> Your order: no order A-1 for this customer.",
-        "run_sync: Your order: packing. (2 requests)",
+        "run: Your order: packing. (2 requests)",
     ]
 
 
@@ -86,7 +86,7 @@ def test_mypy_strict_accepts_the_typed_example_and_catches_misused_deps(tmp_path
     misuse = tmp_path / "misuse.py"
     misuse.write_text(
         example
-        + "\n\nagent.run_sync('q', deps='ken')\n\n\n"
+        + "\n\nagent.run('q', deps='ken')\n\n\n"
         + "@tool\ndef wrong(ctx: RunContext[Deps]) -> str:\n    return ctx.deps.name\n",
         encoding="utf-8",
     )
@@ -98,7 +98,7 @@ def test_mypy_strict_accepts_the_typed_example_and_catches_misused_deps(tmp_path
     bad = subprocess.run([*command, str(misuse)], capture_output=True, text=True, check=False)
     assert bad.returncode == 1
     assert (
-        'Argument "deps" to "run_sync" of "Agent" has incompatible type "str"; expected "Deps | None"'
+        'Argument "deps" to "run" of "Agent" has incompatible type "str"; expected "Deps | None"'
         in bad.stdout
     )
     assert '"Deps" has no attribute "name"' in bad.stdout

@@ -81,7 +81,7 @@ async def test_handoff_to_remote_agent_streams_its_artifacts_as_target_deltas(re
 
 async def test_remote_agent_runs_on_its_own(remote_url: str) -> None:
     remote = A2AAgent(remote_url, name="echo", bearer_token=TOKEN)
-    result = await remote.run("just me")
+    result = await remote.arun("just me")
     assert result.text == "remote heard: just me"
     assert result.usage.requests == 1
 

@@ -1,8 +1,9 @@
-"""Seed 002 §3-1 ``BaseAgent``: construction, run (joins stream), stream, run_sync, history, hooks."""
+"""Seed 002 §3-1 ``BaseAgent``: construction, arun (joins stream), stream, run (sync), history, hooks."""
 
 from __future__ import annotations
 
 import asyncio
+import warnings
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -106,7 +107,7 @@ def test_model_string_is_resolved_lazily() -> None:
 async def test_run_with_tools_and_structured_output_model() -> None:
     llm = ScriptedLLM(_calc_script())  # type: ignore[arg-type]
     agent = Agent("calc", "Answer with arithmetic.", tools=[add], model=llm, output_type=Answer)
-    result = await agent.run("What is 2 + 3?")
+    result = await agent.arun("What is 2 + 3?")
     assert result.output == Answer(value=5, explanation="2 + 3")
     assert result.usage.requests == 3
     first = llm.requests[0].messages
@@ -127,30 +128,34 @@ async def test_stream_yields_deltas_and_steps_and_exposes_the_result() -> None:
 
 
 async def test_run_stream_flag_and_plain_run_give_the_same_result() -> None:
-    plain = await Agent("c", tools=[add], model=ScriptedLLM(_calc_script()), output_type=Answer).run("q")  # type: ignore[arg-type]
+    plain = await Agent("c", tools=[add], model=ScriptedLLM(_calc_script()), output_type=Answer).arun("q")  # type: ignore[arg-type]
     streamed_llm = ScriptedLLM(_calc_script())  # type: ignore[arg-type]
-    streamed = await Agent("c", tools=[add], model=streamed_llm, output_type=Answer).run("q", stream=True)
+    streamed = await Agent("c", tools=[add], model=streamed_llm, output_type=Answer).arun("q", stream=True)
     assert plain.output == streamed.output
     assert list(plain.messages) == list(streamed.messages)
     assert all(r.streamed for r in streamed_llm.requests)
 
 
-def test_run_sync_runs_its_own_loop() -> None:
-    result = Agent("a", model=ScriptedLLM(["hello"])).run_sync("hi")
+def test_sync_run_runs_its_own_loop() -> None:
+    result = Agent("a", model=ScriptedLLM(["hello"])).run("hi")
     assert result.output == "hello"
 
 
-async def test_run_sync_inside_a_running_loop_is_a_clear_error() -> None:
+async def test_sync_run_inside_a_running_loop_names_its_async_twin() -> None:
     agent = Agent("a", model=ScriptedLLM(["hello"]))
-    with pytest.raises(RuntimeError, match=r"await agent\.run"):
-        agent.run_sync("hi")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no coroutine is made and left un-awaited
+        with pytest.raises(
+            RuntimeError, match=r"Agent\.run\(\) cannot be called .* use `await agent\.arun\(\.\.\.\)`"
+        ):
+            agent.run("hi")
 
 
 async def test_history_continues_a_conversation_without_doubling_the_system_message() -> None:
     llm = ScriptedLLM(["first answer", "second answer"])
     agent = Agent("a", "sys", model=llm)
-    first = await agent.run("one")
-    second = await agent.run("two", history=first.messages)
+    first = await agent.arun("one")
+    second = await agent.arun("two", history=first.messages)
     assert [m.role for m in second.messages] == ["system", "user", "assistant", "user", "assistant"]
     assert llm.requests[1].messages[0] == SystemMessage("sys")
     assert second.output == "second answer"
@@ -159,14 +164,14 @@ async def test_history_continues_a_conversation_without_doubling_the_system_mess
 async def test_user_input_as_messages_and_agent_without_instructions() -> None:
     llm = ScriptedLLM(["ok"])
     messages: list[Message] = [SystemMessage("custom system"), UserMessage("hello")]
-    await Agent("a", model=llm).run(messages)
+    await Agent("a", model=llm).arun(messages)
     assert llm.requests[0].messages == tuple(messages)
 
 
 async def test_instructions_are_plain_unless_prompt_policies_is_on() -> None:
     plain_llm, policy_llm = ScriptedLLM(["x"]), ScriptedLLM(["x"])
-    await Agent("a", "Base.", model=plain_llm).run("q")
-    await Agent("a", "Base.", model=policy_llm, prompt_policies=True).run("q")
+    await Agent("a", "Base.", model=plain_llm).arun("q")
+    await Agent("a", "Base.", model=policy_llm, prompt_policies=True).arun("q")
     assert plain_llm.requests[0].messages[0] == SystemMessage("Base.")
     with_policies = policy_llm.requests[0].messages[0]
     assert isinstance(with_policies, SystemMessage)
@@ -182,7 +187,7 @@ async def test_settings_are_merged_per_run() -> None:
 
     llm = ScriptedLLM(["a"], checks=[check])
     agent = Agent("a", model=llm, settings=ModelSettings(temperature=0.1, max_output_tokens=50))
-    await agent.run("q", settings=ModelSettings(max_output_tokens=99))
+    await agent.arun("q", settings=ModelSettings(max_output_tokens=99))
     assert seen[0] == ModelSettings(temperature=0.1, max_output_tokens=99)
 
 
@@ -195,7 +200,7 @@ async def test_config_and_tracer_reach_the_loop() -> None:
         "calc", tools=[add], model=llm, config=AgentConfiguration(max_steps=2), tracer=Tracer(sinks=[sink])
     )
     with pytest.raises(MaxStepsExceeded):
-        await agent.run("loop")
+        await agent.arun("loop")
     assert sink.events[0].event == "agent_start"
     assert sink.events[0].agent == "calc"
     assert sink.events[-1].event == "agent_end"
@@ -214,7 +219,7 @@ async def test_subclass_hooks_preprocess_and_postprocess() -> None:
             return replace(response, output=response.output + " (checked)")
 
     llm = ScriptedLLM(["fine"])
-    result = await Polite("p", model=llm).run("hi")
+    result = await Polite("p", model=llm).arun("hi")
     assert llm.requests[0].messages[-1] == UserMessage("Please be polite (p).")
     assert result.output == "fine (checked)"
 
@@ -258,15 +263,15 @@ async def test_run_and_stream_pass_deps_to_tools(how: str) -> None:
         assert runner.context.deps is deps
         result = runner.result
     else:
-        result = await agent.run("price?", stream=how == "run_stream", deps=deps)
+        result = await agent.arun("price?", stream=how == "run_stream", deps=deps)
     assert _tool_texts(result) == ["shop/1: Aiko pays 180"]
     (spec,) = llm.requests[0].tools
     assert set(spec.parameters["properties"]) == {"price"}
 
 
-def test_run_sync_passes_deps_to_tools() -> None:
+def test_sync_run_passes_deps_to_tools() -> None:
     agent = Agent("shop", tools=[discount], model=ScriptedLLM(_discount_script()), deps_type=Customer)  # type: ignore[arg-type]
-    result = agent.run_sync("price?", deps=Customer("Ken"))
+    result = agent.run("price?", deps=Customer("Ken"))
     assert _tool_texts(result) == ["shop/1: Ken pays 200"]
 
 
@@ -274,9 +279,9 @@ async def test_deps_that_do_not_fit_deps_type_are_a_clear_error_before_any_reque
     llm = ScriptedLLM(["never"])
     agent = Agent("shop", tools=[discount], model=llm, deps_type=Customer)
     with pytest.raises(TypeError, match=r"agent 'shop' declares deps_type=Customer; .* not a str"):
-        await agent.run("q", deps="Aiko")  # type: ignore[arg-type]
+        await agent.arun("q", deps="Aiko")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="not nothing"):
-        await agent.run("q")
+        await agent.arun("q")
     with pytest.raises(TypeError, match="deps_type=Customer"):
         agent.stream("q", deps=42)  # type: ignore[arg-type]
     assert llm.requests == []
@@ -287,16 +292,16 @@ async def test_deps_type_checks_unions_and_generic_origins_and_skips_what_isinst
         name: str
 
     optional = Agent("a", model=ScriptedLLM(["x", "y"]), deps_type=Customer | None)  # type: ignore[arg-type]
-    await optional.run("q")
-    await optional.run("q", deps=Customer("Aiko"))
+    await optional.arun("q")
+    await optional.arun("q", deps=Customer("Aiko"))
     table = Agent("a", model=ScriptedLLM(["x"]), deps_type=dict[str, int])
-    await table.run("q", deps={"a": 1})
+    await table.arun("q", deps={"a": 1})
     with pytest.raises(TypeError, match=r"deps_type=dict; .* not a list"):
-        await table.run("q", deps=[1])  # type: ignore[arg-type]
+        await table.arun("q", deps=[1])  # type: ignore[arg-type]
     unchecked = Agent("a", model=ScriptedLLM(["x"]), deps_type=HasName)  # type: ignore[type-abstract]
-    await unchecked.run("q", deps=Customer("Aiko"))
+    await unchecked.arun("q", deps=Customer("Aiko"))
     untyped = Agent("a", model=ScriptedLLM(["x"]))
-    await untyped.run("q", deps=Customer("Aiko"))  # type: ignore[arg-type]
+    await untyped.arun("q", deps=Customer("Aiko"))  # type: ignore[arg-type]
 
 
 async def test_dynamic_instructions_read_deps_once_per_run_before_the_first_request() -> None:
@@ -308,7 +313,7 @@ async def test_dynamic_instructions_read_deps_once_per_run_before_the_first_requ
 
     llm = ScriptedLLM(_discount_script())  # type: ignore[arg-type]
     agent = Agent("shop", instructions, tools=[discount], model=llm, deps_type=Customer)
-    result = await agent.run("price?", deps=Customer("Aiko", "gold"))
+    result = await agent.arun("price?", deps=Customer("Aiko", "gold"))
     assert calls == [0]  # once, before the first request, over a two-request run
     assert [r.messages[0] for r in llm.requests] == [SystemMessage("You serve Aiko (gold).")] * 2
     assert result.messages[0] == SystemMessage("You serve Aiko (gold).")
@@ -328,13 +333,13 @@ async def test_decorated_async_instructions_follow_the_static_ones_and_the_polic
     def nothing(ctx: RunContext[Customer]) -> str:
         return "  "  # blank text adds nothing
 
-    await agent.run("q", deps=Customer("Ken"))
+    await agent.arun("q", deps=Customer("Ken"))
     assert llm.requests[0].messages[0] == SystemMessage("Be brief.\n\nThe customer is Ken.")
     assert agent.system_instruction == "Be brief."
 
     policy_llm = ScriptedLLM(["a"])
     with_policies = Agent("shop", who, model=policy_llm, prompt_policies=True, deps_type=Customer)
-    await with_policies.run("q", deps=Customer("Mei"))
+    await with_policies.arun("q", deps=Customer("Mei"))
     system = policy_llm.requests[0].messages[0]
     assert isinstance(system, SystemMessage)
     assert system.content.startswith("The customer is Mei.\n\n")
@@ -345,11 +350,11 @@ async def test_dynamic_instructions_own_the_system_slot_of_a_continued_conversat
     llm = ScriptedLLM(["again", "silent"])
     agent = Agent("a", lambda ctx: f"Hello {ctx.deps}.", model=llm)
     history: list[Message] = [SystemMessage("old system"), UserMessage("hi"), AssistantMessage(text="hello")]
-    await agent.run("again", history=history, deps="Aiko")  # type: ignore[arg-type]
+    await agent.arun("again", history=history, deps="Aiko")  # type: ignore[arg-type]
     assert [m.role for m in llm.requests[0].messages] == ["system", "user", "assistant", "user"]
     assert llm.requests[0].messages[0] == SystemMessage("Hello Aiko.")
     silent = Agent("a", lambda ctx: "", model=llm)
-    await silent.run("again", history=history)
+    await silent.arun("again", history=history)
     assert llm.requests[1].messages[0] == SystemMessage("old system")  # blank instructions keep it
 
 
@@ -359,9 +364,9 @@ async def test_instructions_that_fail_or_return_no_text_end_the_run_with_that_er
 
     llm = ScriptedLLM(["never"])
     with pytest.raises(LookupError, match="no profile"):
-        await Agent("a", broken, model=llm).run("q")
+        await Agent("a", broken, model=llm).arun("q")
     with pytest.raises(TypeError, match=r"instructions function .* returned int, not str"):
-        await Agent("a", lambda ctx: 42, model=llm).run("q")  # type: ignore[arg-type,return-value]
+        await Agent("a", lambda ctx: 42, model=llm).arun("q")  # type: ignore[arg-type,return-value]
     with pytest.raises(TypeError, match="function of the run context"):
         Agent("a", model=llm).add_instructions("not callable")  # type: ignore[arg-type]
     assert llm.requests == []
@@ -386,7 +391,7 @@ async def test_concurrent_runs_of_one_agent_with_different_deps_stay_apart() -> 
         deps_type=Customer,
     )
     names = [f"user{i}" for i in range(6)]
-    results = await asyncio.gather(*(agent.run("q", deps=Customer(name)) for name in names))
+    results = await asyncio.gather(*(agent.arun("q", deps=Customer(name)) for name in names))
     assert [r.output for r in results] == [f"for {name} | shop/1: {name} pays 100" for name in names]
 
 
@@ -398,7 +403,7 @@ async def test_concurrent_runs_of_one_agent_are_independent() -> None:
         return f"echo {request.last_user_text}"
 
     agent = Agent("a", model=FunctionLLM(echo))
-    results = await asyncio.gather(*(agent.run(f"q{i}") for i in range(5)))
+    results = await asyncio.gather(*(agent.arun(f"q{i}") for i in range(5)))
     assert [r.output for r in results] == [f"echo q{i}" for i in range(5)]
     assert len({r.run_id for r in results}) == 5
 

@@ -50,7 +50,7 @@ async def test_a_call_that_needs_approval_stops_the_run_before_anything_of_its_t
     events = [
         event async for event in Agent("support", model=ScriptedLLM([turn]), tools=tools).stream("refund A")
     ]
-    result = await Agent("support", model=ScriptedLLM([turn]), tools=tools).run("refund order A")
+    result = await Agent("support", model=ScriptedLLM([turn]), tools=tools).arun("refund order A")
     assert isinstance(events[-1], ApprovalRequired)
     assert [c.id for c in events[-1].calls] == ["c2"]
     assert result.termination_reason == "approval_required"
@@ -62,7 +62,7 @@ async def test_a_call_that_needs_approval_stops_the_run_before_anything_of_its_t
 async def test_approving_runs_the_waiting_calls_once_and_the_model_continues() -> None:
     ran, tools = shop()
     turn = tools_turn(("c1", "lookup", '{"order_id": "A"}'), ("c2", "refund", '{"order_id": "A"}'))
-    first = await Agent("support", model=ScriptedLLM([turn]), tools=tools).run("refund order A")
+    first = await Agent("support", model=ScriptedLLM([turn]), tools=tools).arun("refund order A")
 
     def sees_both_results(request: ModelRequest) -> bool:
         return [(m.tool_call_id, m.text) for m in request.tool_results] == [
@@ -71,7 +71,7 @@ async def test_approving_runs_the_waiting_calls_once_and_the_model_continues() -
         ]
 
     model = ScriptedLLM(["Refunded order A."], checks=[sees_both_results])
-    second = await Agent("support", model=model, tools=tools).run(
+    second = await Agent("support", model=model, tools=tools).arun(
         Approvals(approved=["c2"]), history=first.messages
     )
     assert second.output == "Refunded order A."
@@ -89,12 +89,12 @@ async def test_approving_runs_the_waiting_calls_once_and_the_model_continues() -
 async def test_rejecting_answers_the_call_with_the_reason_and_it_never_runs() -> None:
     ran, tools = shop()
     turn = tools_turn(("c2", "refund", '{"order_id": "B"}'))
-    first = await Agent("support", model=ScriptedLLM([turn]), tools=tools).run("refund B")
+    first = await Agent("support", model=ScriptedLLM([turn]), tools=tools).arun("refund B")
     model = ScriptedLLM(
         ["I could not refund it."],
         checks=[lambda req: req.tool_results[-1].text == "the user rejected this tool call: over the limit"],
     )
-    second = await Agent("support", model=model, tools=tools).run(
+    second = await Agent("support", model=model, tools=tools).arun(
         Approvals(rejected={"c2": "over the limit"}), history=first.messages
     )
     assert ran["refund"] == []
@@ -113,7 +113,7 @@ async def test_an_approval_policy_decides_per_call() -> None:
         tools=tools,
         approval_policy=lambda call, ctx: "VIP" in call.arguments,
     )
-    result = await agent.run("look up VIP-1")
+    result = await agent.arun("look up VIP-1")
     assert result.termination_reason == "approval_required"
     plain = Agent(
         "support",
@@ -121,21 +121,21 @@ async def test_an_approval_policy_decides_per_call() -> None:
         tools=tools,
         approval_policy=lambda call, ctx: "VIP" in call.arguments,
     )
-    assert (await plain.run("look up 7")).output == "ok"
+    assert (await plain.arun("look up 7")).output == "ok"
     assert ran["lookup"] == ["7"]
 
 
 async def test_decisions_are_checked_before_anything_runs() -> None:
     ran, tools = shop()
     turn = tools_turn(("c1", "refund", '{"order_id": "A"}'), ("c2", "refund", '{"order_id": "B"}'))
-    first = await Agent("support", model=ScriptedLLM([turn]), tools=tools).run("refund both")
+    first = await Agent("support", model=ScriptedLLM([turn]), tools=tools).arun("refund both")
     agent = Agent("support", model=ScriptedLLM(["never"]), tools=tools)
     with pytest.raises(ValueError, match=r"need a decision.*c2 \(refund\)"):
-        await agent.run(Approvals(approved=["c1"]), history=first.messages)
+        await agent.arun(Approvals(approved=["c1"]), history=first.messages)
     with pytest.raises(ValueError, match="not waiting"):
-        await agent.run(Approvals(approved=["c1", "c2", "zzz"]), history=first.messages)
+        await agent.arun(Approvals(approved=["c1", "c2", "zzz"]), history=first.messages)
     with pytest.raises(ValueError, match="nothing is waiting"):
-        await agent.run(Approvals(approved=["c1"]), history=[*first.messages[:-1]])
+        await agent.arun(Approvals(approved=["c1"]), history=[*first.messages[:-1]])
     with pytest.raises(ValueError, match="both approved and rejected"):
         Approvals(approved=["c1"], rejected={"c1": "no"})
     assert ran["refund"] == []
@@ -146,5 +146,5 @@ async def test_a_tool_without_approval_runs_as_before() -> None:
     agent = Agent(
         "support", model=ScriptedLLM([tools_turn(("c1", "lookup", '{"order_id": "A"}')), "paid"]), tools=tools
     )
-    assert (await agent.run("status of A")).output == "paid"
+    assert (await agent.arun("status of A")).output == "paid"
     assert ran["lookup"] == ["A"]

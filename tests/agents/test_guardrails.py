@@ -64,7 +64,7 @@ async def test_a_blocked_input_ends_the_run_before_any_model_call() -> None:
     model = ScriptedLLM(["never sent"])
     agent = Agent("a", model=model, guardrails=[Guardrail(regex_blocks=CARD)])
     with pytest.raises(GuardrailViolation) as caught:
-        await agent.run("my card is 4111 1111 1111 1111")
+        await agent.arun("my card is 4111 1111 1111 1111")
     assert model.requests == []
     error = caught.value
     assert (error.stage, error.guardrail) == ("input", "guardrail")
@@ -91,7 +91,7 @@ async def test_a_warning_is_an_event_and_the_run_goes_on() -> None:
     assert [e.kind for e in events if e.kind != "text_delta"] == ["guardrail", "final_response"]
     result = await Agent(
         "a", model=ScriptedLLM(["answer"]), guardrails=[Guardrail(regex_blocks=CARD, action="warn")]
-    ).run("card 4111 1111 1111 1111")
+    ).arun("card 4111 1111 1111 1111")
     assert result.output == "answer"
     assert [s.kind for s in result.steps] == ["guardrail", "final_response"]
 
@@ -104,7 +104,7 @@ async def test_input_schema_checks_json_input_and_names_fields_not_values() -> N
     assert "secret-title" not in reason
     agent = Agent("a", model=ScriptedLLM(["x"]), guardrails=[guard])
     with pytest.raises(GuardrailViolation, match="input does not match Essay"):
-        await agent.run("not json at all")
+        await agent.arun("not json at all")
 
 
 async def test_output_schema_and_patterns_check_the_final_output_before_it_is_yielded() -> None:
@@ -132,14 +132,14 @@ async def test_output_schema_and_patterns_check_the_final_output_before_it_is_yi
 async def test_output_schema_validates_a_text_answer_as_json() -> None:
     agent = Agent("a", model=ScriptedLLM(['{"score": "high"}']), guardrails=[Guardrail(output_schema=Score)])
     with pytest.raises(GuardrailViolation) as caught:
-        await agent.run("grade")
+        await agent.arun("grade")
     (reason,) = caught.value.reasons
     assert reason.startswith("output does not match Score")
     assert "high" not in reason
     ok = Agent(
         "a", model=ScriptedLLM(['{"score": 3, "reason": "r"}']), guardrails=[Guardrail(output_schema=Score)]
     )
-    assert (await ok.run("grade")).output == '{"score": 3, "reason": "r"}'
+    assert (await ok.arun("grade")).output == '{"score": 3, "reason": "r"}'
 
 
 async def test_custom_async_functions_run_and_one_that_raises_fails_closed() -> None:
@@ -177,7 +177,7 @@ async def test_a_blocked_tool_call_runs_no_tool_of_that_turn_and_nothing_after()
         guardrails=[Guardrail(regex_blocks={"sql": r"(?i)drop\s+table"}, stages=("tool_call",))],
     )
     with pytest.raises(GuardrailViolation) as caught:
-        await agent.run("go")
+        await agent.arun("go")
     assert ran == [], "no call of the blocked turn ran"
     assert len(model.requests) == 1, "no model request after the block"
     assert caught.value.stage == "tool_call"
@@ -198,7 +198,7 @@ async def test_a_blocked_tool_result_never_reaches_the_model() -> None:
         guardrails=[Guardrail(regex_blocks=[r"result for"], stages=("tool_result",), name="leak")],
     )
     with pytest.raises(GuardrailViolation) as caught:
-        await agent.run("go")
+        await agent.arun("go")
     assert ran == ["x"]
     assert len(model.requests) == 1
     assert caught.value.reasons == ("lookup: matches blocked pattern 'result for'",)
@@ -217,7 +217,7 @@ async def test_tool_call_custom_functions_get_the_parsed_arguments() -> None:
         tools=[lookup],
         guardrails=[Guardrail(custom_funcs=[check], stages=("tool_call",))],
     )
-    assert (await agent.run("go")).output == "ok"
+    assert (await agent.arun("go")).output == "ok"
     assert seen == [{"query": "q"}]
 
 
@@ -231,7 +231,7 @@ async def test_guardrails_apply_in_order_and_a_warning_before_a_block_is_kept() 
         ],
     )
     with pytest.raises(GuardrailViolation) as caught:
-        await agent.run("hello")
+        await agent.arun("hello")
     assert caught.value.guardrail == "second"
     events, error = await events_until_error(agent.stream("hello"))
     assert isinstance(error, GuardrailViolation)
@@ -253,11 +253,11 @@ async def test_history_input_is_not_checked_again_only_the_new_turn() -> None:
     agent = Agent(
         "a", model=ScriptedLLM(["first", "second"]), guardrails=[Guardrail(regex_blocks=["forbidden"])]
     )
-    first = await agent.run("fine")
+    first = await agent.arun("fine")
     from kanawa.types import UserMessage
 
     history = [*first.messages[:-1], UserMessage("forbidden word"), *first.messages[-1:]]
-    assert (await agent.run("still fine", history=history)).output == "second"
+    assert (await agent.arun("still fine", history=history)).output == "second"
 
 
 async def test_tool_call_guardrails_survive_arguments_nested_past_the_json_parsers_limit() -> None:
@@ -269,17 +269,17 @@ async def test_tool_call_guardrails_survive_arguments_nested_past_the_json_parse
         tools=[lookup],
         guardrails=[Guardrail(custom_funcs=[lambda args: None], regex_blocks=["zzz"], stages=("tool_call",))],
     )
-    result = await agent.run("go")
+    result = await agent.arun("go")
     assert result.output == "ok"
     assert ran == []
 
 
 async def test_guardrails_set_after_construction_apply_to_later_runs() -> None:
     agent = Agent("a", model=ScriptedLLM(["first", "never"]))
-    assert (await agent.run("forbidden")).output == "first"
+    assert (await agent.arun("forbidden")).output == "first"
     agent.guardrails = [Guardrail(regex_blocks=["forbidden"])]
     with pytest.raises(GuardrailViolation):
-        await agent.run("forbidden")
+        await agent.arun("forbidden")
     assert len(agent.guardrails) == 1
 
 

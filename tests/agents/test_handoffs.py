@@ -58,7 +58,7 @@ async def test_a_handoff_is_a_transfer_tool_and_the_target_answers_for_the_sourc
         ),
         handoffs=[evaluator],
     )
-    result = await coordinator.run("Here is my essay.")
+    result = await coordinator.arun("Here is my essay.")
     assert result.output == "The evaluator says 8/10."
     assert [t.name for t in coordinator.tools] == ["transfer_to_evalagent"]
     # the target saw the conversation without the source's system message or its unanswered turn
@@ -135,7 +135,7 @@ def chain_of(length: int, *, max_depth: int = 3, answered: list[str]) -> Agent[s
 
 async def test_three_nested_handoffs_are_allowed_and_the_answer_comes_back_up() -> None:
     answered: list[str] = []
-    result = await chain_of(4, answered=answered).run("go")
+    result = await chain_of(4, answered=answered).arun("go")
     assert result.output == "answer from agent3"
     assert answered[:4] == ["agent0", "agent1", "agent2", "agent3"]
 
@@ -143,7 +143,7 @@ async def test_three_nested_handoffs_are_allowed_and_the_answer_comes_back_up() 
 async def test_the_fourth_nested_handoff_raises_handoff_depth_exceeded_and_aborts_the_run() -> None:
     answered: list[str] = []
     with pytest.raises(HandoffDepthExceeded) as caught:
-        await chain_of(5, answered=answered).run("go")
+        await chain_of(5, answered=answered).arun("go")
     error = caught.value
     assert (error.depth, error.limit) == (4, 3)
     assert error.chain == ("agent0", "agent1", "agent2", "agent3", "agent4")
@@ -156,7 +156,7 @@ async def test_the_fourth_nested_handoff_raises_handoff_depth_exceeded_and_abort
 async def test_the_depth_limit_is_configurable() -> None:
     answered: list[str] = []
     with pytest.raises(HandoffDepthExceeded) as caught:
-        await chain_of(3, max_depth=1, answered=answered).run("go")
+        await chain_of(3, max_depth=1, answered=answered).arun("go")
     assert (caught.value.depth, caught.value.limit) == (2, 1)
     with pytest.raises(ValueError, match="max_handoff_depth"):
         Agent("a", model=FunctionLLM(lambda r: "x"), max_handoff_depth=-1)
@@ -177,7 +177,7 @@ async def test_on_handoff_return_lets_the_source_merge_the_result() -> None:
         ),
         handoffs=[specialist("Style", "looks good")],
     )
-    assert (await coordinator.run("essay")).output == "ok"
+    assert (await coordinator.arun("essay")).output == "ok"
 
     def shorten(target: Agent[Any, Any], result: RunResult[Any], context: RunContext[Any]) -> str:
         return result.text[:5]
@@ -189,7 +189,7 @@ async def test_on_handoff_return_lets_the_source_merge_the_result() -> None:
         ),
         handoffs=[Handoff(specialist("Style", "looks good"), on_return=shorten)],
     )
-    assert (await per_handoff.run("essay")).output == "ok"
+    assert (await per_handoff.arun("essay")).output == "ok"
 
 
 async def test_handoff_trace_events_and_the_nested_run_names_its_parent_call() -> None:
@@ -200,7 +200,7 @@ async def test_handoff_trace_events_and_the_nested_run_names_its_parent_call() -
         handoffs=[specialist("EvalAgent", "8")],
         tracer=Tracer(sinks=[sink]),
     )
-    await coordinator.run("essay")
+    await coordinator.arun("essay")
     names = [(e.event, e.agent) for e in sink.events]
     assert ("handoff_start", "Coordinator") in names
     assert ("handoff_end", "Coordinator") in names
@@ -221,7 +221,7 @@ async def test_every_tool_safety_rule_applies_to_a_handoff() -> None:
         model=ScriptedLLM([transfer("Ghost"), "sorry"]),
         handoffs=[specialist("EvalAgent", "8")],
     )
-    result = await coordinator.run("essay")
+    result = await coordinator.arun("essay")
     answer = next(m for m in result.messages if isinstance(m, ToolMessage))
     assert answer.is_error
     assert "there is not a tool named" in answer.text
@@ -235,7 +235,7 @@ async def test_every_tool_safety_rule_applies_to_a_handoff() -> None:
         ),
         handoffs=[specialist("EvalAgent", "8", seen)],
     )
-    result = await bad.run("essay")
+    result = await bad.arun("essay")
     answer = next(m for m in result.messages if isinstance(m, ToolMessage))
     assert answer.is_error
     assert not seen
@@ -287,7 +287,7 @@ async def test_the_target_gets_the_source_runs_deps() -> None:
         "Coordinator", model=ScriptedLLM([transfer("Ref"), "done"]), handoffs=[target], deps_type=Deps
     )
     deps = Deps("alice")
-    await source.run("who?", deps=deps)
+    await source.arun("who?", deps=deps)
     assert deps.lookups == ["Ref"]
 
 
@@ -331,6 +331,6 @@ async def test_a_blocking_guardrail_of_the_target_aborts_the_whole_run() -> None
     )
     source = Agent("Coordinator", model=ScriptedLLM([transfer("Ref"), "never"]), handoffs=[target])
     with pytest.raises(GuardrailViolation) as caught:
-        await source.run("go")
+        await source.arun("go")
     assert caught.value.stage == "output"
     assert caught.value.partial_result is not None

@@ -102,10 +102,10 @@ def test_fuzzed_output_through_handoffs_guardrails_and_approval_ends_in_a_result
                 async for event in main.stream("go"):
                     assert event is not None
             else:
-                result = await main.run("go")
+                result = await main.arun("go")
                 if result.termination_reason == "approval_required":
                     rejected = {c.id: "no" for c in result.pending_approvals}
-                    await main.run(Approvals(rejected=rejected), history=result.messages)
+                    await main.arun(Approvals(rejected=rejected), history=result.messages)
         except AgentError:
             pass
 

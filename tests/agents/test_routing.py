@@ -70,7 +70,7 @@ def router_answering(answer: Any, tracer: Tracer | None = None) -> LLMRouter:
 
 
 async def test_llm_router_uses_the_models_json() -> None:
-    decision = await router_answering({"question": "deepen it", "agents": ["Draft", "Ref", "Draft"]}).route(
+    decision = await router_answering({"question": "deepen it", "agents": ["Draft", "Ref", "Draft"]}).aroute(
         "x"
     )
     assert decision == RouteDecision(("Draft", "Ref"), "deepen it", "llm", "the model chose")
@@ -93,7 +93,7 @@ async def test_any_llm_router_failure_falls_back_to_the_rules_and_the_trace_says
     answer: Any, why: str
 ) -> None:
     sink = InMemoryTraceSink()
-    decision = await router_answering(answer, Tracer(sinks=[sink])).route("check my references")
+    decision = await router_answering(answer, Tracer(sinks=[sink])).aroute("check my references")
     assert decision.agents == ("Ref",)
     assert decision.source == "fallback"
     assert why in decision.reason
@@ -126,7 +126,7 @@ async def test_agent_team_runs_routed_agents_in_order_and_merges_with_the_users_
         agents=[specialist("Draft", 0.01, log), specialist("Style", 0.0, log), specialist("Ref")],
         merge=merge,
     )
-    result = await coordinator.run("essay", deps={"plan": "pro"})
+    result = await coordinator.arun("essay", deps={"plan": "pro"})
     assert result.output == {"Draft": "Draft says: essay", "Style": "Style says: essay"}
     assert log == ["start Draft", "end Draft", "start Style", "end Style"]
     assert result.route.agents == ("Draft", "Style")
@@ -162,7 +162,7 @@ async def test_agent_team_with_an_llm_router_and_async_merge() -> None:
         agents=[specialist("Draft"), specialist("Style"), specialist("Ref")],
         merge=merge,
     )
-    result = await coordinator.run("essay")
+    result = await coordinator.arun("essay")
     assert result.output == "Ref says: essay | Style says: essay"
 
 
@@ -186,7 +186,7 @@ async def test_routed_agents_count_handoff_depth_from_the_team() -> None:
     a = Agent("a", model=hands_to("b"), handoffs=[b])
     coordinator = AgentTeam("Coordinator", router=RuleRouter([], default=["a"]), agents=[a])
     with pytest.raises(HandoffDepthExceeded) as caught:
-        await coordinator.run("go")
+        await coordinator.arun("go")
     assert caught.value.chain == ("Coordinator", "a", "b", "c", "d")
 
 

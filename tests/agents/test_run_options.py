@@ -59,9 +59,9 @@ async def test_instructions_cap_and_schema_reach_the_model_for_that_run_only() -
         max_output_tokens=50,
         output_schema=OutputSchema("answer", {"type": "object"}),
     )
-    result = await helper.run("hi", options=options)
+    result = await helper.arun("hi", options=options)
     assert result.text == "system='Be helpful.\\n\\nAnswer in French.' cap=50 schema={'type': 'object'}"
-    plain = await helper.run("hi")
+    plain = await helper.arun("hi")
     assert plain.text == "system='Be helpful.' cap=None schema=None", "the agent was not changed"
 
 
@@ -70,7 +70,7 @@ async def test_dynamic_instructions_keep_the_runs_own() -> None:
         return "Today is Monday."
 
     helper: Agent[str, None] = Agent("helper", today, tools=(), model=FunctionLLM(_model))
-    result = await helper.run("hi", options=RunOptions(instructions="Be brief."))
+    result = await helper.arun("hi", options=RunOptions(instructions="Be brief."))
     assert result.text.startswith("system='Today is Monday.\\n\\nBe brief.'")
 
 
@@ -85,7 +85,7 @@ async def test_a_typed_agent_keeps_its_own_schema() -> None:
     helper: Agent[Answer, None] = Agent(
         "typed", "Answer.", tools=(), model=FunctionLLM(typed), output_type=Answer
     )
-    result = await helper.run("hi", options=RunOptions(output_schema=OutputSchema("x", {"type": "object"})))
+    result = await helper.arun("hi", options=RunOptions(output_schema=OutputSchema("x", {"type": "object"})))
     assert result.output == Answer(text="None")
 
 
@@ -93,14 +93,14 @@ async def test_a_client_tool_call_ends_the_run_and_its_answer_continues_it() -> 
     RAN.clear()
     helper = agent()
     options = RunOptions(client_tools=(SEARCH,))
-    first = await helper.run("find x", options=options)
+    first = await helper.arun("find x", options=options)
     assert str(first.termination_reason) == "tools_pending"
     assert [c.name for c in first.pending_tool_calls] == ["search_files"]
     assert RAN == ["clock"], "the agent's own call of the turn ran"
     assert isinstance(first.messages[-1], ToolMessage)
     assert first.messages[-1].name == "clock"
     answer = ToolMessage("c2", "x.txt", name="search_files")
-    second = await helper.run([answer], history=first.messages, options=options)
+    second = await helper.arun([answer], history=first.messages, options=options)
     assert second.text == "found x.txt at noon"
     assert RAN == ["clock"], "nothing ran twice"
 
@@ -115,7 +115,7 @@ async def test_an_agent_tool_of_the_same_name_wins() -> None:
         return "ok"
 
     helper.model = FunctionLLM(model)
-    await helper.run("hi", options=RunOptions(client_tools=(clash, SEARCH)))
+    await helper.arun("hi", options=RunOptions(client_tools=(clash, SEARCH)))
     assert seen == [("clock", "search_files")]
 
 

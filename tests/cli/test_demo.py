@@ -24,7 +24,7 @@ async def test_default_demo_model_is_test_llm_calling_each_tool_with_its_example
         model=model,
         output_type=DemoReport,
     )
-    result = await agent.run(QUESTION)
+    result = await agent.arun(QUESTION)
 
     calls = [s.call for s in result.steps if isinstance(s, ToolCallStep)]
     assert [(c.name, json.loads(c.arguments)) for c in calls] == [

@@ -18,7 +18,7 @@ async def test_scripted_model_asks_for_three_tools_in_parallel_then_reports_thei
     sandbox = prepare_files(tmp_path / "files")
     model = scripted_model()
     agent = Agent("demo", "x", tools=demo_tools(sandbox), model=model, output_type=DemoReport)
-    result = await agent.run(QUESTION)
+    result = await agent.arun(QUESTION)
 
     first = model.requests[0]
     assert {t.name for t in first.tools} == {"calculator", "current_time", "read_file"}
@@ -42,7 +42,7 @@ async def test_scripted_model_asks_for_three_tools_in_parallel_then_reports_thei
 
 async def test_scripted_model_without_tools_just_answers() -> None:
     agent: Agent[str] = Agent("demo", "x", tools=[], model=scripted_model())
-    result = await agent.run(QUESTION)
+    result = await agent.arun(QUESTION)
     assert result.output is not None
     assert result.output.startswith("Here is what I found.")
 

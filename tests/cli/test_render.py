@@ -83,8 +83,8 @@ def test_final_answer_of_a_model_is_a_field_table_and_text_is_a_panel() -> None:
         items: list[dict[str, str]]
 
     console, buffer = _console()
-    console.print(render_output(Answer(value=5, items=[{"k": "a"}, {"k": "b"}]), ""))
-    console.print(render_output("**bold** answer", "**bold** answer"))
+    console.print(render_output(console, Answer(value=5, items=[{"k": "a"}, {"k": "b"}]), ""))
+    console.print(render_output(console, "**bold** answer", "**bold** answer"))
     out = buffer.getvalue()
     assert "Final answer · Answer" in out
     assert "value" in out

@@ -174,10 +174,10 @@ def test_a_fragment_is_checked_line_by_line_against_its_example() -> None:
     """A fragment whose lines are in the example passes (comments may differ); one line off fails."""
     page = ROOT / "README.md"
     good = "model = ScriptedLLM(  # the model\n    [\n"
-    bad = "model = ScriptedLLM(\n    [\nagent.run_sync('not in the file')\n"
+    bad = "model = ScriptedLLM(\n    [\nagent.run('not in the file')\n"
     assert not _missing_from_example(Block(page, 1, "python", good, "fragment: examples/quickstart.py"))
     missing = _missing_from_example(Block(page, 1, "python", bad, "fragment: examples/quickstart.py"))
-    assert missing == ["agent.run_sync('not in the file')"]
+    assert missing == ["agent.run('not in the file')"]
 
 
 def test_a_wrong_example_fails_the_checks() -> None:

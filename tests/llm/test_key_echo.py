@@ -390,7 +390,7 @@ async def test_a_failed_agent_run_leaks_the_key_neither_in_its_exception_nor_its
     agent = Agent("echo", "Answer.", model=adapter, tracer=tracer)
     try:
         with pytest.raises(LLMCallFailed) as caught:
-            await agent.run("hello")
+            await agent.arun("hello")
     finally:
         await tracer.aclose()
         await close(adapter)

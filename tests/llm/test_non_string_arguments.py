@@ -54,7 +54,7 @@ async def test_a_chat_server_sending_non_string_arguments_gets_a_parse_error_and
     wire_server.enqueue(json_reply(_completion(arguments)), json_reply(_answer("sorry")))
     ran: list[int] = []
     async with OpenAIChatAdapter("m", api_key="sk-x-1", base_url=f"{wire_server.base_url}/v1") as llm:
-        result = await Agent("a", "x", tools=[_add_tool(ran)], model=llm).run("go")
+        result = await Agent("a", "x", tools=[_add_tool(ran)], model=llm).arun("go")
     assert ran == []
     answer = next(m for m in result.messages if isinstance(m, ToolMessage))
     assert answer.is_error
@@ -75,7 +75,7 @@ async def test_a_streamed_object_as_arguments_is_a_parse_error_too(wire_server: 
     ran: list[int] = []
     async with OpenAIChatAdapter("m", api_key="sk-x-1", base_url=f"{wire_server.base_url}/v1") as llm:
         agent = Agent("a", "x", tools=[_add_tool(ran)], model=llm)
-        result = await agent.run("go", stream=True)
+        result = await agent.arun("go", stream=True)
     assert ran == []
     answer = next(m for m in result.messages if isinstance(m, ToolMessage))
     assert answer.text.startswith(PARSE_ERROR_MESSAGE)

@@ -198,9 +198,9 @@ async def test_run_result_cost_sums_each_response_at_the_model_that_answered() -
         """Nothing."""
         return "done"
 
-    result = await Agent("a", model=model, tools=[noop]).run("go")
+    result = await Agent("a", model=model, tools=[noop]).arun("go")
     expected = library("gpt-5", "openai", genai_prices.Usage(input_tokens=1_000_000, output_tokens=100_000))
     expected += library("gpt-5-mini", "openai", genai_prices.Usage(input_tokens=500_000, output_tokens=0))
     assert result.cost == pytest.approx(expected)
-    unknown = await Agent("a", model=ScriptedLLM(["hi"], model="local")).run("go")
+    unknown = await Agent("a", model=ScriptedLLM(["hi"], model="local")).arun("go")
     assert unknown.cost is None

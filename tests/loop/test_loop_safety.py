@@ -71,7 +71,7 @@ async def test_a_tool_called_in_the_final_output_phase_never_runs() -> None:
         ]
     )
     agent = Agent("a", "x", tools=[wipe_tool(counter)], model=model, output_type=Answer)
-    result = await agent.run("go")
+    result = await agent.arun("go")
     assert result.output == Answer(value=3)
     assert counter.calls == 1
     answered = [m for m in result.messages if isinstance(m, ToolMessage) and m.tool_call_id == "c2"]
@@ -94,7 +94,7 @@ async def test_a_tool_called_in_the_finalize_round_never_runs() -> None:
         config=AgentConfiguration(max_steps=2, on_max_steps="finalize"),
     )
     with pytest.raises(MaxStepsExceeded) as caught:
-        await agent.run("go")
+        await agent.arun("go")
     assert counter.calls == 1  # only the call made while tools were offered
     assert not model.requests[1].tools
     partial = caught.value.partial_result
@@ -107,7 +107,7 @@ async def test_a_tool_called_in_the_finalize_round_never_runs() -> None:
 async def test_a_tool_that_was_never_registered_is_answered_as_unknown() -> None:
     counter = Counter()
     model = ScriptedLLM([tools_response(call("rm_rf", "{}", "c1")), text_response("ok")])
-    result = await Agent("a", "x", tools=[wipe_tool(counter)], model=model).run("go")
+    result = await Agent("a", "x", tools=[wipe_tool(counter)], model=model).arun("go")
     step = next(s for s in result.steps if isinstance(s, ToolResultStep))
     assert step.result.error_kind is ToolErrorKind.UNKNOWN_TOOL
     assert counter.calls == 0
@@ -124,7 +124,7 @@ async def test_identical_calls_in_one_response_run_once_and_share_the_result() -
         call("wipe", '{ "target":"a"}', "c3"),
     ]
     model = ScriptedLLM([tools_response(*copies), text_response("done")])
-    result = await Agent("a", "x", tools=[wipe_tool(counter)], model=model).run("go")
+    result = await Agent("a", "x", tools=[wipe_tool(counter)], model=model).arun("go")
     assert result.output == "done"
     assert counter.calls == 1
     answers = {m.tool_call_id: m.text for m in result.messages if isinstance(m, ToolMessage)}
@@ -141,7 +141,7 @@ async def test_identical_calls_still_stop_when_earlier_history_is_at_the_limit()
             tools_response(call("wipe", same, "c3"), call("wipe", same, "c4")),
         ]
     )
-    result = await Agent("a", "x", tools=[wipe_tool(counter)], model=model).run("go")
+    result = await Agent("a", "x", tools=[wipe_tool(counter)], model=model).arun("go")
     assert result.termination_reason == "duplicate_tool_call_detected"
     assert counter.calls == 2
 
@@ -194,7 +194,7 @@ async def test_hung_async_and_sync_tools_end_at_their_timeout_and_the_run_goes_o
         ]
     )
     try:
-        result = await Agent("a", "x", tools=[hang_async, hang_sync], model=model).run("go")
+        result = await Agent("a", "x", tools=[hang_async, hang_sync], model=model).arun("go")
     finally:
         release.set()
     assert result.output == "went on"
@@ -213,7 +213,7 @@ async def test_arguments_nested_ten_thousand_deep_are_a_parse_error_not_a_recurs
     for arguments in (deep, deep_object):
         model = ScriptedLLM([tools_response(call("wipe", arguments, "c1")), text_response("ok")])
         agent = Agent("a", "x", tools=[wipe_tool(counter)], model=model)
-        result = await agent.run("go")
+        result = await agent.arun("go")
         assert result.output == "ok"
         events = [
             e
@@ -310,7 +310,7 @@ def test_fuzzed_model_output_ends_in_a_result_or_a_documented_agent_error(
                 async for event in agent.stream("go"):
                     assert event is not None
             else:
-                await agent.run("go")
+                await agent.arun("go")
         except AgentError:
             pass
 

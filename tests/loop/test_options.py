@@ -42,7 +42,7 @@ async def test_trace_sinks_get_the_run_and_its_handoff_targets_events_and_the_ag
     tracer = coordinator.tracer = Tracer(sinks=[own])
     evaluator_tracer = evaluator.tracer = Tracer(sinks=[evaluators])  # a target with a tracer of its own
     extra = Recorder()
-    result = await coordinator.run("grade", options=RunOptions(trace_sinks=(extra,)))
+    result = await coordinator.arun("grade", options=RunOptions(trace_sinks=(extra,)))
     assert result.text == "graded: 8/10"
     starts = [e.agent for e in extra.events if e.event == "agent_start"]
     assert starts == ["coordinator", "evaluator"]  # the handoff target's run reached the run's sink
@@ -51,7 +51,7 @@ async def test_trace_sinks_get_the_run_and_its_handoff_targets_events_and_the_ag
     assert coordinator.tracer is tracer
     assert evaluator.tracer is evaluator_tracer
     second = Recorder()
-    await coordinator.run("grade", options=RunOptions(trace_sinks=(second,)))
+    await coordinator.arun("grade", options=RunOptions(trace_sinks=(second,)))
     assert len(extra.events) == len(second.events)  # the first run's sink got nothing of the second
 
 
@@ -60,10 +60,10 @@ async def test_guardrails_apply_to_the_run_and_its_handoff_targets_and_only_to_t
     guard = TokenGuard(max_requests=2, name="run_budget")
     options = RunOptions(guardrails=(guard,))
     with pytest.raises(BudgetExceeded):  # coordinator 1, evaluator 2, coordinator 3: over
-        await coordinator.run("grade", options=options)
+        await coordinator.arun("grade", options=options)
     assert coordinator.guardrails == ()
     assert evaluator.guardrails == ()
-    assert (await coordinator.run("grade")).text == "graded: 8/10"  # a run without the option is free
+    assert (await coordinator.arun("grade")).text == "graded: 8/10"  # a run without the option is free
 
 
 def test_a_nested_run_inherits_sinks_and_guardrails_only() -> None:

@@ -144,12 +144,12 @@ async def test_a_run_started_inside_a_tool_call_names_that_call_as_its_parent() 
 
     async def delegate(question: str) -> str:
         """Ask the inner agent."""
-        return (await inner.run(question)).text
+        return (await inner.arun(question)).text
 
     calls = (ToolCall("c1", "delegate", '{"question": "x"}'), ToolCall("c2", "delegate", '{"question": "y"}'))
     outer = Agent("outer", tools=[delegate], model=ScriptedLLM([AssistantMessage(tool_calls=calls), "done"]))
     outer.tracer = tracer
-    result = await outer.run("go")
+    result = await outer.arun("go")
     starts = {e.run_id: e for e in sink.named("agent_start")}
     outer_start = starts.pop(result.run_id)
     assert "parent_run_id" not in outer_start.data

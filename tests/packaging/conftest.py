@@ -65,6 +65,17 @@ def wheel_envs(
     return envs
 
 
+@pytest.fixture(scope="session")
+def smartao_env(
+    tmp_path_factory: pytest.TempPathFactory, uv: Path, dist: Dist, lock_constraints: Path
+) -> WheelEnv:
+    """A fresh Python 3.12 venv with ``kanawa[smartao]`` from the wheel and nothing else: what
+    ``pip install 'kanawa[smartao]'`` gives a user."""
+    root = tmp_path_factory.mktemp("smartao") / "venv"
+    install_wheel(uv, root, find_python("3.12"), f"kanawa[smartao] @ {dist.wheel.as_uri()}", lock_constraints)
+    return WheelEnv(version="3.12", root=root)
+
+
 @pytest.fixture(params=PYTHONS)
 def wheel_env(request: pytest.FixtureRequest, wheel_envs: dict[str, WheelEnv]) -> WheelEnv:
     return wheel_envs[request.param]

@@ -40,6 +40,7 @@ NEEDS_EXTRA: dict[str, tuple[str, list[str]]] = {
     "ace demo": ("ace", ["ace", "demo"]),
     "smartao coach": ("smartao", ["smartao", "coach", "essay.txt"]),
     "smartao serve": ("smartao", ["smartao", "serve"]),
+    "smartao setup": ("smartao", ["smartao", "setup"]),
 }
 """Every command that needs an extra: the extra, and the command line a user would type."""
 
@@ -159,14 +160,13 @@ def _get(url: str) -> tuple[int, str]:
 
 
 def test_smartao_extra_alone_runs_smartao_serve_and_coach(
-    tmp_path_factory: pytest.TempPathFactory, uv: Path, dist: Dist, lock_constraints: Path
+    smartao_env: WheelEnv, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     """A fresh venv with ``kanawa[smartao]`` and nothing else serves the coaching page (and the API and
     timeline page beside it) and coaches a shipped sample essay — reading the rubric, the samples and
     the page from the installed wheel."""
-    root = tmp_path_factory.mktemp("smartao") / "venv"
-    install_wheel(uv, root, find_python("3.12"), f"kanawa[smartao] @ {dist.wheel.as_uri()}", lock_constraints)
-    work = root.parent
+    root = smartao_env.root
+    work = tmp_path_factory.mktemp("smartao-work")
     kanawa = root / "bin" / "kanawa"
     port = _free_port()
     server = subprocess.Popen(

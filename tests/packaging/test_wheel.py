@@ -150,14 +150,14 @@ class Answer(BaseModel):
 
 
 agent = Agent("calc", instructions="Answer with arithmetic.", model="test", output_type=Answer)
-result = agent.run_sync("What is 2 + 3?")
+result = agent.run("What is 2 + 3?")
 reveal_type(result.output)
 if result.output is not None:
     reveal_type(result.output.value)
     shown: str = result.output.value
 counter = Agent("count", model="test", output_type=int)
-reveal_type(counter.run_sync("How many?").output)
-agent.run_sync(42)
+reveal_type(counter.run("How many?").output)
+agent.run(42)
 """
 
 
@@ -179,9 +179,7 @@ def test_mypy_strict_checks_user_code_against_the_wheel_types(wheel_env: WheelEn
     errors = [line for line in out.splitlines() if ": error:" in line]
     assert len(errors) == 2, out
     assert errors[0].startswith("user.py:16: error: Incompatible types in assignment")
-    assert errors[1].startswith(
-        'user.py:19: error: Argument 1 to "run_sync" of "Agent" has incompatible type'
-    )
+    assert errors[1].startswith('user.py:19: error: Argument 1 to "run" of "Agent" has incompatible type')
     assert proc.returncode == 1
 
 

@@ -185,7 +185,7 @@ def test_trace_view_refuses_oversized_heads_and_sends_the_page_security_headers(
         agent = _page_agents()["priced"]
         sink = JsonlTraceSink(tmp_path / "run.jsonl")
         agent.tracer = Tracer(sinks=[sink])
-        await agent.run("go")
+        await agent.arun("go")
         await sink.aclose()
 
     asyncio.run(write_trace())

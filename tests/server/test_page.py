@@ -200,7 +200,7 @@ async def test_trace_view_draws_a_jsonl_trace_with_its_costs(
     agent = _page_agents()["priced"]
     sink = JsonlTraceSink(tmp_path / "run.jsonl")
     agent.tracer = Tracer(sinks=[sink])
-    await agent.run("go")
+    await agent.arun("go")
     await sink.aclose()
     lines = (tmp_path / "run.jsonl").read_text().splitlines()
     assert sum(1 for line in lines if json.loads(line)["event"] == "tool_end") == 3
@@ -238,7 +238,7 @@ async def test_trace_view_shows_cached_input_and_prices_it_at_the_cache_rates(
     agent = _page_agents()["priced"]
     sink = JsonlTraceSink(tmp_path / "raw.jsonl")
     agent.tracer = Tracer(sinks=[sink])
-    await agent.run("go")
+    await agent.arun("go")
     await sink.aclose()
     records = [json.loads(line) for line in (tmp_path / "raw.jsonl").read_text().splitlines()]
     ends = [r for r in records if r["event"] == "llm_end"]
@@ -344,7 +344,7 @@ async def test_trace_view_badge_shows_a_recovered_run_as_completed(page: Page, t
     agent = server_agents()["leak"]
     sink = JsonlTraceSink(tmp_path / "run.jsonl")
     agent.tracer = Tracer(sinks=[sink])
-    result = await agent.run("go")
+    result = await agent.arun("go")
     await sink.aclose()
     assert result.termination_reason == "completed"
     records = [json.loads(line) for line in (tmp_path / "run.jsonl").read_text().splitlines()]
@@ -364,7 +364,7 @@ async def test_trace_view_badge_shows_a_failed_run_as_failed(page: Page, tmp_pat
     sink = JsonlTraceSink(tmp_path / "run.jsonl")
     agent.tracer = Tracer(sinks=[sink])
     with pytest.raises(LLMCallFailed):
-        await agent.run("go")
+        await agent.arun("go")
     await sink.aclose()
     server = LiveServer(create_trace_app(tmp_path / "run.jsonl")).start()
     try:

@@ -82,7 +82,7 @@ async def test_agent_calls_a_stdio_mcp_tool_and_the_process_is_gone_after_the_bl
     async with _time_server(tool_prefix="time") as server:
         assert _children_running("mcp_server_time")
         agent = Agent("clock", tools=await server.list_tools(), model=llm)
-        result = await agent.run("Noon UTC in Tokyo?")
+        result = await agent.arun("Noon UTC in Tokyo?")
     assert result.text == "It is 21:00 in Tokyo."
     reply = result.messages[-2]
     assert isinstance(reply, ToolMessage)
@@ -213,7 +213,7 @@ async def test_mcp_tool_failures_are_traced_like_any_tool(http_mcp_url: str) -> 
     )
     async with MCPServerStreamableHTTP(http_mcp_url) as server:
         agent = Agent("shop", tools=await server.list_tools(), model=llm, tracer=Tracer(sinks=[sink]))
-        await agent.run("any unobtainium?")
+        await agent.arun("any unobtainium?")
     (end,) = sink.named("tool_end")
     assert end.data == {"error_kind": "execution_error"}
     assert end.error is not None

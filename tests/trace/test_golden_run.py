@@ -67,7 +67,7 @@ async def test_a_scripted_run_writes_the_golden_trace(tmp_path: Path) -> None:
     calls = (ToolCall("c1", "add", '{"a": 2, "b": 3}'), ToolCall("c2", "fail", '{"reason": "boom"}'))
     model = ScriptedLLM([AssistantMessage(tool_calls=calls), "2 + 3 = 5"], model="gpt-5")
     agent = Agent("DraftAgent", "Add.", tools=[add, fail], model=model, tracer=tracer)
-    result = await agent.run("What is 2 + 3?")
+    result = await agent.arun("What is 2 + 3?")
     await tracer.aclose()
     assert result.output == "2 + 3 = 5"
     path = jsonl_path(tracer)

@@ -78,7 +78,7 @@ async def test_spans_are_named_and_attributed_per_the_genai_conventions(
 
     llm = ScriptedLLM([_calls(ToolCall("c1", "add", '{"a": 2, "b": 3}')), _answer("5")], model="m")
     agent = Agent("calc", tools=[add], model=llm, tracer=Tracer(sinks=[sink], session="s-1"))
-    await agent.run("2 + 3?")
+    await agent.arun("2 + 3?")
     await _flush(sink)
 
     run = _one(receiver, "invoke_agent calc")
@@ -127,7 +127,7 @@ async def test_parallel_tools_are_siblings_and_a_nested_agent_run_is_a_child_of_
 
     async def ask_expert(question: str) -> str:
         """Ask the expert agent."""
-        return (await expert.run(question)).text
+        return (await expert.arun(question)).text
 
     def echo(text: str) -> str:
         """Echo."""
@@ -144,7 +144,7 @@ async def test_parallel_tools_are_siblings_and_a_nested_agent_run_is_a_child_of_
         model="big",
     )
     coordinator = Agent("coordinator", tools=[ask_expert, echo], model=llm, tracer=tracer)
-    await coordinator.run("go")
+    await coordinator.arun("go")
     await _flush(sink)
 
     outer = _one(receiver, "invoke_agent coordinator")
@@ -168,7 +168,7 @@ async def test_a_handoff_target_is_traced_under_its_transfer_tool_span_and_inher
     evaluator = Agent("evaluator", model=ScriptedLLM([_answer("8/10")], model="small"))
     llm = ScriptedLLM([_calls(ToolCall("h1", "transfer_to_evaluator", "{}")), _answer("done")], model="big")
     coordinator = Agent("coordinator", model=llm, handoffs=[evaluator], tracer=Tracer(sinks=[sink]))
-    await coordinator.run("grade it")
+    await coordinator.arun("grade it")
     await _flush(sink)
 
     outer = _one(receiver, "invoke_agent coordinator")
@@ -184,10 +184,10 @@ async def test_a_collector_that_hangs_does_not_hold_up_runs(receiver: OtlpReceiv
     sink = OtelTraceSink(endpoint=receiver.endpoint)  # the sink's own provider and background exporter
     agent = Agent("a", model=ScriptedLLM([_answer("one"), _answer("two")]), tracer=Tracer(sinks=[sink]))
     receiver.gate.clear()  # the collector accepts requests and then hangs
-    await agent.run("first")
+    await agent.arun("first")
     exporting = asyncio.create_task(asyncio.to_thread(sink.force_flush))
     assert await asyncio.to_thread(receiver.entered.wait, 10)  # the exporter is stuck in a request
-    second = await asyncio.wait_for(agent.run("second"), 10)  # ... and a run still completes
+    second = await asyncio.wait_for(agent.arun("second"), 10)  # ... and a run still completes
     assert second.text == "two"
     assert not exporting.done()
     assert receiver.requests == 0
@@ -205,7 +205,7 @@ async def test_secrets_are_redacted_even_on_an_unredacted_tracer(
         raise RuntimeError(f"bad key {SECRET}")
 
     llm = ScriptedLLM([_calls(ToolCall("c1", "leak", "{}")), _answer("sorry")])
-    await Agent("a", tools=[leak], model=llm, tracer=Tracer(sinks=[sink])).run("go")
+    await Agent("a", tools=[leak], model=llm, tracer=Tracer(sinks=[sink])).arun("go")
     await _flush(sink)
     span = _one(receiver, "execute_tool leak")
     assert span.status_code == STATUS_ERROR
@@ -225,7 +225,7 @@ async def test_tool_results_are_exported_only_when_content_capture_is_on(receive
     for capture in (False, True):
         sink = OtelTraceSink(tracer_provider=provider, capture_content=capture)
         llm = ScriptedLLM([_calls(ToolCall("c1", "reveal", "{}")), _answer("ok")])
-        await Agent(f"capture-{capture}", tools=[reveal], model=llm, tracer=Tracer(sinks=[sink])).run("go")
+        await Agent(f"capture-{capture}", tools=[reveal], model=llm, tracer=Tracer(sinks=[sink])).arun("go")
         await sink.aclose()
     provider.shutdown()
     without, with_content = receiver.named("execute_tool reveal")
@@ -239,7 +239,7 @@ async def test_trace_otlp_endpoint_turns_export_on(receiver: OtlpReceiver) -> No
     tracer = tracer_from_env(environ={"TRACE_OTLP_ENDPOINT": receiver.endpoint, "KANAWA_TRACE": "0"})
     (sink,) = tracer.sinks
     assert isinstance(sink, OtelTraceSink)
-    await Agent("env", model=ScriptedLLM([_answer("hi")]), tracer=tracer).run("hello")
+    await Agent("env", model=ScriptedLLM([_answer("hi")]), tracer=tracer).arun("hello")
     await tracer.aclose()
     span = _one(receiver, "invoke_agent env")
     assert span.attributes["gen_ai.agent.name"] == "env"
@@ -260,7 +260,7 @@ async def test_a_failed_model_call_marks_the_chat_and_agent_spans_as_errors(
 
     llm = ScriptedLLM([LLMConnectionError(f"connection reset (key {SECRET})")], model="m")
     with pytest.raises(AgentError) as caught:
-        await Agent("fragile", model=llm, tracer=Tracer(sinks=[sink])).run("hi")
+        await Agent("fragile", model=llm, tracer=Tracer(sinks=[sink])).arun("hi")
     await _flush(sink)
     chat = _one(receiver, "chat m")
     run = _one(receiver, "invoke_agent fragile")
@@ -304,7 +304,7 @@ def _closed_port() -> int:
 
 async def _export_under_way(tracer: Tracer) -> asyncio.Task[bool]:
     """Run an agent, then start exporting its spans in a thread (the export the close must cut short)."""
-    await Agent("a", model=ScriptedLLM([_answer("one")]), tracer=tracer).run("go")
+    await Agent("a", model=ScriptedLLM([_answer("one")]), tracer=tracer).arun("go")
     (sink,) = tracer.sinks
     assert isinstance(sink, OtelTraceSink)
     return asyncio.create_task(asyncio.to_thread(sink.force_flush))
@@ -365,7 +365,7 @@ async def test_a_chat_span_carries_the_prompt_cache_reads_and_writes(
         model="m-2025-01",
     )
     agent = Agent("cache", model=ScriptedLLM([cached], model="m"), tracer=Tracer(sinks=[sink]))
-    await agent.run("hi")
+    await agent.arun("hi")
     await _flush(sink)
     chat = _one(receiver, "chat m")
     assert chat.attributes["gen_ai.usage.input_tokens"] == 4000

@@ -75,12 +75,12 @@ async def _run_and_read(tmp_path: Path, mode: RedactMode | None) -> list[dict[st
         model=ScriptedLLM([_calls(), f"Final: {MARKER}"]),
         tracer=tracer,
     )
-    result = await ok.run(ESSAY)
+    result = await ok.arun(ESSAY)
     assert MARKER in result.output
     refusing = ScriptedLLM([LLMBadRequestError(f"prompt rejected: {ESSAY}", status_code=400)])
     failing = Agent("essay", "Help.", model=refusing, tracer=tracer)
     with pytest.raises(LLMCallFailed):
-        await failing.run(ESSAY)
+        await failing.arun(ESSAY)
     await tracer.aclose()
     path = jsonl_path(tracer)
     assert path is not None

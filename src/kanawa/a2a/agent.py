@@ -8,7 +8,7 @@ It *is* a kanawa :class:`~kanawa.agents.agent.Agent` whose model is the remote a
   ``HandoffEnded``, exactly like a local target's;
 * as a **tool** — ``Agent("boss", tools=[remote.as_tool()])``: one ``input`` string in, the remote
   answer out;
-* on its own — ``await remote.run("question")``.
+* on its own — ``await remote.arun("question")``.
 
 Failures follow the tool rules (fail closed, the run goes on): a timeout, a ``401``, an unreachable
 server or a failed remote task makes the handoff or tool call an error result the calling model sees

@@ -21,13 +21,13 @@ a dict kept on the agent "to inject external dependencies such as a DB connectio
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import os
 import typing
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Generic, Self, cast
 
+from kanawa._sync import run_in_new_loop
 from kanawa.agents.handoffs import MAX_HANDOFF_DEPTH, Handoff, handoff_tools
 from kanawa.agents.instructions import InstructionsFunc, render_instructions
 from kanawa.agents.skills import AgentSkill, published_description, published_skills
@@ -307,7 +307,7 @@ class Agent(Generic[OutputT, DepsT]):
             options=options,
         )
 
-    async def run(
+    async def arun(
         self,
         user_input: UserInput,
         *,
@@ -336,7 +336,7 @@ class Agent(Generic[OutputT, DepsT]):
             pass
         return runner.result
 
-    def run_sync(
+    def run(
         self,
         user_input: UserInput,
         *,
@@ -347,23 +347,19 @@ class Agent(Generic[OutputT, DepsT]):
         deps: DepsT | None = None,
         options: RunOptions | None = None,
     ) -> RunResult[OutputT]:
-        """:meth:`run` for scripts: runs its own event loop. Raises ``RuntimeError`` inside a running loop."""
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return asyncio.run(
-                self.run(
-                    user_input,
-                    history=history,
-                    stream=stream,
-                    settings=settings,
-                    run_id=run_id,
-                    deps=deps,
-                    options=options,
-                )
-            )
-        raise RuntimeError(
-            "Agent.run_sync() cannot be called while an event loop is running; use `await agent.run(...)`"
+        """:meth:`arun` for scripts: runs its own event loop. Raises ``RuntimeError`` inside a running
+        loop (await :meth:`arun` there)."""
+        return run_in_new_loop(
+            lambda: self.arun(
+                user_input,
+                history=history,
+                stream=stream,
+                settings=settings,
+                run_id=run_id,
+                deps=deps,
+                options=options,
+            ),
+            twin="Agent.arun",
         )
 
     def _start(

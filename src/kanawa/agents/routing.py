@@ -92,6 +92,10 @@ class RuleRouter:
             return RouteDecision(self.default, text, "rules", "no rule matched: the default agents")
         raise NoRoute("no routing rule matched the request and the router has no default agents")
 
+    async def aroute(self, text: str, context: Any = None) -> RouteDecision:
+        """:meth:`route`, awaited like :meth:`LLMRouter.aroute`, so either router fits one call."""
+        return self.route(text, context)
+
 
 def _condition(condition: Any, flags: int, index: int) -> Callable[[str, Any], bool]:
     if isinstance(condition, str):
@@ -147,10 +151,10 @@ class LLMRouter:
             config=AgentConfiguration(max_steps=1, max_decode_retries=0),
         )
 
-    async def route(self, text: str, context: Any = None) -> RouteDecision:
+    async def aroute(self, text: str, context: Any = None) -> RouteDecision:
         """Ask the model; on any failure use the rules and say why."""
         try:
-            answer = (await self._agent.run(text)).output
+            answer = (await self._agent.arun(text)).output
             if answer is None:
                 raise ValueError("the model gave no answer")
             names = tuple(dict.fromkeys(name.strip() for name in answer.agents))

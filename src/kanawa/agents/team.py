@@ -32,6 +32,7 @@ from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
 
+from kanawa._sync import run_in_new_loop
 from kanawa.agents.agent import Agent
 from kanawa.agents.routing import LLMRouter, RouteDecision, RuleRouter
 from kanawa.loop.errors import InvalidLoopState
@@ -108,16 +109,18 @@ class AgentTeam:
             self, user_input, deps=deps, context=deps if context is None else context, stream=stream
         )
 
-    async def run(self, user_input: str, *, deps: Any = None, context: Any = None) -> TeamResult[Any]:
+    async def arun(self, user_input: str, *, deps: Any = None, context: Any = None) -> TeamResult[Any]:
         """Run to the end and return the :class:`TeamResult`."""
         running = self.stream(user_input, deps=deps, context=context, stream=False)
         async for _ in running:
             pass
         return running.result
 
-    def run_sync(self, user_input: str, *, deps: Any = None, context: Any = None) -> TeamResult[Any]:
-        """:meth:`run` for scripts (its own event loop)."""
-        return asyncio.run(self.run(user_input, deps=deps, context=context))
+    def run(self, user_input: str, *, deps: Any = None, context: Any = None) -> TeamResult[Any]:
+        """:meth:`arun` for scripts (its own event loop; inside a running loop, await :meth:`arun`)."""
+        return run_in_new_loop(
+            lambda: self.arun(user_input, deps=deps, context=context), twin="AgentTeam.arun", receiver="team"
+        )
 
 
 class TeamRun:
@@ -150,10 +153,7 @@ class TeamRun:
     async def _run(self) -> AsyncGenerator[TeamEvent, None]:
         team = self._team
         router = team.router
-        if isinstance(router, RuleRouter):
-            decision = router.route(self._input, self._context)
-        else:
-            decision = await router.route(self._input, self._context)
+        decision = await router.aroute(self._input, self._context)
         yield decision
         results: dict[str, RunResult[Any]] = {}
         if team.mode == "parallel" and len(decision.agents) > 1:

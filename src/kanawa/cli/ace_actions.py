@@ -13,7 +13,7 @@ import tempfile
 from collections.abc import AsyncIterator, Iterator, Sequence
 from pathlib import Path
 
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.markup import escape
 from rich.progress import (
     BarColumn,
@@ -23,7 +23,6 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
-from rich.table import Table
 
 from kanawa.apps.ace.playbook import Playbook
 from kanawa.apps.ace.search.hybrid import HybridSearch
@@ -31,11 +30,33 @@ from kanawa.apps.ace.store.base import PlaybookStore
 from kanawa.apps.ace.workflow import Sample
 from kanawa.cli.errors import setup_hint
 from kanawa.cli.files import InputFileError, read_input_text
+from kanawa.cli.tables import Column, fitted_table
 from kanawa.llm.adapter import LLMAdapter
 from kanawa.llm.errors import LLMError
 from kanawa.secrets import mask
 
 EXIT_OK, EXIT_INPUT, EXIT_SETUP = 0, 1, 2
+
+SEARCH_COLUMNS = (
+    Column("#", "right", key=True),
+    Column("id", key=True),
+    Column("score", "right", drop=1),
+    Column("why it matched", wrap=True, drop=2),
+    Column("bullet", wrap=True),
+)
+"""A hit is read by its rank and bullet id (kept whole) and its text (wrapped); at 80 columns the
+explanation of the match gives way first."""
+
+ADAPT_COLUMNS = (
+    Column("epoch", "right", key=True),
+    Column("accuracy", key=True),
+    Column("ADD", "right", drop=1),
+    Column("TAG", "right", drop=2),
+    Column("UPDATE", "right", drop=3),
+    Column("REMOVE", "right", drop=4),
+    Column("MERGE", "right", drop=5),
+    Column("bullets after", "right", key=True),
+)
 
 
 def _progress(err: Console) -> Progress:
@@ -100,7 +121,7 @@ async def _embed(search: HybridSearch, playbook: Playbook, err: Console) -> int:
         progress.update(task, completed=done, total=total)
 
     try:
-        return await search.prepare(playbook, progress=update)
+        return await search.aprepare(playbook, progress=update)
     finally:
         progress.stop()
 
@@ -145,7 +166,7 @@ async def import_playbook(
         if opened is None:
             return EXIT_SETUP
         try:
-            await opened.save(dataset, playbook)
+            await opened.asave(dataset, playbook)
         except ValueError as exc:
             err.print(f"kanawa: {escape(str(exc))}")
             return EXIT_INPUT
@@ -191,18 +212,17 @@ async def search_playbook(
     async with _store(store, err) as opened:
         if opened is None or not await _has_dataset(opened, dataset, err):
             return EXIT_SETUP
-        playbook = await opened.load(dataset)
+        playbook = await opened.aload(dataset)
         search = _search(opened, dense and mode != "bm25")
         await _embed(search, playbook, err)
         results = await search.asearch(search_query, playbook)
-    table = Table(title=f"{escape(query)} — {dataset} ({len(playbook)} bullets)")
-    for column in ("#", "id", "score", "why it matched", "bullet"):
-        table.add_column(column, overflow="fold")
+    rows: list[list[RenderableType]] = []
     for r in results:
         text = r.bullet.content if len(r.bullet.content) < 160 else r.bullet.content[:157] + "…"
         why = r.explain() + (f" ({', '.join(r.duplicates)})" if r.duplicates else "")
-        table.add_row(str(r.rank), r.bullet.id, f"{r.score:.3f}", escape(why), escape(text))
-    console.print(table if results else "no bullets found")
+        rows.append([str(r.rank), r.bullet.id, f"{r.score:.3f}", escape(why), escape(text)])
+    title = f"{escape(query)} — {dataset} ({len(playbook)} bullets)"
+    console.print(fitted_table(console, SEARCH_COLUMNS, rows, title=title) if results else "no bullets found")
     return EXIT_OK
 
 
@@ -234,10 +254,10 @@ async def generate_trajectory(
         if opened is None:
             return EXIT_SETUP
         search = _search(opened, dense)
-        await _embed(search, await opened.load(dataset), err)
+        await _embed(search, await opened.aload(dataset), err)
         generator = GeneratorAgent(opened, search, adapter, PromptBuilder(prompts_dir), top_k=top_k)
         try:
-            trajectory = await generator.run(task, dataset)
+            trajectory = await generator.arun(task, dataset)
         finally:
             await generator.aclose()
     console.print_json(trajectory.model_dump_json())
@@ -300,7 +320,7 @@ async def _adapt(
     from kanawa.apps.ace.workflow import AdaptationWorkflow, StepRecord
 
     search = _search(store, dense)
-    before = await store.load(dataset)
+    before = await store.aload(dataset)
     await _embed(search, before, err)
     generator = GeneratorAgent(store, search, models[0], PromptBuilder())
     curator = Curator(models[2], search=search, token_budget=token_budget)
@@ -324,14 +344,12 @@ async def _adapt(
             report = await workflow.run_online(dataset, samples)
         else:
             report = await workflow.run_offline(dataset, samples, epochs=epochs)
-    table = Table(title=f"{report.mode} adaptation of {dataset}")
-    for column in ("epoch", "accuracy", "ADD", "TAG", "UPDATE", "REMOVE", "MERGE", "bullets after"):
-        table.add_column(column)
+    rows: list[list[RenderableType]] = []
     for epoch in report.epochs:
         accuracy = "—" if epoch.accuracy is None else f"{epoch.correct}/{epoch.judged} ({epoch.accuracy:.0%})"
         ops = [str(epoch.operations.get(kind, 0)) for kind in ("ADD", "TAG", "UPDATE", "REMOVE", "MERGE")]
-        table.add_row(str(epoch.epoch), accuracy, *ops, str(epoch.bullets_after))
-    console.print(table)
+        rows.append([str(epoch.epoch), accuracy, *ops, str(epoch.bullets_after)])
+    console.print(fitted_table(console, ADAPT_COLUMNS, rows, title=f"{report.mode} adaptation of {dataset}"))
     console.print(f"playbook: {report.bullets_before} → {report.bullets_after} bullets")
     return EXIT_OK
 
@@ -345,7 +363,7 @@ async def export_playbook(
     async with _store(store, err) as opened:
         if opened is None or not await _has_dataset(opened, dataset, err):
             return EXIT_SETUP
-        playbook = await opened.load(dataset)
+        playbook = await opened.aload(dataset)
     out = playbook.to_text() if fmt == "text" else playbook.model_dump_json(indent=2) + "\n"
     console.file.write(out)
     return EXIT_OK
@@ -366,14 +384,14 @@ async def run_demo(console: Console, err: Console, *, epochs: int, store: Path |
 
     with _demo_dir(store) as directory:
         opened = JsonPlaybookStore(root=directory)
-        await opened.save(DEMO_DATASET, seed_playbook())
+        await opened.asave(DEMO_DATASET, seed_playbook())
         console.print("[bold]Starting playbook[/]")
         console.print(escape(seed_playbook().to_text()))
         code = await _adapt(
             console, err, opened, DEMO_DATASET, TASKS, demo_models(), epochs, False, 20_000, dense
         )
         console.print("[bold]Learned playbook[/]")
-        console.print(escape((await opened.load(DEMO_DATASET)).to_text()))
+        console.print(escape((await opened.aload(DEMO_DATASET)).to_text()))
     return code
 
 

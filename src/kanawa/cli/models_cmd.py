@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rich.console import Console
-from rich.table import Table
 
+from kanawa.cli.tables import Column, fitted_table
 from kanawa.llm.catalogue import card_for, catalogue
 from kanawa.llm.pricing import PRICES_ENVIRONMENT_VARIABLE, PriceTable, default_prices, library_version
 from kanawa.types import Usage
@@ -42,6 +42,20 @@ def rates(table: PriceTable, model: str) -> tuple[float | None, float | None, fl
     )
 
 
+COLUMNS = (
+    Column("model", key=True),
+    Column("window", "right", drop=3),
+    Column("max out", "right", drop=5),
+    Column("input", "right", drop=1),
+    Column("cache read", "right", drop=4),
+    Column("cache write", "right", drop=6),
+    Column("output", "right", drop=2),
+    Column("price from", wrap=True, drop=7),
+)
+"""The model is the key; at 80 columns the price source, cache-write price and maximum output give
+way first, then the cache-read price, the window, output and input prices (never the model)."""
+
+
 def _usd(value: float | None) -> str:
     return "–" if value is None else f"${value:,.4g}"
 
@@ -63,19 +77,20 @@ def show_models(console: Console, models: Sequence[str] = ()) -> int:
     names = list(models) or [f"{card.provider}:{name}" for name, card in catalogue().cards.items()]
     console.print(price_heading(table))
     console.print(f"catalogue: as of {catalogue().as_of}")
-    grid = Table(show_edge=False, header_style="bold")
-    for title in ("model", "window", "max out", "input", "cache read", "cache write", "output", "price from"):
-        grid.add_column(title, justify="left" if title in ("model", "price from") else "right")
+    rows = []
     for model in names:
         card = card_for(model)
         source = table.source_of(model)
-        grid.add_row(
-            model,
-            "–" if card is None else f"{card.context_window:,}",
-            "–" if card is None else f"{card.max_output:,}",
-            *(_usd(v) for v in rates(table, model)),
-            "no price" if source is None else str(source),
+        rows.append(
+            [
+                model,
+                "–" if card is None else f"{card.context_window:,}",
+                "–" if card is None else f"{card.max_output:,}",
+                *(_usd(v) for v in rates(table, model)),
+                "no price" if source is None else str(source),
+            ]
         )
+    grid = fitted_table(console, COLUMNS, rows, show_edge=False, header_style="bold")
     console.print(grid)
     console.print("USD per million tokens; '–' is unknown, never free.", style="dim")
     return 0

@@ -18,6 +18,7 @@ from rich.pretty import Pretty
 from rich.table import Table
 from rich.text import Text
 
+from kanawa.cli.tables import Column, fitted_table
 from kanawa.loop.events import (
     ApprovalRequired,
     FinalResponse,
@@ -199,16 +200,24 @@ def _cell(value: object) -> Table | Pretty | str:
     return str(value)
 
 
-def render_output(output: object, text: str) -> Table | Panel:
+ANSWER_COLUMNS = (Column("field", key=True, style="bold"), Column("value", wrap=True))
+"""A structured answer's field names stay whole; the values wrap."""
+
+
+def render_output(console: Console, output: object, text: str) -> Table | Panel:
     """The final answer: a field/value table for a pydantic model, else the text as Markdown."""
     if isinstance(output, BaseModel):
         title = f"Final answer · {type(output).__name__}"
-        table = Table(title=title, show_lines=True, expand=False, min_width=len(title) + 4)
-        table.add_column("field", style="bold")
-        table.add_column("value")
-        for name, value in output.model_dump(mode="json").items():
-            table.add_row(name, _cell(value))
-        return table
+        rows = [[name, _cell(value)] for name, value in output.model_dump(mode="json").items()]
+        return fitted_table(
+            console,
+            ANSWER_COLUMNS,
+            rows,
+            title=title,
+            show_lines=True,
+            expand=False,
+            min_width=len(title) + 4,
+        )
     body = output if isinstance(output, str) else text
     return Panel(Markdown(body or "_(empty answer)_"), title="Final answer", border_style="green")
 

@@ -48,7 +48,7 @@ async def _drive(agent: Agent[Any], question: str, printer: StreamPrinter, *, st
         finally:
             await runner.aclose()
         return runner.result
-    result = await agent.run(question)
+    result = await agent.arun(question)
     for step in result.steps:
         printer(step)
     return result
@@ -82,7 +82,7 @@ async def execute(
     else:
         printer.finish()
         if result.completed:
-            console.print(render_output(result.output, result.text))
+            console.print(render_output(console, result.output, result.text))
         else:
             console.print(
                 Text(f"the run ended without an answer: {result.termination_reason}", style="yellow")

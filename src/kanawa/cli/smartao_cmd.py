@@ -9,6 +9,9 @@
   the development key.
 - ``kanawa smartao reflexion --db evaluations.sqlite3 [--day YYYY-MM-DD]`` —
   :func:`~kanawa.apps.smartao.reflexion.apply_reflexion`, the function a Celery beat job calls.
+- ``kanawa smartao setup [--force] [--registry URL]`` — textlint's node modules into the per-user cache
+  (:mod:`kanawa.apps.smartao.textlint_setup`), with a progress line; without Node.js it says what to
+  install.
 
 Only typer and the CLI's own helpers are imported here; the SmartAO modules load when a command runs
 (the command lives in the CLI, which imports the application — never the other way round).
@@ -73,6 +76,54 @@ def reflexion(
             typer.echo(f"{tenant}/{axis}: {lesson}" if tenant else f"{axis}: {lesson}")
 
 
+@smartao_app.command("setup", cls=KanawaCommand)
+def setup(
+    force: Annotated[bool, typer.Option("--force", help="Install again even when it is there.")] = False,
+    registry: Annotated[
+        str | None, typer.Option("--registry", help="The npm registry to install from (default: npm's own).")
+    ] = None,
+) -> None:
+    """Install textlint for StyleAgent (Node.js packages from the committed lock into your user cache)."""
+    require_extra("smartao setup", "smartao")
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from kanawa.apps.smartao.textlint import user_textlint_dir
+    from kanawa.apps.smartao.textlint_setup import SetupError, install, is_installed, node_problem
+
+    if is_installed() and not force:
+        typer.echo(f"textlint is already installed in {user_textlint_dir()} (--force installs it again)")
+        return
+    problem = node_problem()
+    if problem is not None:
+        typer.echo(
+            f"kanawa smartao setup: {problem}; then run `kanawa smartao setup` again. "
+            "Until then StyleAgent uses the Sudachi rules.",
+            err=True,
+        )
+        raise typer.Exit(2)
+    bar = Progress(
+        TextColumn("installing textlint"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("packages"),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+    )
+    task = bar.add_task("npm ci", total=None)
+    try:
+        with bar:
+            result = install(
+                force=force,
+                progress=lambda done, total: bar.update(task, completed=done, total=total),
+                npm_options=[f"--registry={registry}"] if registry else [],
+            )
+    except SetupError as exc:
+        typer.echo(f"kanawa smartao setup: {exc}", err=True)
+        raise typer.Exit(1) from None
+    typer.echo(f"textlint is ready: {result.packages} packages in {result.home} ({result.seconds:.0f} s)")
+
+
 @smartao_app.command("coach", cls=KanawaCommand)
 def coach(
     essay: Annotated[Path, typer.Argument(help="The essay, a text file (UTF-8, Shift_JIS/CP932 or EUC-JP).")],
@@ -109,21 +160,18 @@ def coach(
 async def _coach(text: str, policy: str, model: str | None, as_json: bool, store: EvalStore) -> int:
     from kanawa.apps.smartao.coordinator import Coordinator
     from kanawa.apps.smartao.session import EssayRequest, sample_resources
-    from kanawa.apps.smartao.textlint import TextlintError, TextlintSidecar, textlint_available
+    from kanawa.apps.smartao.textlint import start_textlint
     from kanawa.loop.errors import GuardrailViolation
 
-    sidecar = None
-    if textlint_available():
-        try:
-            sidecar = TextlintSidecar()
-        except TextlintError:
-            sidecar = None
+    sidecar, notice = start_textlint()
+    if notice is not None:
+        typer.echo(f"kanawa: {notice}", err=True)
     try:
         with tempfile.TemporaryDirectory() as scratch:
             resources = await sample_resources(scratch, textlint=sidecar)
             resources.eval_store = store
             try:
-                report = await Coordinator(resources, model=model).run(
+                report = await Coordinator(resources, model=model).arun(
                     EssayRequest(essay=text, policy=policy)
                 )
             except GuardrailViolation as exc:
@@ -131,7 +179,7 @@ async def _coach(text: str, policy: str, model: str | None, as_json: bool, store
                 return 3
             finally:
                 if resources.references is not None:
-                    await resources.references.close()
+                    await resources.references.aclose()
     finally:
         if sidecar is not None:
             sidecar.close()
@@ -225,11 +273,21 @@ def _serve(host: str, port: int, model: str | None, data: Path, textlint: bool |
     if key:
         typer.echo(f"dev key   {key}  (no KANAWA_API_KEYS configured: loopback clients only)")
     typer.echo(f"model     {model or 'offline demo model (output labelled デモ出力)'}")
+    typer.echo(f"style     {_style_engine(textlint)}")
     typer.echo(f"agents    calc, echo, smartao   (API: {base_url(host, port)}/v1)")
     uvicorn.run(  # with the request-head limits `kanawa serve` has (KANAWA_MAX_HEAD_BYTES, ...)
         app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=5, **uvicorn_options()
     )
     return 0
+
+
+def _style_engine(textlint: bool | None) -> str:
+    """The banner's line for StyleAgent's engine (``--textlint/--no-textlint``, default: auto)."""
+    if textlint is False:
+        return "Sudachi rules (--no-textlint)"
+    from kanawa.apps.smartao.textlint_setup import where_textlint_runs_from
+
+    return where_textlint_runs_from() + (" — required by --textlint" if textlint else "")
 
 
 __all__ = ["smartao_app"]

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.table import Table
 from rich.text import Text
 
 from kanawa.cli.render import format_duration
+from kanawa.cli.tables import Column, fitted_table
 from kanawa.trace.config import trace_directory
 from kanawa.trace.records import TraceFileError, TraceLog, read_trace
 from kanawa.trace.serialize import iso_time
@@ -42,44 +43,58 @@ def _tokens(row: TimelineRow) -> str:
     return f"{row.tok_prompt or 0}/{row.tok_completion or 0}"
 
 
-def timeline_table(timeline: Timeline) -> Table:
-    table = Table(title="Trace timeline", header_style="bold", expand=False)
-    table.add_column("+time", justify="right", style="dim")
-    table.add_column("event")
-    table.add_column("agent")
-    table.add_column("tool / model", style="cyan")
-    table.add_column("step", justify="right")
-    table.add_column("duration", justify="right")
-    table.add_column("tokens p/c", justify="right")
-    table.add_column("status")
+TIMELINE_COLUMNS = (
+    Column("+time", "right", drop=2, style="dim"),
+    Column("event", key=True),
+    Column("agent", key=True),
+    Column("tool / model", key=True, style="cyan"),
+    Column("step", "right", drop=5),
+    Column("duration", "right", drop=3),
+    Column("tokens p/c", "right", drop=4),
+    Column("status", wrap=True, drop=1),
+)
+"""A row is read by its event, agent and tool or model (kept whole); at 80 columns the step, the
+tokens and the duration give way first, then the offset and the status."""
+
+STEP_COLUMNS = (
+    Column("run", key=True),
+    Column("agent", key=True),
+    Column("step", "right", key=True),
+    Column("start", "right", drop=4),
+    Column("duration", "right", drop=1),
+    Column("llm calls", "right", drop=3),
+    Column("tool calls", "right", drop=2),
+    Column("errors", "right"),
+)
+
+
+def timeline_table(console: Console, timeline: Timeline) -> Table:
+    rows: list[list[RenderableType]] = []
     for row in timeline.rows:
         status = Text(row.status or "·", style=_STATUS_STYLE[row.status])
         if row.error:
             status.append(f" {row.error[:60]}", style="red")
-        table.add_row(
-            f"{row.offset_ms:,.1f} ms",
-            row.event,
-            row.agent,
-            row.subject,
-            "" if row.step is None else str(row.step),
-            "" if row.duration_ms is None else format_duration(row.duration_ms),
-            _tokens(row),
-            status,
+        rows.append(
+            [
+                f"{row.offset_ms:,.1f} ms",
+                row.event,
+                row.agent,
+                row.subject,
+                "" if row.step is None else str(row.step),
+                "" if row.duration_ms is None else format_duration(row.duration_ms),
+                _tokens(row),
+                status,
+            ]
         )
-    return table
+    return fitted_table(console, TIMELINE_COLUMNS, rows, title="Trace timeline", header_style="bold")
 
 
-def steps_table(timeline: Timeline) -> Table | None:
+def steps_table(console: Console, timeline: Timeline) -> Table | None:
     steps = [(run, step) for run in timeline.runs for step in run.steps]
     if not steps:
         return None
-    table = Table(title="Steps", header_style="bold", expand=False)
-    for name, justify in (("run", "left"), ("agent", "left"), ("step", "right"), ("start", "right")):
-        table.add_column(name, justify=justify)  # type: ignore[arg-type]
-    for name in ("duration", "llm calls", "tool calls", "errors"):
-        table.add_column(name, justify="right")
-    for run, step in steps:
-        table.add_row(
+    rows: list[list[RenderableType]] = [
+        [
             run.run_id[:12],
             run.agent,
             str(step.step),
@@ -88,8 +103,10 @@ def steps_table(timeline: Timeline) -> Table | None:
             str(step.llm_calls),
             str(step.tool_calls),
             Text(str(step.errors), style="red" if step.errors else ""),
-        )
-    return table
+        ]
+        for run, step in steps
+    ]
+    return fitted_table(console, STEP_COLUMNS, rows, title="Steps", header_style="bold")
 
 
 def footer(timeline: Timeline, log: TraceLog) -> Text:
@@ -134,8 +151,8 @@ def show_trace(console: Console, err: Console, target: Path | None) -> int:
         return 1
     timeline = build_timeline(log.records)
     console.print(Text(f"trace {path}", style="bold"))
-    console.print(timeline_table(timeline))
-    steps = steps_table(timeline)
+    console.print(timeline_table(console, timeline))
+    steps = steps_table(console, timeline)
     if steps is not None:
         console.print(steps)
     console.print(footer(timeline, log))

@@ -177,7 +177,8 @@ class Cassette:
                 return exchange
         return None
 
-    def add(self, exchange: Exchange) -> None:
+    def record(self, exchange: Exchange) -> None:
+        """Keep an exchange just recorded (it counts as played: a later request does not replay it)."""
         self.exchanges.append(exchange)
         self.played.add(len(self.exchanges) - 1)
 

@@ -93,7 +93,7 @@ class _Session:
             response_headers=scrub_headers(response.headers.multi_items(), drop=DROPPED_RESPONSE_HEADERS),
             response_body=scrub_body(response.content),
         )
-        self.cassette.add(exchange)
+        self.cassette.record(exchange)
         self.recorded = True
         return exchange
 

@@ -2,8 +2,8 @@
 
 Why a writer thread rather than async file I/O (seed 002 §6 suggests ``aiofiles``): ``emit`` is called
 from the hot path of the loop, sometimes from worker threads running sync tools, and a sink may outlive
-the event loop that created it (``run_sync`` starts and stops a loop per call). A daemon thread fed by a
-lock-free :class:`queue.SimpleQueue` serves every caller the same way: ``emit`` is one ``put`` — no
+the event loop that created it (sync ``Agent.run`` starts and stops a loop per call). A daemon thread
+fed by a lock-free :class:`queue.SimpleQueue` serves every caller the same way: ``emit`` is one ``put`` — no
 serialisation, no file I/O, no awaiting — and the thread batches, serialises and writes. It also lets
 the sink flush at interpreter exit (``atexit``, via :func:`weakref.finalize`) so a script that crashes
 before closing the sink still leaves its trace behind.

@@ -91,7 +91,7 @@ class Counted:
 async def run_to_end(agent: Agent[str], prompt: str = "add") -> tuple[Usage, bool]:
     """Run ``agent``; its usage (of the partial result when a budget stopped it) and whether it was."""
     try:
-        result = await agent.run(prompt)
+        result = await agent.arun(prompt)
     except BudgetExceeded as exc:
         if exc.partial_result is None:
             raise
@@ -109,5 +109,5 @@ def warnings_of(events: Any) -> list[GuardrailTripped]:
 
 async def run_blocked(agent: Agent[str], prompt: str = "add") -> BudgetExceeded:
     with pytest.raises(BudgetExceeded) as caught:
-        await agent.run(prompt)
+        await agent.arun(prompt)
     return caught.value

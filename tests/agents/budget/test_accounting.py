@@ -18,7 +18,7 @@ async def test_provider_usage_is_counted_as_reported(make_guard: GuardFactory) -
     guard = make_guard()
     usage = Usage(input_tokens=1234, output_tokens=56, reasoning_tokens=20, cached_tokens=1000, requests=1)
     counted = Counted(tool_turns=0, usage=usage)
-    result = await counted.agent(guard).run("add")
+    result = await counted.agent(guard).arun("add")
     totals = await guard.totals()
     assert (totals.input_tokens, totals.output_tokens, totals.requests) == (1234, 56, 1)
     # 234 uncached × 1.25 + 1000 cached × 0.125 + 56 output × 10, per million
@@ -31,7 +31,7 @@ async def test_a_response_without_usage_is_estimated_from_system_messages_and_to
 ) -> None:
     guard = make_guard()
     counted = Counted(tool_turns=1, usage=Usage())
-    result = await counted.agent(guard).run("add")
+    result = await counted.agent(guard).arun("add")
     model = result.messages  # the prompts were system + user, then + the tool call and its result
     counter = text_counter("gpt-5")
     expected_in = count_message_tokens(model[:2], model="gpt-5") + count_message_tokens(
@@ -62,7 +62,7 @@ async def test_the_warn_unpriced_policy_runs_an_unpriced_model_with_a_warning_an
     guard = make_guard(max_cost_usd=1.0, unpriced="warn")
     for _ in range(2):  # the second run is not refused by the first run's unpriced response either
         counted = Counted(tool_turns=1, model="my-local-model")
-        result = await counted.agent(guard).run("add")
+        result = await counted.agent(guard).arun("add")
         assert result.completed
         assert counted.tool_runs == 1
         reasons = [r for w in warnings_of(result.steps) for r in w.reasons]
@@ -77,7 +77,7 @@ async def test_the_unpriced_policy_comes_from_the_environment(
     monkeypatch.setenv("KANAWA_UNPRICED_POLICY", "warn")
     guard = make_guard(max_cost_usd=1.0)
     assert guard.unpriced == "warn"
-    assert (await Counted(tool_turns=0, model="my-local-model").agent(guard).run("add")).completed
+    assert (await Counted(tool_turns=0, model="my-local-model").agent(guard).arun("add")).completed
     monkeypatch.setenv("KANAWA_UNPRICED_POLICY", "block")
     assert make_guard(max_cost_usd=1.0).unpriced == "block"
 
@@ -87,7 +87,7 @@ async def test_a_money_budget_runs_current_models_priced_by_genai_prices(
     make_guard: GuardFactory, model: str
 ) -> None:
     guard = make_guard(max_cost_usd=1.0)
-    result = await Counted(tool_turns=1, model=model).agent(guard).run("add")
+    result = await Counted(tool_turns=1, model=model).agent(guard).arun("add")
     assert result.completed
     totals = await guard.totals()
     assert totals.cost_known
@@ -98,7 +98,7 @@ async def test_a_money_budget_runs_current_models_priced_by_genai_prices(
 async def test_prices_can_be_overridden_per_guard(make_guard: GuardFactory) -> None:
     table = PriceTable("2026-01-01", prices={"my-local-model": ModelPrice(input=1.0, output=2.0)})
     guard = make_guard(max_cost_usd=1.0, prices=table)
-    result = await Counted(tool_turns=0, model="my-local-model").agent(guard).run("add")
+    result = await Counted(tool_turns=0, model="my-local-model").agent(guard).arun("add")
     assert result.completed
     assert (await guard.totals()).cost_nano_usd == 100 * 1000 + 10 * 2000
 
@@ -117,7 +117,7 @@ async def test_a_response_from_an_unpriced_model_makes_the_cost_unknown_and_bloc
             model="mystery-model",
         )
 
-    result = await Agent("a", "", model=FunctionLLM(answer, model="gpt-5"), guardrails=[guard]).run("hi")
+    result = await Agent("a", "", model=FunctionLLM(answer, model="gpt-5"), guardrails=[guard]).arun("hi")
     assert warnings_of(result.steps)[0].reasons == (
         "model 'mystery-model' has no price: the session's cost is unknown",
     )
@@ -129,7 +129,7 @@ async def test_a_response_from_an_unpriced_model_makes_the_cost_unknown_and_bloc
 
 async def test_without_limits_the_guard_only_counts(make_guard: GuardFactory) -> None:
     guard = make_guard()
-    result = await Counted(tool_turns=4).agent(guard).run("add")
+    result = await Counted(tool_turns=4).agent(guard).arun("add")
     assert result.completed
     assert not warnings_of(result.steps)
     totals = await guard.totals()

@@ -73,7 +73,7 @@ async def test_block_money_budget_by_the_price_table(make_guard: GuardFactory) -
 async def test_a_spent_budget_blocks_the_next_run_before_any_request(make_guard: GuardFactory) -> None:
     guard = make_guard(max_tokens=100)
     first = Counted(tool_turns=0)
-    await first.agent(guard).run("add")  # 110 tokens: the answer completes the run
+    await first.agent(guard).arun("add")  # 110 tokens: the answer completes the run
     second = Counted(tool_turns=0)
     blocked = await run_blocked(second.agent(guard))
     assert second.requests == 0
@@ -107,7 +107,7 @@ async def test_warn_request_budget_lets_the_run_finish_and_yields_a_chat_bubble(
 ) -> None:
     guard = make_guard(max_requests=2, action="warn", warn_at=None)
     counted = Counted(tool_turns=3)
-    result = await counted.agent(guard).run("add")
+    result = await counted.agent(guard).arun("add")
     assert result.completed
     assert counted.requests == 4
     warnings = warnings_of(result.steps)
@@ -135,7 +135,7 @@ async def test_warn_token_budget_warns_at_warn_at_then_at_the_limit(make_guard: 
 async def test_warn_money_budget(make_guard: GuardFactory) -> None:
     guard = make_guard(max_cost_usd=0.0004, action="warn", warn_at=None)
     counted = Counted(tool_turns=2)
-    result = await counted.agent(guard).run("add")
+    result = await counted.agent(guard).arun("add")
     assert result.completed
     warnings = warnings_of(result.steps)
     assert [w.step for w in warnings] == [2]
@@ -145,7 +145,7 @@ async def test_warn_money_budget(make_guard: GuardFactory) -> None:
 async def test_block_mode_warns_early_at_warn_at(make_guard: GuardFactory) -> None:
     guard = make_guard(max_requests=5, warn_at=0.6)
     counted = Counted(tool_turns=3)
-    result = await counted.agent(guard).run("add")
+    result = await counted.agent(guard).arun("add")
     warnings = warnings_of(result.steps)
     assert [w.step for w in warnings] == [3]
     assert warnings[0].reasons == ("the session has used 60% of its request budget (3 of 5 model requests)",)
@@ -155,8 +155,8 @@ async def test_a_later_run_is_warned_at_its_first_request_while_the_session_is_p
     make_guard: GuardFactory,
 ) -> None:
     guard = make_guard(max_tokens=1000, warn_at=0.2)
-    await Counted(tool_turns=1).agent(guard).run("add")  # 220 tokens ≥ 200
-    result = await Counted(tool_turns=0).agent(guard).run("add")
+    await Counted(tool_turns=1).agent(guard).arun("add")  # 220 tokens ≥ 200
+    result = await Counted(tool_turns=0).agent(guard).arun("add")
     warnings = warnings_of(result.steps)
     assert [(w.step, w.reasons) for w in warnings] == [
         (1, ("the session has used 22% of its token budget (220 of 1,000 tokens)",))
@@ -165,7 +165,7 @@ async def test_a_later_run_is_warned_at_its_first_request_while_the_session_is_p
 
 async def test_block_mode_warns_when_a_response_reaches_the_limit(make_guard: GuardFactory) -> None:
     guard = make_guard(max_tokens=110, warn_at=None)
-    result = await Counted(tool_turns=0).agent(guard).run("add")
+    result = await Counted(tool_turns=0).agent(guard).arun("add")
     assert result.completed
     assert warnings_of(result.steps)[0].reasons == (
         "the session has reached its token budget (110 of 110 tokens); "
@@ -185,9 +185,9 @@ async def test_sessions_named_from_deps_have_separate_budgets(make_guard: GuardF
     guard = make_guard(max_requests=2, session=lambda ctx: f"user:{ctx.deps.name}")
     alice = Counted(tool_turns=2)
     with pytest.raises(BudgetExceeded):
-        await alice.agent(guard).run("add", deps=User("alice"))
+        await alice.agent(guard).arun("add", deps=User("alice"))
     bob = Counted(tool_turns=1)
-    result = await bob.agent(guard).run("add", deps=User("bob"))
+    result = await bob.agent(guard).arun("add", deps=User("bob"))
     assert result.completed
     assert (await guard.totals("user:alice")).requests == 2
     assert (await guard.totals("user:bob")).requests == 2
@@ -198,20 +198,20 @@ async def test_sessions_named_from_deps_have_separate_budgets(make_guard: GuardF
 async def test_guards_sharing_a_store_share_the_budget_across_agents(make_guard: GuardFactory) -> None:
     one = make_guard(max_requests=3)
     other = make_guard(max_requests=3)
-    await Counted(tool_turns=1).agent(one).run("add")  # 2 requests
+    await Counted(tool_turns=1).agent(one).arun("add")  # 2 requests
     counted = Counted(tool_turns=1)
     with pytest.raises(BudgetExceeded):
-        await counted.agent(other, name="second").run("add")
+        await counted.agent(other, name="second").arun("add")
     assert counted.requests == 1
 
 
 async def test_reset_starts_the_session_afresh(make_guard: GuardFactory) -> None:
     guard = make_guard(max_requests=1)
-    await Counted(tool_turns=0).agent(guard).run("add")
+    await Counted(tool_turns=0).agent(guard).arun("add")
     await run_blocked(Counted(tool_turns=0).agent(guard))
     await guard.reset()
     assert (await guard.totals()).requests == 0
-    assert (await Counted(tool_turns=0).agent(guard).run("add")).completed
+    assert (await Counted(tool_turns=0).agent(guard).arun("add")).completed
 
 
 # ----------------------------------------------------------------------------------- validation
@@ -241,7 +241,7 @@ def test_bad_settings_are_clear_errors(kwargs: dict[str, Any], message: str) -> 
 async def test_a_session_function_returning_no_name_is_a_clear_error() -> None:
     guard = TokenGuard(max_requests=1, session=lambda ctx: None)  # type: ignore[arg-type,return-value]
     with pytest.raises(TypeError, match="the session function must return a non-empty string"):
-        await Counted(tool_turns=0).agent(guard).run("add")
+        await Counted(tool_turns=0).agent(guard).arun("add")
 
 
 async def test_a_per_user_budget_and_a_global_budget_together(make_guard: GuardFactory) -> None:
@@ -251,7 +251,7 @@ async def test_a_per_user_budget_and_a_global_budget_together(make_guard: GuardF
     per_user = make_guard(max_requests=10, session=lambda ctx: f"user:{ctx.deps.name}")
     everybody = make_guard(max_requests=3, session="everybody")
     alice, bob = Counted(tool_turns=1), Counted(tool_turns=5)
-    assert (await alice.agent(per_user, everybody).run("add", deps=User("alice"))).completed
+    assert (await alice.agent(per_user, everybody).arun("add", deps=User("alice"))).completed
     blocked = await run_blocked_with(bob.agent(per_user, everybody), deps=User("bob"))
     assert blocked.reasons == ("the session's request budget is spent (3 of 3 model requests)",)
     assert (alice.requests, bob.requests) == (2, 1)
@@ -261,7 +261,7 @@ async def test_a_per_user_budget_and_a_global_budget_together(make_guard: GuardF
 
 async def run_blocked_with(agent: Agent[str], *, deps: object) -> BudgetExceeded:
     with pytest.raises(BudgetExceeded) as caught:
-        await agent.run("add", deps=deps)
+        await agent.arun("add", deps=deps)
     return caught.value
 
 
@@ -312,5 +312,5 @@ async def test_one_guard_on_an_agent_and_its_handoff_target_counts_both(make_gua
         guardrails=[spent_inside],
     )
     with pytest.raises(BudgetExceeded):
-        await parent2.run("go")
+        await parent2.arun("go")
     assert (len(parent_requests), len(child_requests)) == (1, 0)

@@ -37,7 +37,7 @@ async def test_kanawa_redis_url_puts_the_session_totals_in_redis(
     monkeypatch.setenv("KANAWA_REDIS_URL", redis_url)
     async with TokenGuard(max_requests=10, key_prefix=key_prefix, session="s1", ttl=600) as guard:
         assert isinstance(guard.store, RedisBudgetStore)
-        await Counted(tool_turns=1).agent(guard).run("add")
+        await Counted(tool_turns=1).agent(guard).arun("add")
     client = Redis.from_url(redis_url)
     try:
         fields = await client.hgetall(key_prefix + "s1")
@@ -64,12 +64,12 @@ async def test_without_redis_url_the_totals_stay_in_memory(monkeypatch: pytest.M
 async def test_the_ttl_is_refreshed_by_each_update(redis_url: str, key_prefix: str, cleanup: None) -> None:
     store = RedisBudgetStore(redis_url, key_prefix=key_prefix)
     async with TokenGuard(max_requests=10, store=store, session="s", ttl=30) as guard:
-        await Counted(tool_turns=0).agent(guard).run("add")
+        await Counted(tool_turns=0).agent(guard).arun("add")
         first = await store.ttl("s")
         assert first is not None
         assert 0 < first <= 30
         guard.ttl = 3000
-        await Counted(tool_turns=0).agent(guard).run("add")
+        await Counted(tool_turns=0).agent(guard).arun("add")
         second = await store.ttl("s")
         assert second is not None
         assert 30 < second <= 3000
@@ -115,7 +115,7 @@ async def test_a_redis_failure_while_counting_a_response_stops_the_run(tmp_path:
 
         counted.pause = server_goes_away
         with pytest.raises(BudgetExceeded, match="the budget cannot be checked") as caught:
-            await counted.agent(guard).run("add")
+            await counted.agent(guard).arun("add")
         assert counted.requests == 1
         assert counted.tool_runs == 0
         assert caught.value.stage == "tool_call"
@@ -143,7 +143,7 @@ async def test_a_redis_failure_while_counting_a_final_answer_stops_the_run(tmp_p
 
         counted.pause = server_goes_away
         with pytest.raises(BudgetExceeded, match="the budget cannot be checked") as caught:
-            await counted.agent(guard).run("add")
+            await counted.agent(guard).arun("add")
         assert caught.value.stage == "model_call"
         assert caught.value.partial_result is not None
         assert caught.value.partial_result.output is None
@@ -217,8 +217,8 @@ async def test_several_processes_overshoot_a_token_budget_by_at_most_one_request
     assert all(run["blocked"] for run in runs)
 
 
-def test_a_redis_guard_serves_run_sync_calls_each_in_its_own_loop(redis_url: str, key_prefix: str) -> None:
-    """``run_sync`` runs each call in a new event loop: the guard opens a pool per loop, and each pool
+def test_a_redis_guard_serves_sync_run_calls_each_in_its_own_loop(redis_url: str, key_prefix: str) -> None:
+    """``Agent.run`` (sync) runs each call in a new event loop: the guard opens a pool per loop, and each pool
     is closed when its loop shuts down (no unclosed-connection warnings), the totals adding up."""
     script = f"""
 import asyncio, gc
@@ -227,8 +227,8 @@ from tests.agents.budget._support import Counted
 
 guard = TokenGuard(max_requests=100, redis_url={redis_url!r}, key_prefix={key_prefix!r})
 agent = Counted(tool_turns=1).agent(guard)
-agent.run_sync("add")
-agent.run_sync("add")
+agent.run("add")
+agent.run("add")
 
 async def finish() -> None:
     print((await guard.totals()).requests)

@@ -20,10 +20,10 @@ class Clock:
 async def test_memory_totals_expire_after_ttl_of_inactivity() -> None:
     clock = Clock()
     guard = TokenGuard(max_requests=5, ttl=60, store=MemoryBudgetStore(clock=clock))
-    await Counted(tool_turns=0).agent(guard).run("add")
+    await Counted(tool_turns=0).agent(guard).arun("add")
     clock.now += 59
     assert (await guard.totals()).requests == 1
-    await Counted(tool_turns=0).agent(guard).run("add")  # activity slides the window
+    await Counted(tool_turns=0).agent(guard).arun("add")  # activity slides the window
     clock.now += 59
     assert (await guard.totals()).requests == 2
     clock.now += 1

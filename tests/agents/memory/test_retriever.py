@@ -71,7 +71,7 @@ async def test_agent_with_memory_sends_recalled_facts_and_a_trimmed_history(
         ToolMessage("c1", "an old result " * 20, name="search"),
         AssistantMessage(text="old answer"),
     ]
-    result = await agent.run("What food do I like?", history=history)
+    result = await agent.arun("What food do I like?", history=history)
     assert result.text == "Okonomiyaki."
     sent = seen[0]
     assert sent[0] == SystemMessage("You are a helpful assistant.")
@@ -90,6 +90,6 @@ async def test_agent_without_memory_sends_the_conversation_unchanged() -> None:
         return AssistantMessage(text="hi")
 
     agent = Agent("plain", "sys", model=FunctionLLM(answer))
-    await agent.run("hello " * 500)
+    await agent.arun("hello " * 500)
     assert estimate_text_tokens("hello " * 500) > 120
     assert seen[0] == [SystemMessage("sys"), UserMessage("hello " * 500)]

@@ -38,7 +38,7 @@ async def make_store(
 
     yield make
     for store in opened:
-        await store.close()
+        await store.aclose()
 
 
 def exact_top_k(vectors: np.ndarray, query: np.ndarray, k: int) -> list[int]:
@@ -56,7 +56,7 @@ async def test_search_returns_the_exact_top_k_by_cosine_similarity(make_store: S
     assert len(set(ids)) == 60
     for q in range(5):
         query = unit_vectors(1, DIM, seed=100 + q)[0]
-        hits = await store.search(query, k=5)
+        hits = await store.asearch(query, k=5)
         assert [hit.item.text for hit in hits] == [f"note {i}" for i in exact_top_k(vectors, query, 5)]
         scores = [hit.score for hit in hits]
         assert scores == sorted(scores, reverse=True)
@@ -71,10 +71,10 @@ async def test_namespaces_never_mix_and_small_stores_return_what_they_have(make_
     vectors = unit_vectors(6, DIM, seed=2)
     await store.add(items(3, namespace="alice"), vectors[:3], ["a0", "a1", "a2"])
     await store.add(items(3, namespace="bob", start=3), vectors[3:], ["b0", "b1", "b2"])
-    hits = await store.search(vectors[4], k=10, namespace="alice")
+    hits = await store.asearch(vectors[4], k=10, namespace="alice")
     assert sorted(hit.item.text for hit in hits) == ["note 0", "note 1", "note 2"]
-    assert (await store.search(vectors[4], k=1, namespace="bob"))[0].item.text == "note 4"
-    assert await store.search(vectors[0], k=3, namespace="nobody") == []
+    assert (await store.asearch(vectors[4], k=1, namespace="bob"))[0].item.text == "note 4"
+    assert await store.asearch(vectors[0], k=3, namespace="nobody") == []
     assert await store.count() == 6
     assert await store.count(namespace="bob") == 3
 
@@ -95,9 +95,9 @@ async def test_wrong_dimensions_are_refused(make_store: StoreFactory) -> None:
     with pytest.raises(ValueError, match="one embedding row"):
         await store.add(items(2), unit_vectors(1, DIM, seed=4), ["h"])
     with pytest.raises(ValueError, match="dimensions"):
-        await store.search(unit_vectors(1, DIM - 1, seed=4)[0], k=1)
+        await store.asearch(unit_vectors(1, DIM - 1, seed=4)[0], k=1)
     with pytest.raises(ValueError, match="k must be"):
-        await store.search(unit_vectors(1, DIM, seed=4)[0], k=0)
+        await store.asearch(unit_vectors(1, DIM, seed=4)[0], k=0)
 
 
 async def test_concurrent_inserts_from_several_stores_lose_nothing(make_store: StoreFactory) -> None:
@@ -121,7 +121,7 @@ async def test_concurrent_inserts_from_several_stores_lose_nothing(make_store: S
     # every store sees every row, including those written through the others
     query = vectors[123]
     for store in stores:
-        assert (await store.search(query, k=1))[0].item.text == "note 123"
+        assert (await store.asearch(query, k=1))[0].item.text == "note 123"
 
 
 async def test_sqlite_and_pgvector_return_the_same_top_k(
@@ -138,11 +138,11 @@ async def test_sqlite_and_pgvector_return_the_same_top_k(
             await store.add(texts, vectors, hashes)
         for q in range(10):
             query = unit_vectors(1, DIM, seed=1000 + q)[0]
-            results = [[h.item.text for h in await s.search(query, k=8)] for s in (sqlite, indexed, brute)]
+            results = [[h.item.text for h in await s.asearch(query, k=8)] for s in (sqlite, indexed, brute)]
             assert results[0] == results[1] == results[2]
     finally:
         for store in (sqlite, indexed, brute):
-            await store.close()
+            await store.aclose()
 
 
 async def test_pgvector_falls_back_to_the_cos_sim_scan_when_the_index_is_dropped(
@@ -155,7 +155,7 @@ async def test_pgvector_falls_back_to_the_cos_sim_scan_when_the_index_is_dropped
         vectors = unit_vectors(40, DIM, seed=7)
         await store.add(items(40), vectors, [f"h{i}" for i in range(40)])
         query = unit_vectors(1, DIM, seed=8)[0]
-        before = [h.item.text for h in await store.search(query, k=5)]
+        before = [h.item.text for h in await store.asearch(query, k=5)]
         conn = await asyncpg.connect(postgres_url)
         try:
             await conn.execute("SET enable_seqscan = off")  # the table is tiny; show the index is usable
@@ -177,11 +177,11 @@ async def test_pgvector_falls_back_to_the_cos_sim_scan_when_the_index_is_dropped
         assert await store.refresh_index() is False
         assert "cos_sim(embedding, $1)" in store.search_sql
         assert "ORDER BY 2 DESC LIMIT $3" in store.search_sql
-        after = [h.item.text for h in await store.search(query, k=5)]
+        after = [h.item.text for h in await store.asearch(query, k=5)]
         assert before == after == [f"note {i}" for i in exact_top_k(vectors, query, 5)]
         assert [f"note {r['id'] - 1}" for r in rows] == after
     finally:
-        await store.close()
+        await store.aclose()
 
 
 def _literal(row: np.ndarray) -> str:
@@ -195,7 +195,7 @@ async def test_a_store_refuses_a_database_made_for_other_dimensions(
     with pytest.raises(ValueError, match="16-dimensional"):
         SQLiteMemoryStore(path=tmp_path / "m.sqlite3", dim=8)
     store = await PgVectorMemoryStore.open(postgres_url, dim=DIM, table=table)
-    await store.close()
+    await store.aclose()
     with pytest.raises(ValueError, match="16-dimensional"):
         await PgVectorMemoryStore.open(postgres_url, dim=8, table=table)
 
@@ -206,7 +206,7 @@ async def test_kanawa_database_url_selects_pgvector(
     monkeypatch.delenv("KANAWA_DATABASE_URL", raising=False)
     local = await open_memory_store(dim=DIM, path=tmp_path / "local.sqlite3")
     assert isinstance(local, SQLiteMemoryStore)
-    await local.close()
+    await local.aclose()
     monkeypatch.setenv("KANAWA_DATABASE_URL", postgres_url)
     remote = await open_memory_store(dim=DIM, path=tmp_path / "unused.sqlite3")
     try:
@@ -214,7 +214,7 @@ async def test_kanawa_database_url_selects_pgvector(
         assert remote.indexed
         assert not (tmp_path / "unused.sqlite3").exists()
     finally:
-        await remote.close()
+        await remote.aclose()
 
 
 async def test_analyze_gives_the_planner_the_tables_size(postgres_url: str, table: str) -> None:
@@ -225,7 +225,7 @@ async def test_analyze_gives_the_planner_the_tables_size(postgres_url: str, tabl
         tuples = await store._pool.fetchval("SELECT reltuples FROM pg_class WHERE relname = $1", table)
         assert tuples == 500
     finally:
-        await store.close()
+        await store.aclose()
 
 
 async def test_ef_search_holds_on_every_pooled_connection(postgres_url: str, table: str) -> None:
@@ -234,4 +234,4 @@ async def test_ef_search_holds_on_every_pooled_connection(postgres_url: str, tab
         for _ in range(4):  # connections are reset (RESET ALL) each time they return to the pool
             assert await store._pool.fetchval("SHOW hnsw.ef_search") == "123"
     finally:
-        await store.close()
+        await store.aclose()

@@ -91,8 +91,8 @@ async def _refresh() -> None:
     store = JsonPlaybookStore(root=VECTORS_DIR.parent)
     search = HybridSearch(store=store)
     playbook = Playbook.from_text(PLAYBOOK_PATH.read_text(encoding="utf-8"))
-    print("passages embedded:", await search.prepare(playbook))
-    print("queries embedded:", await search.embed_queries([text for text, _ in QUERIES]))
+    print("passages embedded:", await search.aprepare(playbook))
+    print("queries embedded:", await search.aembed_queries([text for text, _ in QUERIES]))
 
 
 if __name__ == "__main__":

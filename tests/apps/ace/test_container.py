@@ -64,6 +64,6 @@ async def test_generator_from_container_runs_with_an_overridden_llm(tmp_path: Pa
     container.config.from_dict({"llm": {"provider": "test"}, "store": {"location": str(tmp_path)}})
     answer = json.dumps({"reasoning": [], "bullet_ids": [], "final_answer": "ok"})
     with container.llm_client.override(providers.Object(ScriptedLLM([answer]))):
-        trajectory = await container.generator_agent().run("q", "demo")
+        trajectory = await container.generator_agent().arun("q", "demo")
     assert (trajectory.status, trajectory.generated_answer) == ("success", "ok")
     assert isinstance(container.playbook_store(), JsonPlaybookStore)

@@ -30,7 +30,7 @@ def _json(final: str, ids: list[str], reasoning: list[str] | None = None) -> str
 @pytest.fixture
 async def store(tmp_path: Path, playbook: Playbook) -> JsonPlaybookStore:
     store = JsonPlaybookStore(root=tmp_path / "playbooks")
-    await store.save("appworld", playbook)
+    await store.asave("appworld", playbook)
     return store
 
 
@@ -40,7 +40,7 @@ def _generator(store: JsonPlaybookStore, llm: object, **kwargs: object) -> Gener
 
 async def test_run_follows_the_seed_flow_and_returns_a_success_trajectory(store: JsonPlaybookStore) -> None:
     llm = ScriptedLLM([_json("Page until empty.", ["shr-00001"], ["Paging advice applies"])])
-    trajectory = await _generator(store, llm).run("How do I list every page of results?", "appworld")
+    trajectory = await _generator(store, llm).arun("How do I list every page of results?", "appworld")
     assert trajectory.status == "success"
     assert trajectory.error_message is None
     assert trajectory.generated_answer == "Page until empty."
@@ -57,13 +57,13 @@ async def test_run_follows_the_seed_flow_and_returns_a_success_trajectory(store:
 
 async def test_used_bullet_ids_only_lists_ids_that_exist(store: JsonPlaybookStore) -> None:
     llm = ScriptedLLM([_json("x", ["shr-00001", "zzz-99999", "shr-00001", "not an id"])])
-    trajectory = await _generator(store, llm).run("paging", "appworld")
+    trajectory = await _generator(store, llm).arun("paging", "appworld")
     assert trajectory.used_bullet_ids == ["shr-00001"]
 
 
 async def test_llm_failure_gives_failure_trajectory_not_exception(store: JsonPlaybookStore) -> None:
     llm = ScriptedLLM([LLMRateLimitError("slow down", provider="test", model="test")])
-    trajectory = await _generator(store, llm).run("paging", "appworld")
+    trajectory = await _generator(store, llm).arun("paging", "appworld")
     assert trajectory.status == "failure"
     assert trajectory.error_message is not None
     assert "slow down" in trajectory.error_message
@@ -79,21 +79,21 @@ async def test_search_failure_gives_failure_trajectory(store: JsonPlaybookStore)
     generator = GeneratorAgent(
         store, BrokenSearch(embedder=None), ScriptedLLM(["x"]), PromptBuilder(prompts_dir=None)
     )
-    trajectory = await generator.run("paging", "appworld")
+    trajectory = await generator.arun("paging", "appworld")
     assert trajectory.status == "failure"
     assert trajectory.error_message == "RuntimeError: index unavailable"
 
 
 async def test_empty_playbook_still_runs_with_empty_context(tmp_path: Path) -> None:
     llm = ScriptedLLM([_json("fine", [])])
-    trajectory = await _generator(JsonPlaybookStore(root=tmp_path), llm).run("anything", "new-dataset")
+    trajectory = await _generator(JsonPlaybookStore(root=tmp_path), llm).arun("anything", "new-dataset")
     assert trajectory.status == "success"
     assert "Retrieved no bullets" in trajectory.reasoning_steps[1]
 
 
 async def test_prose_answer_is_read_tolerantly_with_id_extraction(store: JsonPlaybookStore) -> None:
     llm = FunctionLLM(lambda request: "Following shr-00002 and api-00003: log in first. Also xyz-12345.")
-    trajectory = await _generator(store, llm).run("log in", "appworld")
+    trajectory = await _generator(store, llm).arun("log in", "appworld")
     assert trajectory.status == "success"
     assert trajectory.generated_answer.startswith("Following shr-00002")
     assert trajectory.used_bullet_ids == ["shr-00002", "api-00003"]
@@ -125,7 +125,7 @@ async def test_generator_is_a_tool_using_agent_with_run_context_deps(store: Json
             )
         return _json("done", [])
 
-    trajectory = await _generator(store, FunctionLLM(respond), tools=[playbook_size], search_tool=True).run(
+    trajectory = await _generator(store, FunctionLLM(respond), tools=[playbook_size], search_tool=True).arun(
         "rate limits", "appworld"
     )
     assert seen == ["appworld"]
@@ -144,7 +144,7 @@ async def test_property_4_any_llm_response_becomes_a_success_trajectory(
     tmp_path: Path, response: str
 ) -> None:
     store = JsonPlaybookStore(root=tmp_path / "p4")
-    trajectory = await _generator(store, FunctionLLM(lambda request: response)).run("task", "appworld")
+    trajectory = await _generator(store, FunctionLLM(lambda request: response)).arun("task", "appworld")
     assert trajectory.status == "success"
     assert response in trajectory.generated_answer
 
@@ -154,7 +154,7 @@ async def test_property_4_any_llm_response_becomes_a_success_trajectory(
 @given(final=st.text(max_size=200))
 async def test_property_4_structured_response_answer_is_the_final_answer(tmp_path: Path, final: str) -> None:
     store = JsonPlaybookStore(root=tmp_path / "p4s")
-    trajectory = await _generator(store, FunctionLLM(lambda request: _json(final, []))).run(
+    trajectory = await _generator(store, FunctionLLM(lambda request: _json(final, []))).arun(
         "task", "appworld"
     )
     assert trajectory.status == "success"

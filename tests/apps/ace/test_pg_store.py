@@ -25,18 +25,18 @@ async def store(ace_postgres_url: str, table_prefix: str) -> AsyncIterator[PgPla
 
 
 async def test_save_load_round_trip(store: PgPlaybookStore, playbook: Playbook) -> None:
-    await store.save("appworld", playbook)
-    loaded = await store.load("appworld")
+    await store.asave("appworld", playbook)
+    loaded = await store.aload("appworld")
     assert loaded == playbook
     assert await store.datasets() == ["appworld"]
-    assert len(await store.load("other")) == 0
+    assert len(await store.aload("other")) == 0
 
 
 async def test_apply_writes_only_the_delta_and_keeps_order(
     store: PgPlaybookStore, playbook: Playbook
 ) -> None:
-    await store.save("appworld", playbook)
-    audit = await store.apply(
+    await store.asave("appworld", playbook)
+    audit = await store.aapply(
         "appworld",
         [
             AddOp(section="STRATEGIES AND HARD RULES", content="A new rule."),
@@ -47,7 +47,7 @@ async def test_apply_writes_only_the_delta_and_keeps_order(
         ],
     )
     assert all(a.status == "applied" for a in audit)
-    loaded = await store.load("appworld")
+    loaded = await store.aload("appworld")
     assert [b.id for b in loaded] == ["shr-00001", "shr-00006", "api-00003", "aup-00004"]
     assert loaded.get("shr-00001").helpful == 4  # type: ignore[union-attr]
     assert loaded.get("aup-00004").harmful == 1  # type: ignore[union-attr]
@@ -60,11 +60,11 @@ async def test_two_curators_updating_one_playbook_lose_nothing(
     first = await PgPlaybookStore.open(ace_postgres_url, prefix=table_prefix)
     second = await PgPlaybookStore.open(ace_postgres_url, prefix=table_prefix)
     try:
-        await first.save("shared", playbook)
+        await first.asave("shared", playbook)
 
         async def curator(store: PgPlaybookStore, name: str) -> None:
             for i in range(15):
-                await store.apply(
+                await store.aapply(
                     "shared",
                     [
                         AddOp(section="OTHERS", content=f"{name} lesson {i}"),
@@ -73,7 +73,7 @@ async def test_two_curators_updating_one_playbook_lose_nothing(
                 )
 
         await asyncio.gather(curator(first, "left"), curator(second, "right"))
-        final = await first.load("shared")
+        final = await first.aload("shared")
         assert len(final) == 5 + 30
         assert final.get("shr-00001").helpful == 3 + 30  # type: ignore[union-attr]
         assert sorted(b.counter for b in final.in_section("OTHERS")) == list(range(6, 36))
@@ -107,7 +107,7 @@ async def test_search_embeddings_persist_in_postgres(store: PgPlaybookStore, pla
     from kanawa.apps.ace.search.models import SearchQuery
 
     cold = HybridSearch(store=store)
-    assert await cold.prepare(playbook) == 5
+    assert await cold.aprepare(playbook) == 5
     warm = HybridSearch(embedder=cold.embedder, store=store)
     results = await warm.asearch(SearchQuery(query_text="支払いの前に確認すること", top_k=1), playbook)
     assert warm.embedded == 0
@@ -123,7 +123,7 @@ async def test_adaptation_loop_runs_on_the_shared_postgres_store(store: PgPlaybo
     from kanawa.apps.ace.search.hybrid import HybridSearch
     from kanawa.apps.ace.workflow import AdaptationWorkflow
 
-    await store.save(DEMO_DATASET, seed_playbook())
+    await store.asave(DEMO_DATASET, seed_playbook())
     search = HybridSearch(embedder=None)
     generator_llm, reflector_llm, curator_llm = demo_models()
     workflow = AdaptationWorkflow(
@@ -134,4 +134,4 @@ async def test_adaptation_loop_runs_on_the_shared_postgres_store(store: PgPlaybo
     )
     report = await workflow.run_offline(DEMO_DATASET, TASKS, epochs=2)
     assert [epoch.accuracy for epoch in report.epochs] == [0.5, 1.0]
-    assert len(await store.load(DEMO_DATASET)) == 5
+    assert len(await store.aload(DEMO_DATASET)) == 5

@@ -81,8 +81,8 @@ async def test_default_beats_dense_only_on_recall_at_5_and_mrr_in_both_languages
 
     store = JsonPlaybookStore(root=pytestconfig.cache.mkdir("ace-real-vectors"))  # embeds once per machine
     search = HybridSearch(store=store)
-    await search.index(real_set.playbook)
-    await search.embed_queries([q.text for q in real_set.queries])
+    await search.aindex(real_set.playbook)
+    await search.aembed_queries([q.text for q in real_set.queries])
     for lang in ("en", "ja"):
         queries = [q for q in real_set.queries if q.lang == lang]
         scores = {}

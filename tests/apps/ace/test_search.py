@@ -28,7 +28,7 @@ def fixture_playbook() -> Playbook:
 
 
 async def _ranked(search: HybridSearch, playbook: Playbook, **options: object) -> list[list[str]]:
-    await search.embed_queries([text for text, _ in QUERIES])
+    await search.aembed_queries([text for text, _ in QUERIES])
     ranked = []
     for text, _relevant in QUERIES:
         query = SearchQuery(query_text=text, top_k=10, **options)  # type: ignore[arg-type]
@@ -157,9 +157,9 @@ async def test_embeddings_persist_in_the_store_so_a_warm_search_embeds_nothing(
 ) -> None:
     store = JsonPlaybookStore(root=tmp_path)
     cold = HybridSearch(embedder=dense_search.embedder, store=store)
-    assert await cold.prepare(playbook) == 5
+    assert await cold.aprepare(playbook) == 5
     warm = HybridSearch(embedder=dense_search.embedder, store=store)
-    assert await warm.prepare(playbook) == 0
+    assert await warm.aprepare(playbook) == 0
     results = await warm.asearch(SearchQuery(query_text="支払いの前に確認すること", top_k=2), playbook)
     assert results[0].bullet.id == "aup-00005"
     assert warm.embedded == 0
@@ -198,9 +198,9 @@ class CountingEmbedder:
     def dim(self) -> int:
         return self.inner.dim
 
-    async def embed(self, texts: Sequence[str], *, kind: TextKind) -> Vectors:
+    async def aembed(self, texts: Sequence[str], *, kind: TextKind) -> Vectors:
         self.texts[kind] += len(texts)
-        return await self.inner.embed(texts, kind=kind)
+        return await self.inner.aembed(texts, kind=kind)
 
 
 async def test_index_embeds_passages_so_the_first_search_embeds_only_its_query(
@@ -209,7 +209,7 @@ async def test_index_embeds_passages_so_the_first_search_embeds_only_its_query(
     assert dense_search.embedder is not None
     counting = CountingEmbedder(dense_search.embedder)
     search = HybridSearch(embedder=counting)
-    assert await search.index(playbook) == len(playbook)
+    assert await search.aindex(playbook) == len(playbook)
     assert counting.texts == {"passage": len(playbook), "query": 0}
     results = await search.asearch(SearchQuery(query_text="支払いの前に確認すること", top_k=2), playbook)
     assert results[0].bullet.id == "aup-00005"
@@ -221,9 +221,9 @@ async def test_index_with_a_warm_store_embeds_nothing(
 ) -> None:
     assert dense_search.embedder is not None
     store = JsonPlaybookStore(root=tmp_path)
-    await HybridSearch(embedder=dense_search.embedder, store=store).index(playbook)
+    await HybridSearch(embedder=dense_search.embedder, store=store).aindex(playbook)
     counting = CountingEmbedder(dense_search.embedder)
-    assert await HybridSearch(embedder=counting, store=store).index(playbook) == 0
+    assert await HybridSearch(embedder=counting, store=store).aindex(playbook) == 0
     assert counting.texts["passage"] == 0
 
 
@@ -250,7 +250,7 @@ async def test_incremental_index_after_add_update_remove_equals_a_rebuilt_index(
     assert dense_search.embedder is not None
     counting = CountingEmbedder(dense_search.embedder)
     incremental = HybridSearch(embedder=counting, store=dense_search.store)
-    await incremental.index(fixture_playbook)
+    await incremental.aindex(fixture_playbook)
     passages = counting.texts["passage"]
     playbook = fixture_playbook
     operations: list[list[Operation]] = [
@@ -271,10 +271,10 @@ async def test_incremental_index_after_add_update_remove_equals_a_rebuilt_index(
     ]
     for ops in operations:
         playbook, _audit = apply_operations(playbook, ops)
-        await incremental.index(playbook)  # derived from the previous index
+        await incremental.aindex(playbook)  # derived from the previous index
     assert counting.texts["passage"] - passages == 3  # only the added and edited texts were embedded
     rebuilt = HybridSearch(embedder=dense_search.embedder, store=dense_search.store)
-    await rebuilt.index(playbook)
+    await rebuilt.aindex(playbook)
     derived_index = incremental._index(playbook, lambda missing: None)
     fresh_index = rebuilt._index(playbook, lambda missing: None)
     assert derived_index.bm25 is not None

@@ -129,7 +129,7 @@ async def test_offline_adaptation_end_to_end_changes_the_playbook_and_improves_a
     tmp_path: Path,
 ) -> None:
     store = JsonPlaybookStore(root=tmp_path)
-    await store.save(DEMO_DATASET, seed_playbook())
+    await store.asave(DEMO_DATASET, seed_playbook())
     seen: list[StepRecord] = []
     workflow = _workflow(store, HybridSearch(embedder=None), on_step=seen.append)
     report = await workflow.run_offline(DEMO_DATASET, TASKS, epochs=2)
@@ -142,7 +142,7 @@ async def test_offline_adaptation_end_to_end_changes_the_playbook_and_improves_a
     assert len(seen) == 12
     assert all(record.error is None for record in seen)
 
-    final = await store.load(DEMO_DATASET)
+    final = await store.aload(DEMO_DATASET)
     contents = {b.content for b in final}
     assert {rule for _section, rule, _marker in RULES.values()} <= contents
     assert final.get("shr-00001").harmful >= 1  # type: ignore[union-attr]  # the misleading bullet

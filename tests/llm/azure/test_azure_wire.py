@@ -244,7 +244,7 @@ async def test_an_agent_runs_a_tool_turn_through_an_azure_deployment(wire_server
     agent = Agent(
         "azure", "Answer with the tool.", model=chat_adapter(wire_server, api_key=KEY), tools=[lookup]
     )
-    result = await agent.run("what is kanawa?")
+    result = await agent.arun("what is kanawa?")
     assert result.output == "kanawa is an agent framework."
     tool_turn = wire_server.requests[1].json()["messages"]
     assert tool_turn[-1] == {

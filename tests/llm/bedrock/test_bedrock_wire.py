@@ -246,7 +246,7 @@ async def test_an_agent_runs_a_tool_turn_on_bedrock(wire_server: WireServer) -> 
         bedrock_only(message([{"type": "text", "text": "kanawa is an agent framework."}]), stream=False),
     )
     agent = Agent("bedrock", "Answer with the tool.", model=adapter(wire_server), tools=[lookup])
-    result = await agent.run("what is kanawa?")
+    result = await agent.arun("what is kanawa?")
     assert result.output == "kanawa is an agent framework."
     sent = wire_server.requests[1].json()["messages"][-1]["content"][0]
     assert sent["type"] == "tool_result"

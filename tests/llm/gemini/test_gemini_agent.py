@@ -86,7 +86,7 @@ async def test_stop_with_function_calls_runs_both_tools_and_finishes(wire_server
     adapter = adapter_for(wire_server)
     agent = Agent("calc", "Answer with arithmetic.", tools=[add, multiply], model=adapter)
 
-    result = await agent.run("What is 2 + 3 plus 4 × 5?")
+    result = await agent.arun("What is 2 + 3 plus 4 × 5?")
 
     assert result.completed
     assert result.output == "2 + 3 = 5 and 4 × 5 = 20, so 25."

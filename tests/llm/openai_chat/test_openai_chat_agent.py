@@ -95,7 +95,7 @@ async def test_agent_runs_two_tools_and_a_structured_answer_over_the_wire(
         model=adapter,
         output_type=Report,
     )
-    result = await agent.run("Weather and time in Rome?", stream=streaming)
+    result = await agent.arun("Weather and time in Rome?", stream=streaming)
 
     assert result.output == Report(**ANSWER)
     assert sorted(CALLS) == [("get_time", "Europe/Rome"), ("get_weather", "Rome")]  # run concurrently

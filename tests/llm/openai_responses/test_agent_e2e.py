@@ -70,7 +70,7 @@ async def test_agent_runs_a_two_tool_conversation_over_the_wire(
         "calc", "Use the tools for arithmetic.", tools=[add, multiply], model=adapter, output_type=Answer
     )
 
-    result = await agent.run("What are 40+2 and 6*7?", stream=stream)
+    result = await agent.arun("What are 40+2 and 6*7?", stream=stream)
 
     assert result.output == Answer(sum=42, product=42)
     assert result.usage.requests == len(wire_server.requests) == 3

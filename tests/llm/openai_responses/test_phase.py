@@ -77,7 +77,7 @@ async def test_the_phase_of_each_message_item_goes_back_unchanged(
     else:
         wire_server.enqueue(json_reply(_body(FIRST_OUTPUT, "r1")), json_reply(_body(SECOND_OUTPUT, "r2")))
     async with OpenAIResponsesAdapter("gpt-5.2", api_key="sk-test-1", base_url=wire_server.base_url) as llm:
-        result = await Agent("a", "x", tools=[lookup], model=llm).run("q", stream=streaming)
+        result = await Agent("a", "x", tools=[lookup], model=llm).arun("q", stream=streaming)
     assert result.output == "It is 42."
     assert _sent_assistant_items(wire_server) == [
         {"role": "assistant", "content": "Let me look that up. ", "phase": "commentary"}
@@ -93,5 +93,5 @@ async def test_a_response_without_phase_sends_none(wire_server: WireServer) -> N
     del plain[0]["phase"]
     wire_server.enqueue(json_reply(_body(plain, "r1")), json_reply(_body(SECOND_OUTPUT, "r2")))
     async with OpenAIResponsesAdapter("gpt-5", api_key="sk-test-1", base_url=wire_server.base_url) as llm:
-        await Agent("a", "x", tools=[lookup], model=llm).run("q")
+        await Agent("a", "x", tools=[lookup], model=llm).arun("q")
     assert _sent_assistant_items(wire_server) == [{"role": "assistant", "content": "Let me look that up. "}]

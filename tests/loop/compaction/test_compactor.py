@@ -56,7 +56,7 @@ async def test_a_tool_loop_ten_times_the_window_completes_with_every_request_und
         config=_config(110),
         compaction=Compaction(context_window=WINDOW, trigger=0.8, target=0.5),
     )
-    result = await agent.run("Read the document.")
+    result = await agent.arun("Read the document.")
 
     assert result.output.startswith("read 100 pages")
     total = sum(count_message_tokens([m]) for m in result.messages)
@@ -74,7 +74,7 @@ async def test_a_tool_loop_ten_times_the_window_completes_with_every_request_und
 async def test_without_compaction_the_same_history_grows_past_the_window() -> None:
     seen: list[ModelRequest] = []
     agent = Agent("reader", "Read.", tools=[fetch_page], model=paging_model(20, seen), config=_config(30))
-    await agent.run("Read the document.")
+    await agent.arun("Read the document.")
     assert count_message_tokens(list(seen[-1].messages)) > WINDOW
 
 
@@ -95,7 +95,7 @@ async def test_summarize_folds_older_turns_into_one_summary_written_by_the_chose
         config=_config(40),
         compaction=Compaction(strategy=Summarize(summariser), context_window=WINDOW),
     )
-    result = await agent.run("Read the document.")
+    result = await agent.arun("Read the document.")
 
     assert summaries, "the summariser was never asked"
     request = summaries[0]
@@ -133,7 +133,7 @@ async def test_a_context_length_refusal_compacts_once_and_retries_once() -> None
         model=FunctionLLM(refuse_long),
         compaction=Compaction(context_window=100_000, target=0.01),
     )
-    result = await agent.run("Summarise what you read.", history=history)
+    result = await agent.arun("Summarise what you read.", history=history)
     assert result.output == "done"
     assert len(calls) == 2
     assert calls[0] > 1_500 >= calls[1]
@@ -151,7 +151,7 @@ async def test_a_refusal_that_compaction_cannot_help_is_raised_after_one_retry()
         compaction=Compaction(context_window=1_000),
     )
     with pytest.raises(LLMCallFailed) as failed:
-        await agent.run("hello " * 2_000)
+        await agent.arun("hello " * 2_000)
     assert is_context_length_error(failed.value.error)
 
 
@@ -164,7 +164,7 @@ async def test_other_bad_requests_are_not_retried() -> None:
 
     agent = Agent("a", "x", model=FunctionLLM(refuse), compaction=Compaction(context_window=1_000))
     with pytest.raises(LLMCallFailed):
-        await agent.run("hello")
+        await agent.arun("hello")
     assert calls == [1]
 
 
@@ -179,7 +179,7 @@ async def test_compaction_is_traced_with_counts_only() -> None:
         tracer=Tracer(sinks=[sink]),
         compaction=Compaction(context_window=WINDOW),
     )
-    await agent.run("Read the document.")
+    await agent.arun("Read the document.")
     events = sink.named("compaction")
     assert events
     data = events[0].data
@@ -199,7 +199,7 @@ async def test_streamed_runs_compact_and_retry_too() -> None:
         config=_config(50),
         compaction=Compaction(context_window=WINDOW),
     )
-    result = await agent.run("Read the document.", stream=True)
+    result = await agent.arun("Read the document.", stream=True)
     assert result.output.startswith("read 40 pages")
     assert all(r.streamed for r in seen)
     assert max(count_message_tokens(list(r.messages)) for r in seen) <= 0.8 * WINDOW
@@ -209,7 +209,7 @@ def test_a_model_the_catalogue_does_not_know_needs_a_window() -> None:
     local = FunctionLLM(lambda r: "ok", model="my-local-model")
     agent = Agent("a", "x", model=local, compaction=Compaction())
     with pytest.raises(ValueError, match=r"my-local-model.*context_window"):
-        agent.run_sync("hi")
+        agent.run("hi")
 
 
 def test_a_catalogue_model_brings_its_window() -> None:

@@ -70,7 +70,7 @@ def long_history() -> list[Message]:
 async def test_a_handoff_target_without_compaction_uses_the_sources() -> None:
     seen: list[ModelRequest] = []
     agent = team(Compaction(context_window=WINDOW), seen)
-    result = await agent.run("Read the document.", history=long_history())
+    result = await agent.arun("Read the document.", history=long_history())
     assert result.output.startswith("coordinator: ")
     assert "read 40 pages" in result.output
     assert len(seen) == 41
@@ -82,5 +82,5 @@ async def test_a_handoff_target_without_compaction_uses_the_sources() -> None:
 
 async def test_without_compaction_the_handed_over_conversation_grows_past_the_window() -> None:
     seen: list[ModelRequest] = []
-    await team(None, seen).run("Read the document.", history=long_history())
+    await team(None, seen).arun("Read the document.", history=long_history())
     assert count_message_tokens(list(seen[-1].messages)) > 5 * WINDOW

@@ -108,7 +108,7 @@ async def test_dropping_old_turns_carries_a_conversation_ten_windows_long(
 ) -> None:
     conversation = LongConversation(api, window=WINDOW, pages=PAGES)
     agent = reader(serve(api, conversation), Compaction(context_window=WINDOW, trigger=0.6, target=0.3))
-    result = await agent.run("Read the whole document.")
+    result = await agent.arun("Read the whole document.")
     assert_completed(conversation, result.output)
 
 
@@ -120,7 +120,7 @@ async def test_the_same_conversation_without_compaction_is_refused_as_too_long(
 
     conversation = LongConversation(api, window=WINDOW, pages=PAGES)
     with pytest.raises(LLMCallFailed) as failed:
-        await reader(serve(api, conversation), None).run("Read the whole document.")
+        await reader(serve(api, conversation), None).arun("Read the whole document.")
     assert failed.value.status_code == 400
     assert conversation.refusals[-1].startswith("context length")
 
@@ -133,7 +133,7 @@ async def test_a_context_length_error_from_each_provider_compacts_and_retries(
     back as that provider's context-length error, which compacts once and retries once."""
     conversation = LongConversation(api, window=WINDOW, pages=25)
     agent = reader(serve(api, conversation), Compaction(context_window=3 * WINDOW, target=0.1), pages=25)
-    result = await agent.run("Read the whole document.")
+    result = await agent.arun("Read the whole document.")
     assert result.output == "read 25 pages"
     refused = [r for r in conversation.refusals if r.startswith("context length")]
     assert refused, "the server never refused: the test did not reach the retry"
@@ -149,7 +149,7 @@ async def test_openai_native_compaction_replaces_old_turns_with_the_compaction_i
         serve("responses", conversation),
         Compaction(strategy=NativeCompaction(), context_window=WINDOW, trigger=0.6, target=0.3),
     )
-    result = await agent.run("Read the whole document.")
+    result = await agent.arun("Read the whole document.")
     assert_completed(conversation, result.output)
     assert conversation.compactions > 0
     compact_requests = [r for r in wire_server.requests if r.path.endswith("/responses/compact")]
@@ -171,7 +171,7 @@ async def test_anthropic_native_compaction_lets_the_server_clear_old_tool_result
     conversation = LongConversation("anthropic", window=WINDOW, pages=PAGES)
     strategy = NativeCompaction(keep_tool_uses=2)
     agent = reader(serve("anthropic", conversation), Compaction(strategy=strategy, context_window=WINDOW))
-    result = await agent.run("Read the whole document.")
+    result = await agent.arun("Read the whole document.")
     assert conversation.refusals == []
     assert result.output == f"read {PAGES} pages"
     assert conversation.cleared > 0
@@ -188,7 +188,7 @@ async def test_native_compaction_falls_back_where_the_provider_has_none(
 ) -> None:
     conversation = LongConversation(api, window=WINDOW, pages=PAGES)
     compaction = Compaction(strategy=NativeCompaction(), context_window=WINDOW, trigger=0.6, target=0.3)
-    result = await reader(serve(api, conversation), compaction).run("Read the whole document.")
+    result = await reader(serve(api, conversation), compaction).arun("Read the whole document.")
     assert_completed(conversation, result.output)
 
 
@@ -208,7 +208,7 @@ async def test_summaries_by_another_model_keep_the_conversation_going(
         serve(api, conversation),
         Compaction(strategy=strategy, context_window=WINDOW, trigger=0.6, target=0.3),
     )
-    result = await agent.run("Read the whole document.")
+    result = await agent.arun("Read the whole document.")
     assert_completed(conversation, result.output)
     assert asked
     summaries = [

@@ -98,7 +98,7 @@ async def test_a_served_agent_as_a_tool_answers_the_calling_model(remote: str) -
         return AssistantMessage(tool_calls=(ToolCall("t1", "researcher", arguments),))
 
     boss = Agent("boss", "Ask.", tools=[_researcher(remote).as_tool()], model=FunctionLLM(boss_model))
-    result = await boss.run("When?")
+    result = await boss.arun("When?")
     assert result.text == f"boss heard: {ANSWER}"
 
 
@@ -110,7 +110,7 @@ async def test_a_wrong_key_is_an_error_result_and_the_run_goes_on(remote: str) -
             return f"boss saw: {request.tool_results[-1].text}"
         return AssistantMessage(tool_calls=(ToolCall("t1", "researcher", '{"input": "x"}'),))
 
-    result = await Agent("boss", "Ask.", tools=[wrong.as_tool()], model=FunctionLLM(boss_model)).run("x")
+    result = await Agent("boss", "Ask.", tools=[wrong.as_tool()], model=FunctionLLM(boss_model)).arun("x")
     assert result.text.startswith("boss saw: tool invoke error")
 
 

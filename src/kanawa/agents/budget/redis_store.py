@@ -21,8 +21,8 @@ Failures (server down, wrong password, timeout) raise :class:`BudgetStoreError` 
 the URL with its password replaced by ``***``; the guard turns it into a block (fail closed).
 
 A connection pool belongs to one event loop: the store opens one per loop it is used in (so a guard
-serves ``run_sync`` calls, each in its own loop), and each pool is closed when its loop shuts down
-(``asyncio.run``'s end) or by ``await guard.aclose()``.
+serves sync ``Agent.run`` calls, each in its own loop), and each pool is closed when its loop shuts
+down (``asyncio.run``'s end) or by ``await guard.aclose()``.
 """
 
 from __future__ import annotations

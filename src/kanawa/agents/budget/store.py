@@ -14,7 +14,7 @@ budget starts afresh), in memory as in Redis.
 
 :class:`MemoryBudgetStore` keeps totals in this process (the default without ``KANAWA_REDIS_URL``).
 Its methods do not await between reading and writing a total, so under asyncio each is atomic; a
-lock makes them safe across threads too (``run_sync`` from several threads).
+lock makes them safe across threads too (``Agent.run``, the sync face, from several threads).
 """
 
 from __future__ import annotations

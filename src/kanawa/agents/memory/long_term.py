@@ -24,7 +24,7 @@ from kanawa.types import JsonValue
 
 
 class LongTermMemory:
-    """``await memory.add(["Alice prefers tea."])``, then ``await memory.search("what does Alice drink?")``.
+    """``await memory.add(["Alice prefers tea."])``, then ``await memory.asearch("what does Alice drink?")``.
 
     ``embedded`` counts texts sent to the embedding model (cache misses).
     """
@@ -63,21 +63,23 @@ class LongTermMemory:
         todo = list(dict.fromkeys(h for h in hashes if h not in known))
         if todo:
             text_of = {h: item.text for h, item in zip(hashes, items, strict=True)}
-            rows = await self.embedder.embed([text_of[h] for h in todo], kind="passage")
+            rows = await self.embedder.aembed([text_of[h] for h in todo], kind="passage")
             known.update(zip(todo, rows, strict=True))
             self.embedded += len(todo)
         vectors = np.stack([known[h] for h in hashes]).astype(np.float32, copy=False)
         return await self.store.add(items, vectors, hashes)
 
-    async def search(self, query: str, *, k: int = 5, namespace: str = DEFAULT_NAMESPACE) -> list[ScoredItem]:
+    async def asearch(
+        self, query: str, *, k: int = 5, namespace: str = DEFAULT_NAMESPACE
+    ) -> list[ScoredItem]:
         """The ``k`` remembered items most similar to ``query``, best first."""
         if not query.strip():
             return []
-        vector = await self.embedder.embed([query], kind="query")
-        return await self.store.search(vector[0], k=k, namespace=namespace)
+        vector = await self.embedder.aembed([query], kind="query")
+        return await self.store.asearch(vector[0], k=k, namespace=namespace)
 
-    async def close(self) -> None:
-        await self.store.close()
+    async def aclose(self) -> None:
+        await self.store.aclose()
 
 
 async def open_memory_store(

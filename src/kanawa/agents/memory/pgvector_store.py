@@ -164,7 +164,7 @@ class PgVectorMemoryStore:
 
     @property
     def search_sql(self) -> str:
-        """The statement :meth:`search` sends (``$1`` query vector, ``$2`` namespace, ``$3`` k)."""
+        """The statement :meth:`asearch` sends (``$1`` query vector, ``$2`` namespace, ``$3`` k)."""
         if self._indexed:
             return (
                 f"SELECT id, 1 - (embedding <=> $1) AS score, namespace, text, metadata "
@@ -210,7 +210,7 @@ class PgVectorMemoryStore:
         ids = [int(r["id"]) for r in found]
         return ids
 
-    async def search(
+    async def asearch(
         self, vector: Vectors, *, k: int, namespace: str = DEFAULT_NAMESPACE
     ) -> list[ScoredItem]:
         row = check_query(self._dim, vector, k)
@@ -246,7 +246,7 @@ class PgVectorMemoryStore:
             )
         return int(value)
 
-    async def close(self) -> None:
+    async def aclose(self) -> None:
         await self._pool.close()
 
 

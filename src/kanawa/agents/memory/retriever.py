@@ -54,7 +54,7 @@ class MemoryRetriever:
 
     async def retrieve(self, query: str) -> list[ScoredItem]:
         """The hits for ``query`` that fit the budget, best first."""
-        hits = await self.memory.search(query, k=self.k, namespace=self.namespace)
+        hits = await self.memory.asearch(query, k=self.k, namespace=self.namespace)
         used = MESSAGE_OVERHEAD_TOKENS + self._count(self.header)
         chosen: list[ScoredItem] = []
         for hit in hits:

@@ -146,7 +146,7 @@ class SQLiteMemoryStore:
 
     # ---------------------------------------------------------------------------------- reading
 
-    async def search(
+    async def asearch(
         self, vector: Vectors, *, k: int, namespace: str = DEFAULT_NAMESPACE
     ) -> list[ScoredItem]:
         row = check_query(self._dim, vector, k).astype(np.float32, copy=False)
@@ -230,7 +230,7 @@ class SQLiteMemoryStore:
 
         return await asyncio.to_thread(run)
 
-    async def close(self) -> None:
+    async def aclose(self) -> None:
         with self._lock:
             self._conn.close()
             self._matrices.clear()

@@ -46,7 +46,7 @@ class MemoryStore(Protocol):
     (embedded default) or :class:`~kanawa.agents.memory.pgvector_store.PgVectorMemoryStore`.
 
     Contract: ``add`` is atomic per call and safe to call concurrently (from tasks, threads or
-    processes sharing the database): nothing added is lost. ``search`` returns at most ``k`` hits of
+    processes sharing the database): nothing added is lost. ``asearch`` returns at most ``k`` hits of
     ``namespace`` ordered by score, highest first. ``dim`` is the embedding length; vectors of another
     length are refused with ``ValueError``.
     """
@@ -58,7 +58,7 @@ class MemoryStore(Protocol):
         """Store ``items`` with their embedding rows and content hashes; return their new ids."""
         ...
 
-    async def search(
+    async def asearch(
         self, vector: Vectors, *, k: int, namespace: str = DEFAULT_NAMESPACE
     ) -> list[ScoredItem]:
         """The ``k`` items of ``namespace`` most similar to ``vector`` (one row or a 1-d array)."""
@@ -72,7 +72,7 @@ class MemoryStore(Protocol):
         """Items in ``namespace`` (all namespaces with ``None``)."""
         ...
 
-    async def close(self) -> None:
+    async def aclose(self) -> None:
         """Release connections; the store cannot be used afterwards."""
         ...
 

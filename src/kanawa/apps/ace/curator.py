@@ -12,7 +12,7 @@ Three sources of operations, all merged by :func:`~kanawa.apps.ace.operations.ap
    exceeds ``token_budget`` tokens, the least useful bullets are removed (most harmful first, then
    fewest helpful votes, then the oldest). Both passes are deterministic.
 
-:meth:`Curator.update` does the whole round against a store (each ``apply`` atomic) and returns the
+:meth:`Curator.update` does the whole round against a store (each ``aapply`` atomic) and returns the
 operations with their audit records.
 """
 
@@ -112,7 +112,7 @@ class Curator:
         ]
         if self.agent is None:
             return operations
-        result = await self.agent.run(build_prompt(reflection, trajectory, playbook))
+        result = await self.agent.arun(build_prompt(reflection, trajectory, playbook))
         proposed = result.output.operations if result.output is not None else []
         adds = 0
         for op in proposed:
@@ -138,7 +138,7 @@ class Curator:
         if focus is None and len(bullets) > ALL_PAIRS_LIMIT:
             focus = ()
         if self.search is not None and self.search.embedder is not None and len(bullets) > 1:
-            await self.search.prepare(playbook)
+            await self.search.aprepare(playbook)
             matrix = self.search.vectors(playbook)
             rows = (
                 list(range(len(bullets)))
@@ -185,18 +185,18 @@ class Curator:
         self, store: PlaybookStore, dataset: str, reflection: Reflection, trajectory: Trajectory
     ) -> CurationResult:
         """Curate against ``store``: apply tags and deltas, then refinement; each apply is atomic."""
-        playbook = await store.load(dataset)
+        playbook = await store.aload(dataset)
         operations = await self.curate(reflection, trajectory, playbook)
-        audit = await store.apply(dataset, operations) if operations else []
+        audit = await store.aapply(dataset, operations) if operations else []
         touched = {
             a.bullet_id
             for a in audit
             if a.status == "applied" and a.type in ("ADD", "UPDATE") and a.bullet_id
         }
-        current = await store.load(dataset)
+        current = await store.aload(dataset)
         refined = await self.refine(current, focus=touched if len(current) > ALL_PAIRS_LIMIT else None)
         if refined:
-            audit += await store.apply(dataset, refined)
+            audit += await store.aapply(dataset, refined)
         return CurationResult(operations=[*operations, *refined], audit=audit)
 
 

@@ -31,6 +31,7 @@ from typing import Any, Final
 
 from pydantic import BaseModel, Field
 
+from kanawa._sync import run_in_new_loop
 from kanawa.agents.agent import Agent
 from kanawa.apps.ace.playbook import Bullet, Playbook
 from kanawa.apps.ace.prompt_builder import PromptBuilder
@@ -135,11 +136,11 @@ class GeneratorAgent:
     async def aclose(self) -> None:
         await self.agent.aclose()
 
-    async def run(self, query: str, dataset: str) -> Trajectory:
+    async def arun(self, query: str, dataset: str) -> Trajectory:
         """Answer ``query`` with ``dataset``'s playbook; never raises for store, search or model faults."""
         steps: list[str] = []
         try:
-            playbook = await self.playbook_store.load(dataset)
+            playbook = await self.playbook_store.aload(dataset)
             steps.append(f"Loaded the '{dataset}' playbook ({len(playbook)} bullets)")
             results = await self.hybrid_search.asearch(
                 SearchQuery(query_text=query, top_k=self.top_k), playbook
@@ -174,18 +175,19 @@ class GeneratorAgent:
             status="success",
         )
 
-    def run_sync(self, query: str, dataset: str) -> Trajectory:
-        """:meth:`run` for scripts (its own event loop)."""
-        import asyncio
-
-        return asyncio.run(self.run(query, dataset))
+    def run(self, query: str, dataset: str) -> Trajectory:
+        """Seed 004's ``run(query, dataset) -> Trajectory``: :meth:`arun` in an event loop of its own
+        (inside a running loop, await :meth:`arun`)."""
+        return run_in_new_loop(
+            lambda: self.arun(query, dataset), twin="GeneratorAgent.arun", receiver="generator"
+        )
 
     async def _ask(
         self, prompt: str, deps: GeneratorDeps, steps: list[str]
     ) -> tuple[str, list[str], list[str]]:
         """Run the model; returns (answer, the model's reasoning steps, cited ids)."""
         try:
-            result = await self.agent.run(prompt, deps=deps)
+            result = await self.agent.arun(prompt, deps=deps)
         except OutputDecodingFailed as exc:
             steps.append("The model did not answer in the requested JSON; read its text as the answer")
             answer, reasoning, cited = parse_answer(exc.text)

@@ -73,7 +73,7 @@ class Reflector:
         Raises ``ValueError`` when neither ``ground_truth`` nor ``feedback`` is given."""
         if ground_truth is None and not feedback:
             raise ValueError("the Reflector needs ground_truth or execution feedback")
-        result = await self.agent.run(build_prompt(trajectory, bullets, ground_truth, feedback))
+        result = await self.agent.arun(build_prompt(trajectory, bullets, ground_truth, feedback))
         reflection = result.output
         if reflection is None:
             raise ValueError("the Reflector's model gave no reflection")

@@ -144,7 +144,7 @@ class AdaptationWorkflow:
 
     async def step(self, dataset: str, sample: Sample, *, epoch: int = 1, index: int = 0) -> StepRecord:
         """Generate, judge, reflect, curate one sample."""
-        trajectory = await self.generator.run(sample.question, dataset)
+        trajectory = await self.generator.arun(sample.question, dataset)
         correct = (
             self.evaluator(trajectory.generated_answer, sample.answer)
             if sample.answer is not None and trajectory.status == "success"
@@ -154,7 +154,7 @@ class AdaptationWorkflow:
             epoch=epoch, index=index, sample_id=sample.id, trajectory=trajectory, correct=correct
         )
         try:
-            playbook = await self.store.load(dataset)
+            playbook = await self.store.aload(dataset)
             bullets = [b for b in (playbook.get(i) for i in trajectory.used_bullet_ids) if b is not None]
             feedback = sample.feedback
             if trajectory.status == "failure":
@@ -186,7 +186,7 @@ class AdaptationWorkflow:
     async def _run(
         self, dataset: str, samples: Sequence[Sample], *, epochs: int, mode: str
     ) -> AdaptationReport:
-        before = len(await self.store.load(dataset))
+        before = len(await self.store.aload(dataset))
         steps: list[StepRecord] = []
         summaries: list[EpochSummary] = []
         for epoch in range(1, epochs + 1):
@@ -206,11 +206,11 @@ class AdaptationWorkflow:
                     samples=len(records),
                     correct=sum(1 for r in judged if r.correct),
                     judged=len(judged),
-                    bullets_after=len(await self.store.load(dataset)),
+                    bullets_after=len(await self.store.aload(dataset)),
                     operations=counts,
                 )
             )
-        after = len(await self.store.load(dataset))
+        after = len(await self.store.aload(dataset))
         return AdaptationReport(
             dataset=dataset,
             mode=mode,

@@ -29,7 +29,6 @@ and the final ``PatchJSON``.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncGenerator, Awaitable, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
@@ -37,6 +36,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from kanawa._sync import run_in_new_loop
 from kanawa.agents.agent import Agent
 from kanawa.agents.routing import LLMRouter, RouteDecision, RuleRouter
 from kanawa.agents.team import AgentTeam
@@ -228,7 +228,7 @@ class Coordinator:
         session = CoachingSession(request, self.resources, tenant=tenant)
         return SmartAORun(self, session, focus=focus, evaluate=evaluate, stream=stream)
 
-    async def run(
+    async def arun(
         self, request: EssayRequest | str, *, focus: Focus = "all", evaluate: bool = True
     ) -> CoachingReport:
         """Run to the end and return the :class:`CoachingReport`."""
@@ -238,11 +238,13 @@ class Coordinator:
                 pass
         return running.result
 
-    def run_sync(
+    def run(
         self, request: EssayRequest | str, *, focus: Focus = "all", evaluate: bool = True
     ) -> CoachingReport:
-        """:meth:`run` for scripts (its own event loop)."""
-        return asyncio.run(self.run(request, focus=focus, evaluate=evaluate))
+        """:meth:`arun` for scripts (its own event loop; inside a running loop, await :meth:`arun`)."""
+        return run_in_new_loop(
+            lambda: self.arun(request, focus=focus, evaluate=evaluate), twin="Coordinator.arun"
+        )
 
 
 class SmartAORun:

@@ -37,11 +37,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from kanawa._logging import get_logger
 from kanawa.agents.agent import Agent
 from kanawa.apps.smartao.agents import DraftAgent, EvalAgent, GuardAgent, RefAgent, StyleAgent
 from kanawa.apps.smartao.coordinator import Coordinator, Findings, PatchReady, RubricReady, SmartAOEvent
 from kanawa.apps.smartao.session import EssayRequest, SmartAOResources, sample_resources
-from kanawa.apps.smartao.textlint import TextlintError, TextlintSidecar, textlint_available
+from kanawa.apps.smartao.textlint import TextlintSidecar, start_textlint
 from kanawa.llm.adapter import LLMAdapter
 from kanawa.loop.errors import AgentError
 from kanawa.loop.events import FinalResponse, NestedEvent
@@ -60,6 +61,8 @@ SMARTAO_EVENT_CHUNKS: Mapping[type[Any], EventChunks] = {
     RubricReady: fields_chunk("rubric"),
 }
 """SmartAO's own run events as chunks (each one chunk of its fields)."""
+
+logger = get_logger("kanawa.smartao")
 
 DEMO_MODEL_NAME = "smartao-demo"
 """What ``GET /v1/agents`` lists as the model when no model is configured (the page shows デモ出力)."""
@@ -133,14 +136,9 @@ class SmartAOHost:
 
     async def _make(self) -> SmartAOResources:
         self.directory.mkdir(parents=True, exist_ok=True)
-        wanted = textlint_available() if self.textlint is None else self.textlint
-        if wanted:
-            try:
-                self.sidecar = await asyncio.to_thread(TextlintSidecar)
-            except TextlintError:
-                if self.textlint:
-                    raise
-                self.sidecar = None
+        self.sidecar, notice = await asyncio.to_thread(start_textlint, self.textlint)
+        if notice is not None:
+            logger.warning("SmartAO: %s", notice)
         try:
             self._resources = await sample_resources(self.directory, textlint=self.sidecar)
         except BaseException:
@@ -162,7 +160,7 @@ class SmartAOHost:
         resources, self._resources = self._resources, None
         try:
             if resources is not None and resources.references is not None:
-                await resources.references.close()
+                await resources.references.aclose()
         finally:
             await self._close_sidecar()
 

@@ -12,15 +12,21 @@ once and then lints texts sent as JSON lines over stdin. The story of one lint:
    a textlint fix becomes the issue's suggestion, and the ``です``/``である`` mix gets one from
    :func:`~kanawa.apps.smartao.sudachi_rules.ending_fix`.
 
-The node modules come from ``npm ci`` over the committed ``package-lock.json`` (``make smartao-textlint``;
-``make test`` depends on it). Without Node or the modules, :func:`textlint_available` is ``False`` and
-StyleAgent uses the Sudachi rules instead.
+The node modules come from ``npm ci`` over the committed ``package-lock.json``, in one of two places
+(:func:`textlint_home`): beside this module in a source checkout (``make smartao-textlint``, which
+``make test`` depends on), or in the per-user cache, one directory per lock
+(``~/.cache/kanawa/textlint/<lock hash>`` on Linux; ``kanawa smartao setup`` installs it, see
+:mod:`kanawa.apps.smartao.textlint_setup`). The sidecar script and the textlint configuration always
+come from the installed package. Without Node or the modules, :func:`textlint_available` is ``False``
+and StyleAgent uses the Sudachi rules instead.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
+import os
 import shutil
 import subprocess
 import threading
@@ -31,16 +37,65 @@ from kanawa.apps.smartao.issues import StyleIssue, utf16_to_chars, widen_span
 from kanawa.apps.smartao.sudachi_rules import ending_fix
 
 SIDECAR_DIR = Path(__file__).with_name("textlint")
+"""The sidecar script, its textlint configuration and the lock its node modules are installed from."""
 SIDECAR_SCRIPT = SIDECAR_DIR / "sidecar.js"
+LOCK_FILE = SIDECAR_DIR / "package-lock.json"
+CACHE_DIR_ENVIRONMENT_VARIABLE = "KANAWA_CACHE_DIR"
+"""Overrides the per-user cache directory (``platformdirs.user_cache_dir("kanawa")``)."""
+INSTALLED_MARK = ".installed"
+"""Written into ``node_modules`` once ``npm ci`` finished: a half-made directory is never used."""
+SETUP_HINT = "run `kanawa smartao setup` (it needs Node.js 18.14 or newer and npm)"
 
 
 class TextlintError(RuntimeError):
     """The sidecar could not start, died, or could not lint a text."""
 
 
+def lock_digest() -> str:
+    """The first 16 hex digits of the SHA-256 of the committed lock: one cache directory per lock, so
+    a kanawa release with other textlint versions never runs on the modules of an older one."""
+    return hashlib.sha256(LOCK_FILE.read_bytes()).hexdigest()[:16]
+
+
+def cache_root() -> Path:
+    """kanawa's per-user cache: ``$KANAWA_CACHE_DIR``, else the platform's (``~/.cache/kanawa`` on
+    Linux, ``~/Library/Caches/kanawa`` on macOS, ``%LOCALAPPDATA%\\kanawa\\Cache`` on Windows)."""
+    configured = os.environ.get(CACHE_DIR_ENVIRONMENT_VARIABLE)
+    if configured:
+        return Path(configured).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("kanawa", appauthor=False))
+
+
+def user_textlint_dir() -> Path:
+    """Where ``kanawa smartao setup`` installs the node modules of this lock."""
+    return cache_root() / "textlint" / lock_digest()
+
+
+def textlint_home() -> Path | None:
+    """The directory whose ``node_modules`` hold textlint: the source checkout's, else the per-user
+    cache's for this lock; ``None`` when neither is installed."""
+    if (SIDECAR_DIR / "node_modules" / "textlint").is_dir():
+        return SIDECAR_DIR
+    home = user_textlint_dir()
+    if (home / "node_modules" / INSTALLED_MARK).is_file() and (home / "node_modules" / "textlint").is_dir():
+        return home
+    return None
+
+
 def textlint_available() -> bool:
     """Whether ``node`` is on the PATH and the sidecar's node modules are installed."""
-    return shutil.which("node") is not None and (SIDECAR_DIR / "node_modules" / "textlint").is_dir()
+    return shutil.which("node") is not None and textlint_home() is not None
+
+
+def missing_reason() -> str | None:
+    """Why textlint cannot run here, in one sentence that says what to do (``None``: it can)."""
+    if shutil.which("node") is None:
+        return f"Node.js is not on the PATH: install Node.js, then {SETUP_HINT}"
+    if textlint_home() is None:
+        return f"textlint is not installed: {SETUP_HINT}"
+    return None
 
 
 class TextlintSidecar:
@@ -53,16 +108,15 @@ class TextlintSidecar:
 
     def __init__(self, *, node: str | None = None, start_timeout: float = 60.0) -> None:
         node_path = node or shutil.which("node")
-        if node_path is None or not textlint_available():
-            raise TextlintError(
-                "textlint is not installed: install Node.js and run `make smartao-textlint` "
-                f"(npm ci in {SIDECAR_DIR})"
-            )
+        home = textlint_home()
+        if node_path is None or home is None:
+            reason = missing_reason() if node is None else f"textlint is not installed: {SETUP_HINT}"
+            raise TextlintError(f"{reason} (or leave textlint out: StyleAgent then uses the Sudachi rules)")
         self._lock = threading.Lock()
         self._next_id = 0
         self._process = subprocess.Popen(
-            [node_path, str(SIDECAR_SCRIPT)],
-            cwd=SIDECAR_DIR,
+            [node_path, str(SIDECAR_SCRIPT), str(home)],
+            cwd=home,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -174,8 +228,38 @@ class TextlintSidecar:
         self.close()
 
 
+def start_textlint(wanted: bool | None = None) -> tuple[TextlintSidecar | None, str | None]:
+    """StyleAgent's engine for an application: ``wanted=True`` requires textlint (raises
+    :class:`TextlintError`), ``False`` takes the Sudachi rules, ``None`` takes textlint when it runs
+    here and otherwise the Sudachi rules *with a notice* — one line saying why and how to get textlint,
+    for the caller to print or log. Returns ``(sidecar or None, notice or None)``."""
+    if wanted is False:
+        return None, None
+    if wanted:
+        return TextlintSidecar(), None
+    reason = missing_reason()
+    if reason is None:
+        try:
+            return TextlintSidecar(), None
+        except TextlintError as exc:
+            reason = f"textlint did not start ({exc})"
+    return None, f"StyleAgent uses the Sudachi rules: {reason}"
+
+
 def _int(value: object) -> int:
     return value if isinstance(value, int) and value >= 0 else 0
 
 
-__all__ = ["SIDECAR_DIR", "TextlintError", "TextlintSidecar", "textlint_available"]
+__all__ = [
+    "CACHE_DIR_ENVIRONMENT_VARIABLE",
+    "SIDECAR_DIR",
+    "TextlintError",
+    "TextlintSidecar",
+    "cache_root",
+    "lock_digest",
+    "missing_reason",
+    "start_textlint",
+    "textlint_available",
+    "textlint_home",
+    "user_textlint_dir",
+]

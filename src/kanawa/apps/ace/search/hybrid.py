@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import inspect
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -36,6 +37,7 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 import numpy.typing as npt
 
+from kanawa._sync import run_in_new_loop
 from kanawa.apps.ace.operations import normalised_text
 from kanawa.apps.ace.playbook import Bullet, Playbook
 from kanawa.apps.ace.search.ivf import IvfIndex
@@ -105,27 +107,27 @@ class HybridSearch:
         _check_arguments(query, playbook)
         index = self._cached(playbook)
         if index is None:
-            await self.prepare(playbook)
+            await self.aprepare(playbook)
             index = self._index(playbook, _already_embedded)
         vector = await self._query_vector(query) if self._dense_on(query) else None
         return await asyncio.to_thread(rank, query, index, self._query_tokens(query), vector, self.settings)
 
-    async def index(self, playbook: Playbook, *, progress: Progress | None = None) -> int:
+    async def aindex(self, playbook: Playbook, *, progress: Progress | None = None) -> int:
         """Index ``playbook`` now: embed its bullets that no cache holds (the store first, then the
         embedder in batches, saved back to the store) and build the BM25 and embedding matrices, so the
         first search after it embeds only the query — the cost of every later search. Returns how many
         passages the embedder computed."""
-        embedded = await self.prepare(playbook, progress=progress)
+        embedded = await self.aprepare(playbook, progress=progress)
         await asyncio.to_thread(self._index, playbook, _already_embedded)
         return embedded
 
-    def index_sync(self, playbook: Playbook) -> int:
-        """:meth:`index` for synchronous callers (the embedder only, without the store)."""
+    def index(self, playbook: Playbook) -> int:
+        """:meth:`aindex` for synchronous callers (the embedder only, without the store)."""
         before = self.embedded
         self._index(playbook, self._embed_missing_sync)
         return self.embedded - before
 
-    async def prepare(self, playbook: Playbook, *, progress: Progress | None = None) -> int:
+    async def aprepare(self, playbook: Playbook, *, progress: Progress | None = None) -> int:
         """Make sure every bullet of ``playbook`` has an embedding (store first, then the embedder in
         batches, saving what it computed back to the store). Returns how many were computed."""
         if self.embedder is None:
@@ -143,7 +145,7 @@ class HybridSearch:
         batch = self.settings.embed_batch
         for start in range(0, total, batch):
             chunk = items[start : start + batch]
-            rows = await self.embedder.embed([text for _key, text in chunk], kind="passage")
+            rows = await self.embedder.aembed([text for _key, text in chunk], kind="passage")
             computed = {key: row for (key, _text), row in zip(chunk, rows, strict=True)}
             self._vectors.update(computed)
             self.embedded += len(chunk)
@@ -155,7 +157,7 @@ class HybridSearch:
         return total
 
     def vectors(self, playbook: Playbook) -> npt.NDArray[np.float32]:
-        """The embedding rows of ``playbook``'s bullets in order (call :meth:`prepare` first)."""
+        """The embedding rows of ``playbook``'s bullets in order (call :meth:`aprepare` first)."""
         if self.embedder is None:
             raise RuntimeError("this search has no embedder (embedder=None)")
         index = self._index(playbook, _already_embedded)
@@ -280,15 +282,14 @@ class HybridSearch:
 
     def _embed_sync(self, texts: Sequence[str], *, kind: TextKind) -> Vectors:
         assert self.embedder is not None
-        embed_sync = getattr(self.embedder, "embed_sync", None)
-        if embed_sync is not None:
-            rows: Vectors = embed_sync(list(texts), kind=kind)
+        embed = getattr(self.embedder, "embed", None)  # an embedder's optional sync face
+        if callable(embed) and not inspect.iscoroutinefunction(embed):
+            rows: Vectors = embed(list(texts), kind=kind)
             return rows
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return asyncio.run(self.embedder.embed(list(texts), kind=kind))
-        raise RuntimeError("HybridSearch.search() cannot embed inside a running event loop; use asearch()")
+        embedder = self.embedder
+        return run_in_new_loop(
+            lambda: embedder.aembed(list(texts), kind=kind), twin="HybridSearch.asearch", receiver="search"
+        )
 
     def _query_vector_sync(self, query: SearchQuery) -> npt.NDArray[np.float32]:
         cached = self._query_vectors.get(query.query_text)
@@ -300,11 +301,11 @@ class HybridSearch:
     async def _query_vector(self, query: SearchQuery) -> npt.NDArray[np.float32]:
         cached = self._query_vectors.get(query.query_text)
         if cached is None:
-            await self.embed_queries([query.query_text])
+            await self.aembed_queries([query.query_text])
             cached = self._query_vectors[query.query_text]
         return cached
 
-    async def embed_queries(self, texts: Sequence[str]) -> int:
+    async def aembed_queries(self, texts: Sequence[str]) -> int:
         """Embed query texts ahead of time in one batch (memory cache, then the store, then the
         embedder, saving back to the store). Returns how many the embedder computed."""
         if self.embedder is None:
@@ -319,7 +320,7 @@ class HybridSearch:
                 self._remember_query(wanted.pop(key), row)
         if not wanted:
             return 0
-        rows = await self.embedder.embed(list(wanted.values()), kind="query")
+        rows = await self.embedder.aembed(list(wanted.values()), kind="query")
         computed = dict(zip(wanted, rows, strict=True))
         for key, row in computed.items():
             self._remember_query(wanted[key], row)

@@ -1,10 +1,10 @@
 """The ``PlaybookStore`` contract: playbooks keyed by dataset, changed only through atomic deltas.
 
-Every backend offers the same five calls:
+Every backend offers the same five calls, all awaited:
 
-- ``load(dataset)`` — the playbook (an empty one when the dataset has none yet);
-- ``save(dataset, playbook)`` — replace it whole (import);
-- ``apply(dataset, operations)`` — run :func:`~kanawa.apps.ace.operations.apply_operations` under the
+- ``aload(dataset)`` — the playbook (an empty one when the dataset has none yet);
+- ``asave(dataset, playbook)`` — replace it whole (import);
+- ``aapply(dataset, operations)`` — run :func:`~kanawa.apps.ace.operations.apply_operations` under the
   backend's lock or transaction and persist the result, returning the audit. Reading, merging and
   writing happen as one step, so two curators applying deltas to one playbook at the same time both
   land (new ids come from the counter inside the lock; tags add up);
@@ -49,13 +49,13 @@ class PlaybookStore(ABC):
     """Playbooks keyed by dataset name (see the module docstring for the contract)."""
 
     @abstractmethod
-    async def load(self, dataset: str) -> Playbook: ...
+    async def aload(self, dataset: str) -> Playbook: ...
 
     @abstractmethod
-    async def save(self, dataset: str, playbook: Playbook) -> None: ...
+    async def asave(self, dataset: str, playbook: Playbook) -> None: ...
 
     @abstractmethod
-    async def apply(self, dataset: str, operations: Sequence[Operation]) -> list[AuditRecord]: ...
+    async def aapply(self, dataset: str, operations: Sequence[Operation]) -> list[AuditRecord]: ...
 
     @abstractmethod
     async def datasets(self) -> list[str]: ...

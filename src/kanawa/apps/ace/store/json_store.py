@@ -47,17 +47,17 @@ class JsonPlaybookStore(PlaybookStore):
     def _write(self, dataset: str, playbook: Playbook) -> None:
         _atomic_write(self._path(dataset), playbook.model_dump_json(indent=1).encode("utf-8"))
 
-    async def load(self, dataset: str) -> Playbook:
+    async def aload(self, dataset: str) -> Playbook:
         return await asyncio.to_thread(self._read, dataset)
 
-    async def save(self, dataset: str, playbook: Playbook) -> None:
+    async def asave(self, dataset: str, playbook: Playbook) -> None:
         def save() -> None:
             with self._locked(dataset):
                 self._write(dataset, playbook)
 
         await asyncio.to_thread(save)
 
-    async def apply(self, dataset: str, operations: Sequence[Operation]) -> list[AuditRecord]:
+    async def aapply(self, dataset: str, operations: Sequence[Operation]) -> list[AuditRecord]:
         def apply() -> list[AuditRecord]:
             with self._locked(dataset):
                 playbook, audit = apply_operations(self._read(dataset), operations)

@@ -60,7 +60,7 @@ class PgPlaybookStore(PlaybookStore):
     async def aclose(self) -> None:
         await self._pool.close()
 
-    async def load(self, dataset: str) -> Playbook:
+    async def aload(self, dataset: str) -> Playbook:
         check_dataset(dataset)
         async with self._pool.acquire() as conn:
             return await self._read(conn, dataset)
@@ -143,13 +143,13 @@ class PgPlaybookStore(PlaybookStore):
         )
         await conn.execute(f"SELECT 1 FROM {p}_playbooks WHERE dataset = $1 FOR UPDATE", dataset)
 
-    async def save(self, dataset: str, playbook: Playbook) -> None:
+    async def asave(self, dataset: str, playbook: Playbook) -> None:
         check_dataset(dataset)
         async with self._pool.acquire() as conn, conn.transaction():
             await self._lock(conn, dataset)
             await self._write(conn, dataset, Playbook(), playbook, replace=True)
 
-    async def apply(self, dataset: str, operations: Sequence[Operation]) -> list[AuditRecord]:
+    async def aapply(self, dataset: str, operations: Sequence[Operation]) -> list[AuditRecord]:
         check_dataset(dataset)
         async with self._pool.acquire() as conn, conn.transaction():
             await self._lock(conn, dataset)

@@ -68,7 +68,7 @@ class SQLitePlaybookStore(PlaybookStore):
             (dataset, playbook.model_dump_json()),
         )
 
-    async def load(self, dataset: str) -> Playbook:
+    async def aload(self, dataset: str) -> Playbook:
         check_dataset(dataset)
 
         def load() -> Playbook:
@@ -77,7 +77,7 @@ class SQLitePlaybookStore(PlaybookStore):
 
         return await asyncio.to_thread(load)
 
-    async def save(self, dataset: str, playbook: Playbook) -> None:
+    async def asave(self, dataset: str, playbook: Playbook) -> None:
         check_dataset(dataset)
 
         def save() -> None:
@@ -92,7 +92,7 @@ class SQLitePlaybookStore(PlaybookStore):
 
         await asyncio.to_thread(save)
 
-    async def apply(self, dataset: str, operations: Sequence[Operation]) -> list[AuditRecord]:
+    async def aapply(self, dataset: str, operations: Sequence[Operation]) -> list[AuditRecord]:
         check_dataset(dataset)
 
         def apply() -> list[AuditRecord]:

@@ -5,15 +5,19 @@
 // Offsets are textlint's: UTF-16 code units. The Python side converts them to characters.
 // The first line written is {"ready": true}, after a warm-up lint has loaded every rule's dictionary.
 "use strict";
+// Usage: node sidecar.js [MODULES_HOME]: the directory whose node_modules hold textlint and its rules
+// (default: this script's; a pip install keeps them in the per-user cache, `kanawa smartao setup`).
 const path = require("path");
 const readline = require("readline");
-const { createLinter, loadTextlintrc } = require("textlint");
+const { createRequire } = require("module");
+
+const home = path.resolve(process.argv[2] || __dirname);
 
 async function main() {
-  const here = __dirname;
+  const { createLinter, loadTextlintrc } = createRequire(path.join(home, "package.json"))("textlint");
   const descriptor = await loadTextlintrc({
-    configFilePath: path.join(here, ".textlintrc.json"),
-    node_modulesDir: path.join(here, "node_modules"),
+    configFilePath: path.join(__dirname, ".textlintrc.json"),
+    node_modulesDir: path.join(home, "node_modules"),
   });
   const linter = createLinter({ descriptor });
   const lint = async (text) => {
