@@ -2,7 +2,7 @@
 
 The route checks the caller like every ``/v1`` route (the Bearer key, development mode, the rate
 limit, the body limit) and hands the request to the official ``mcp`` SDK's session manager
-(:mod:`.mcp_transport`, where the rest is told). That manager is started by the first ``/mcp``
+(:mod:`.transport`, where the rest is told). That manager is started by the first ``/mcp``
 request, not with the app: the SDK adds about 25 MiB to a server process and a quarter of a second
 to its start, which a server whose clients never speak MCP should not pay. Once started it runs in
 a task of the app's lifespan (:func:`mcp_sessions`) until the app stops, which cancels the calls
@@ -57,7 +57,7 @@ class McpSessions:
         if self._closing:
             return
         try:
-            from kanawa.server.http.protocols import mcp_transport
+            from kanawa.server.http.protocols.mcp import transport as mcp_transport
 
             manager = mcp_transport.session_manager(self._app)
             async with manager.run():
@@ -94,12 +94,12 @@ router = APIRouter(tags=["mcp"])
 
 @router.api_route(PATH, methods=["GET", "POST", "DELETE"], include_in_schema=False)
 async def mcp_endpoint(request: Request, who: CallerArg) -> Response:
-    """MCP's streamable HTTP transport, for the caller's tenant (:mod:`.mcp_transport`)."""
+    """MCP's streamable HTTP transport, for the caller's tenant (:mod:`.transport`)."""
     sessions: McpSessions = request.app.state.mcp
     manager = await sessions.get()
     if manager is None:
         raise HTTPException(503, "MCP is not available on this server now", headers={"Retry-After": "1"})
-    from kanawa.server.http.protocols import mcp_transport
+    from kanawa.server.http.protocols.mcp import transport as mcp_transport
 
     return mcp_transport.handed_over(request, who, manager)
 

@@ -1,9 +1,9 @@
 """The MCP SDK's side of ``/mcp``: its streamable-HTTP session manager over the agents' tools.
 
-The routes and the start are :mod:`.mcp_http`'s; this module (and the ``mcp`` SDK with it) is imported
+The routes and the start are :mod:`.routes`'s; this module (and the ``mcp`` SDK with it) is imported
 when the first ``/mcp`` request comes. The official ``mcp`` SDK speaks the protocol — its
 :class:`StreamableHTTPSessionManager`, with a low-level server whose ``tools/list`` and ``tools/call``
-are :class:`~.mcp_tools.ServedToolset`'s. kanawa decides who may speak it, before the SDK sees a
+are :class:`~.tools.ServedToolset`'s. kanawa decides who may speak it, before the SDK sees a
 byte: the route takes the same :func:`~kanawa.server.http.dependencies.caller` dependency as every
 ``/v1`` route (401 without a valid key, 403 for a remote client in development mode, 429 past the
 key's rate limit), and the app's body-size limit applies. The caller's tenant then travels with the
@@ -13,7 +13,7 @@ another tenant's key is answered exactly as a session id that does not exist (40
 ``Session not found``).
 
 A stream cut mid-call resumes: the SDK numbers the messages of a session's streams and a client
-that comes back with ``Last-Event-ID`` gets the ones it missed (:mod:`.mcp_events`).
+that comes back with ``Last-Event-ID`` gets the ones it missed (:mod:`.events`).
 
 Sessions live in the process that opened them (the SDK keeps them in memory); the runs they start
 are the run manager's, durable in Redis with ``KANAWA_REDIS_URL``. Several web processes behind one
@@ -40,8 +40,8 @@ from kanawa.mcp_server.server import INSTRUCTIONS, SERVER_NAME, progress_of
 from kanawa.mcp_server.toolset import UnknownAgentToolError
 from kanawa.server.http.auth import KeyRing
 from kanawa.server.http.dependencies import Caller
-from kanawa.server.http.protocols.mcp_events import McpEventLog
-from kanawa.server.http.protocols.mcp_tools import ServedToolset
+from kanawa.server.http.protocols.mcp.events import McpEventLog
+from kanawa.server.http.protocols.mcp.tools import ServedToolset
 from kanawa.server.settings import ServerSettings
 
 TENANT_KEY: Final = "kanawa.tenant"
@@ -101,13 +101,13 @@ def build_http_server(app: FastAPI, toolset: ServedToolset) -> Server[Any]:
 
 
 def session_manager(app: FastAPI) -> StreamableHTTPSessionManager:
-    """The SDK's session manager for ``app``'s agents (run by :mod:`.mcp_http` while the app serves)."""
+    """The SDK's session manager for ``app``'s agents (run by :mod:`.routes` while the app serves)."""
     settings: ServerSettings = app.state.settings
     ring: KeyRing = app.state.ring
     server = build_http_server(app, ServedToolset(app.state.agents))
     return StreamableHTTPSessionManager(
         server,
-        event_store=McpEventLog(),  # a cut stream resumes with Last-Event-ID (.mcp_events)
+        event_store=McpEventLog(),  # a cut stream resumes with Last-Event-ID (.events)
         max_request_body_size=settings.max_request_bytes,
         security_settings=LOOPBACK_ONLY if ring.dev else None,
     )
