@@ -27,9 +27,10 @@ from typing import Any, Final
 from fastapi import FastAPI, Request, Response
 from mcp import types
 from mcp.server import ServerRequestContext
-from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, AuthorizationContext
 from mcp.server.auth.provider import AccessToken
 from mcp.server.lowlevel import Server
+from mcp.server.streamable_http import StreamableHTTPServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
@@ -40,7 +41,7 @@ from kanawa.mcp_server.server import INSTRUCTIONS, SERVER_NAME, progress_of
 from kanawa.mcp_server.toolset import UnknownAgentToolError
 from kanawa.server.http.auth import KeyRing
 from kanawa.server.http.dependencies import Caller
-from kanawa.server.http.protocols.mcp.events import McpEventLog
+from kanawa.server.http.protocols.mcp.events import EVENT_BYTES, McpEventLog
 from kanawa.server.http.protocols.mcp.tools import ServedToolset
 from kanawa.server.settings import ServerSettings
 
@@ -100,14 +101,34 @@ def build_http_server(app: FastAPI, toolset: ServedToolset) -> Server[Any]:
     )
 
 
-def session_manager(app: FastAPI) -> StreamableHTTPSessionManager:
+class TenantSessions(StreamableHTTPSessionManager):
+    """The SDK's session manager, with each session's events its own (:class:`~.events.SessionEvents`
+    of one :class:`~.events.McpEventLog`, freed when the session ends)."""
+
+    def __init__(self, app: Server[Any], *, events: McpEventLog, **options: Any) -> None:
+        super().__init__(app, **options)
+        self.events = events
+
+    def _admit_session(self, requestor: AuthorizationContext | None) -> StreamableHTTPServerTransport | None:
+        transport = super()._admit_session(requestor)
+        if transport is not None and transport.mcp_session_id is not None:
+            # the SDK hands every session the manager's one store: this session gets its own view
+            transport._event_store = self.events.session(transport.mcp_session_id)
+        return transport
+
+    async def _discard_session(self, session_id: str, transport: StreamableHTTPServerTransport) -> None:
+        self.events.forget(session_id)
+        await super()._discard_session(session_id, transport)
+
+
+def session_manager(app: FastAPI) -> TenantSessions:
     """The SDK's session manager for ``app``'s agents (run by :mod:`.routes` while the app serves)."""
     settings: ServerSettings = app.state.settings
     ring: KeyRing = app.state.ring
     server = build_http_server(app, ServedToolset(app.state.agents))
-    return StreamableHTTPSessionManager(
+    return TenantSessions(
         server,
-        event_store=McpEventLog(),  # a cut stream resumes with Last-Event-ID (.events)
+        events=McpEventLog(max_bytes=EVENT_BYTES),  # a cut stream resumes with Last-Event-ID (.events)
         max_request_body_size=settings.max_request_bytes,
         security_settings=LOOPBACK_ONLY if ring.dev else None,
     )
@@ -134,4 +155,11 @@ def handed_over(request: Request, who: Caller, sessions: StreamableHTTPSessionMa
     return _ToSessions(sessions)
 
 
-__all__ = ["LOOPBACK_ONLY", "TENANT_KEY", "build_http_server", "handed_over", "session_manager"]
+__all__ = [
+    "LOOPBACK_ONLY",
+    "TENANT_KEY",
+    "TenantSessions",
+    "build_http_server",
+    "handed_over",
+    "session_manager",
+]
