@@ -18,7 +18,8 @@ tenant never reads another's events.
 The log lives where the sessions do, in this process's memory (sessions are the SDK's, in memory
 too; the runs themselves are the store's). It is bounded three ways: each stream keeps its last
 :data:`STREAM_EVENTS` messages; all sessions together keep at most ``max_bytes`` of messages (as
-sent: their JSON), the least recently written streams forgotten first; and a session that ends
+sent: their JSON), the least recently written streams forgotten first (a single message larger
+than the budget is not kept at all); and a session that ends
 (``DELETE``, idle, evicted) frees its events at once (:meth:`McpEventLog.forget`). A message is kept
 as its JSON, so the budget counts what it costs, and nothing holds the call's result objects.
 """
@@ -60,6 +61,11 @@ class McpEventLog:
         """The event store of session ``session_id``: it stores and replays that session's only."""
         return SessionEvents(self, session_id)
 
+    def bytes_of(self, session_id: str) -> int:
+        """The JSON bytes of the messages kept for session ``session_id``."""
+        keys = self._of_session.get(session_id, ())
+        return sum(len(data or b"") for key in keys for _, data in self._streams.get(key, ()))
+
     def forget(self, session_id: str) -> None:
         """Drop every event of a session that ended."""
         for key in self._of_session.pop(session_id, ()):
@@ -85,13 +91,14 @@ class McpEventLog:
 
     def _trim(self, newest: _Key) -> None:
         """Within ``max_bytes``: forget the least recently written streams, then the oldest messages
-        of the newest one (its last message stays, whatever its size: it is the one being sent)."""
+        of the newest one — down to none: a message larger than the whole budget is sent, and not
+        kept (a resume past it replays nothing)."""
         while self.bytes > self.max_bytes and len(self._streams) > 1:
             oldest = next(iter(self._streams))
             self._of_session.get(oldest[0], set()).discard(oldest)
             self._drop(oldest)
         events = self._streams.get(newest)
-        while events is not None and self.bytes > self.max_bytes and len(events) > 1:
+        while events and self.bytes > self.max_bytes:
             self._pop_oldest(events)
 
     def _pop_oldest(self, events: deque[_Event]) -> None:

@@ -22,6 +22,8 @@ address need sticky sessions — or clients on protocol 2026-07-28, whose reques
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from typing import Any, Final
 
 from fastapi import FastAPI, Request, Response
@@ -37,13 +39,17 @@ from mcp.shared.exceptions import MCPError
 from starlette.types import Receive, Scope, Send
 
 from kanawa import __version__
+from kanawa._logging import get_logger
 from kanawa.mcp_server.server import INSTRUCTIONS, SERVER_NAME, progress_of
 from kanawa.mcp_server.toolset import UnknownAgentToolError
 from kanawa.server.http.auth import KeyRing
 from kanawa.server.http.dependencies import Caller
-from kanawa.server.http.protocols.mcp.events import EVENT_BYTES, McpEventLog
+from kanawa.server.http.protocols.mcp.events import McpEventLog
+from kanawa.server.http.protocols.mcp.sending import BoundedSend
 from kanawa.server.http.protocols.mcp.tools import ServedToolset
 from kanawa.server.settings import ServerSettings
+
+_log = get_logger("kanawa.server")
 
 TENANT_KEY: Final = "kanawa.tenant"
 """Where the route leaves the caller's tenant in the ASGI scope for the tool handler."""
@@ -103,21 +109,59 @@ def build_http_server(app: FastAPI, toolset: ServedToolset) -> Server[Any]:
 
 class TenantSessions(StreamableHTTPSessionManager):
     """The SDK's session manager, with each session's events its own (:class:`~.events.SessionEvents`
-    of one :class:`~.events.McpEventLog`, freed when the session ends)."""
+    of one :class:`~.events.McpEventLog`, freed when the session ends) and at most ``per_tenant``
+    sessions a tenant (``0``: no cap): :meth:`make_room` is asked before a request that opens one."""
 
-    def __init__(self, app: Server[Any], *, events: McpEventLog, **options: Any) -> None:
+    def __init__(self, app: Server[Any], *, events: McpEventLog, per_tenant: int = 0, **options: Any) -> None:
         super().__init__(app, **options)
         self.events = events
+        self.per_tenant = per_tenant
+        self._owned: dict[str, dict[str, StreamableHTTPServerTransport]] = {}
+        """Each tenant's sessions: session id → its transport."""
+        self._owner: dict[str, str] = {}
+
+    def sessions_of(self, tenant: str) -> int:
+        """How many sessions ``tenant`` has open."""
+        return len(self._owned.get(tenant, ()))
+
+    async def make_room(self, tenant: str) -> bool:
+        """Room for one more session of ``tenant``: at its cap, its session idle longest is ended
+        (its client gets 404 and opens another, as after an idle timeout). ``False`` when every one
+        of them has a request in flight (an open ``GET`` stream included): the new one is refused."""
+        owned = self._owned.get(tenant, {})
+        while self.per_tenant and len(owned) >= self.per_tenant:
+            idle = [
+                (transport.idle_scope.deadline, session_id, transport)
+                for session_id, transport in owned.items()
+                if transport.idle_scope is not None and math.isfinite(transport.idle_scope.deadline)
+            ]
+            if not idle:
+                return False
+            _, session_id, transport = min(idle, key=lambda entry: entry[0])
+            _log.info("MCP session %s… ended: its tenant opened a new one at the cap", session_id[:8])
+            await self._discard_session(session_id, transport)
+        return True
 
     def _admit_session(self, requestor: AuthorizationContext | None) -> StreamableHTTPServerTransport | None:
+        tenant = requestor["client_id"] if requestor is not None else ""
+        if self.per_tenant and self.sessions_of(tenant) >= self.per_tenant:
+            return None  # two openings raced past make_room: the SDK answers this one 503
         transport = super()._admit_session(requestor)
-        if transport is not None and transport.mcp_session_id is not None:
+        session_id = None if transport is None else transport.mcp_session_id
+        if transport is not None and session_id is not None:
             # the SDK hands every session the manager's one store: this session gets its own view
-            transport._event_store = self.events.session(transport.mcp_session_id)
+            transport._event_store = self.events.session(session_id)
+            self._owned.setdefault(tenant, {})[session_id] = transport
+            self._owner[session_id] = tenant
         return transport
 
     async def _discard_session(self, session_id: str, transport: StreamableHTTPServerTransport) -> None:
         self.events.forget(session_id)
+        tenant = self._owner.pop(session_id, None)
+        owned = self._owned.get(tenant or "", {})
+        owned.pop(session_id, None)
+        if not owned and tenant is not None:
+            self._owned.pop(tenant, None)
         await super()._discard_session(session_id, transport)
 
 
@@ -128,7 +172,9 @@ def session_manager(app: FastAPI) -> TenantSessions:
     server = build_http_server(app, ServedToolset(app.state.agents))
     return TenantSessions(
         server,
-        events=McpEventLog(max_bytes=EVENT_BYTES),  # a cut stream resumes with Last-Event-ID (.events)
+        events=McpEventLog(max_bytes=settings.mcp_event_bytes),  # resumes with Last-Event-ID (.events)
+        per_tenant=settings.mcp_sessions,
+        session_idle_timeout=settings.mcp_session_idle,
         max_request_body_size=settings.max_request_bytes,
         security_settings=LOOPBACK_ONLY if ring.dev else None,
     )
@@ -136,23 +182,44 @@ def session_manager(app: FastAPI) -> TenantSessions:
 
 class _ToSessions(Response):
     """The route's answer: the request handed on to the SDK's session manager, which sends the
-    response itself (JSON, or an SSE stream of progress and the result)."""
+    response itself (JSON, or an SSE stream of progress and the result) through a
+    :class:`~.sending.BoundedSend`; ``release`` gives back the stream slot a ``GET`` was admitted
+    with, when its stream ends."""
 
-    def __init__(self, sessions: StreamableHTTPSessionManager) -> None:
+    def __init__(
+        self,
+        sessions: StreamableHTTPSessionManager,
+        write_timeout: float | None,
+        release: Callable[[], None] | None,
+    ) -> None:
         super().__init__()
         self.sessions = sessions
+        self.write_timeout = write_timeout
+        self.release = release
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await self.sessions.handle_request(scope, receive, send)
+        try:
+            await self.sessions.handle_request(scope, receive, BoundedSend(send, scope, self.write_timeout))
+        finally:
+            if self.release is not None:
+                self.release()
+                self.release = None
 
 
-def handed_over(request: Request, who: Caller, sessions: StreamableHTTPSessionManager) -> Response:
+def handed_over(
+    request: Request,
+    who: Caller,
+    sessions: StreamableHTTPSessionManager,
+    *,
+    write_timeout: float | None = None,
+    release: Callable[[], None] | None = None,
+) -> Response:
     """``request`` as the SDK takes it, for the caller's tenant (module docstring)."""
     scope = request.scope
     scope[TENANT_KEY] = who.tenant
     owner = AccessToken(token=who.key_id, client_id=who.tenant, scopes=[], subject=who.tenant)
     scope["user"] = AuthenticatedUser(owner)
-    return _ToSessions(sessions)
+    return _ToSessions(sessions, write_timeout, release)
 
 
 __all__ = [
