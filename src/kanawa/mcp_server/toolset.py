@@ -10,7 +10,10 @@ what the tools are and what a call does. The story of one ``tools/call``:
 3. the agent runs (``agent.stream(input)``, or the ``start_run`` the server supplies); each event
    worth showing is reported to ``report`` (:mod:`.progress`) as it streams;
 4. the answer is the result: its text as text content and, for an agent with an output type, the
-   structured answer as ``structuredContent`` matching the tool's ``outputSchema`` (:mod:`.schemas`);
+   structured answer as ``structuredContent`` matching the tool's ``outputSchema`` (:mod:`.schemas`).
+   The text is every protocol's answer text (docs/design.md, "One answer text"): all the agent
+   writes in the run, every step's in order (what it said before a tool call included); the final
+   step's text only when nothing streamed;
 5. a run that fails, or ends without an answer (stopped for a person's approval, out of steps), is an
    ``isError`` result with the tool rules' wording and, for a failure, its cause as every protocol
    tells a client (:func:`failure_message`, the same text over stdio and HTTP); the whole story is
@@ -39,6 +42,7 @@ from kanawa.mcp_server.schemas import INPUT_SCHEMA, OutputShape, describe, outpu
 from kanawa.secrets import mask
 from kanawa.server.runs.chunks import error_chunk
 from kanawa.tools.messages import EXECUTION_ERROR_MESSAGE, describe_exception, validation_message
+from kanawa.types import TextDelta
 
 logger = get_logger(__name__)
 
@@ -141,9 +145,12 @@ class AgentToolset:
         text = agent_input(arguments)
         if not isinstance(text, str):
             return text
+        answer: list[str] = []  # the agent's text, every step's (answer_text)
         try:
             run = self._start(entry.agent, text)
             async for event in run:
+                if isinstance(event, TextDelta):  # the agent's own: a handed-off one's come nested
+                    answer.append(event.text)
                 if report is not None:
                     message = progress_message(event)
                     if message is not None:
@@ -153,7 +160,7 @@ class AgentToolset:
             logger.warning("agent %s failed over MCP: %s", entry.agent.name, mask(describe_exception(exc)))
             cause = error_chunk(exc, agent=entry.agent.name, now=0.0).data
             return error_result(failure_message(cause))
-        return _answer(entry, result)
+        return _answer(entry, result, "".join(answer))
 
 
 def agent_input(arguments: Mapping[str, Any] | None) -> str | types.CallToolResult:
@@ -165,13 +172,13 @@ def agent_input(arguments: Mapping[str, Any] | None) -> str | types.CallToolResu
         return error_result(validation_message(exc))
 
 
-def _answer(entry: _AgentTool, result: RunResult[Any]) -> types.CallToolResult:
+def _answer(entry: _AgentTool, result: RunResult[Any], streamed: str) -> types.CallToolResult:
     if result.pending_approvals:
         return error_result(approval_message(call.name for call in result.pending_approvals))
     if not result.completed:
         logger.warning("agent %s ended without an answer (%s)", entry.agent.name, result.termination_reason)
         return error_result(EXECUTION_ERROR_MESSAGE)
-    return answer_result(entry.shape, result.text, result.output)
+    return answer_result(entry.shape, streamed or result.text, result.output)
 
 
 def answer_result(shape: OutputShape | None, text: str, output: object) -> types.CallToolResult:
