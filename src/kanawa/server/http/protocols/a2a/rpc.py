@@ -57,6 +57,7 @@ from kanawa.server.http.protocols.openai_runs import Part, part_stream
 from kanawa.server.http.protocols.opening import held_stream, opened_run, streams_of
 from kanawa.server.http.public_url import public_url
 from kanawa.server.http.resume import MAX_SEQ, resume_point
+from kanawa.server.http.validation import non_finite_at
 from kanawa.server.runs.servable import ServableAgent
 from kanawa.server.settings import ServerSettings
 
@@ -106,6 +107,12 @@ async def call(agent: str, request: Request, who: Caller, last_event_id: str | N
     method = payload.get("method") if isinstance(payload, dict) else None
     legacy = isinstance(method, str) and method in compat03.METHODS
     request.state.a2a_version = PROTOCOL_VERSION_0_3 if legacy else PROTOCOL_VERSION_CURRENT
+    refused = _unwritable_params(payload)
+    if refused is not None:  # before anything starts: the number could be written back in no answer
+        rpc_id = payload.get("id") if _valid_id(payload.get("id")) else None
+        return JSONResponse(
+            compat03.error_body(rpc_id, refused) if legacy else build_error_response(rpc_id, refused)
+        )
     if isinstance(method, str) and method in STREAMING_METHODS and _well_formed(payload):
         rpc_id: RpcId = payload.get("id")
         try:
@@ -121,11 +128,25 @@ async def call(agent: str, request: Request, who: Caller, last_event_id: str | N
     return answer
 
 
+def _valid_id(rpc_id: object) -> bool:
+    return rpc_id is None or (isinstance(rpc_id, str | int) and not isinstance(rpc_id, bool))
+
+
 def _well_formed(payload: dict[str, Any]) -> bool:
     """A JSON-RPC 2.0 request this route may stream (anything else: the dispatcher's errors)."""
-    rpc_id = payload.get("id")
-    valid_id = rpc_id is None or (isinstance(rpc_id, str | int) and not isinstance(rpc_id, bool))
+    valid_id = _valid_id(payload.get("id"))
     return payload.get("jsonrpc") == "2.0" and valid_id and isinstance(payload.get("params", {}), dict)
+
+
+def _unwritable_params(payload: object) -> InvalidParamsError | None:
+    """``-32602`` for params holding a number JSON cannot carry (``NaN``, ``Infinity``, ``1e999``):
+    the native routes refuse it (422), and A2A's answers echo metadata back, which would then fail
+    after the run had started. The message names where, never the value or a parser's text."""
+    params = payload.get("params") if isinstance(payload, dict) else None
+    where = non_finite_at(params)
+    if where is None:
+        return None
+    return InvalidParamsError(message=f"params.{where}: numbers must be finite (no NaN or Infinity)")
 
 
 def _dispatcher(request: Request) -> JsonRpcDispatcher:
