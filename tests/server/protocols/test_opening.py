@@ -17,8 +17,8 @@ import pytest
 
 from kanawa.server.http.event_stream import OpenStreams
 from kanawa.server.http.protocols.errors import ProtocolError, protocol_error
-from kanawa.server.http.protocols.opening import ENDED, held_stream, opened_run
 from kanawa.server.http.protocols.openai_inputs import InvalidInput
+from kanawa.server.http.protocols.opening import ENDED, held_stream, opened_run
 from kanawa.server.runs.manager import RunManager
 from kanawa.server.store.base import RunRecord
 from kanawa.server.store.memory import MemoryRunStore
@@ -60,10 +60,13 @@ async def test_a_failure_after_the_run_began_gives_the_place_back_and_stops_the_
     def unbuildable(admitted: tuple[str, str | None]) -> Any:
         raise ValueError("Out of range float values are not JSON compliant")
 
-    with pytest.raises(ValueError):
+    async def fails_to_stream() -> None:
         async with opened_run(streams, manager, TENANT, _start(manager, question), run_of=_run_id) as opened:
             assert streams.held() == 1
             opened.hand_over(unbuildable)
+
+    with pytest.raises(ValueError, match="not JSON compliant"):
+        await fails_to_stream()
     assert streams.held() == 0
     assert await _going(manager) == []
     GATES[question].set()
@@ -75,13 +78,16 @@ async def test_a_block_that_raises_or_is_cancelled_gives_everything_back() -> No
         async with opened_run(streams, manager, TENANT, _start(manager, "refused"), run_of=_run_id):
             raise ProtocolError(404, "no such thing")
 
+    inside = asyncio.Event()
+
     async def waits() -> None:
         async with opened_run(streams, manager, TENANT, _start(manager, "waits"), run_of=_run_id):
+            inside.set()
             await asyncio.Event().wait()  # a non-streaming request waiting for its answer
 
     waiting = asyncio.create_task(waits())
-    while streams.held() == 0:
-        await asyncio.sleep(0.01)
+    await inside.wait()
+    assert streams.held() == 1
     waiting.cancel()
     with pytest.raises(asyncio.CancelledError):
         await waiting
@@ -97,13 +103,15 @@ async def test_refusals_before_the_run_come_out_as_the_tables_errors_and_hold_no
         with pytest.raises(ProtocolError) as at_cap:  # the tenant's one stream place is taken
             async with opened_run(streams, manager, TENANT, _start(manager, "second"), run_of=_run_id):
                 pass
-        assert at_cap.value.status == 429 and at_cap.value.headers == {"Retry-After": "1"}
+        assert at_cap.value.status == 429
+        assert at_cap.value.headers == {"Retry-After": "1"}
         holding = held.run_id
     assert streams.held() == 0
     with pytest.raises(ProtocolError) as run_cap:  # the tenant's one run is still going
         async with opened_run(streams, manager, TENANT, _start(manager, "third"), run_of=_run_id):
             pass
-    assert run_cap.value.status == 429 and run_cap.value.client_error
+    assert run_cap.value.status == 429
+    assert run_cap.value.client_error
     assert streams.held() == 0
 
     async def bad_input() -> RunRecord:
@@ -126,7 +134,8 @@ def test_a_resume_place_is_given_back_unless_handed_over() -> None:
     assert streams.held() == 0
     with held_stream(streams, TENANT, "r1") as held:
         admitted = held.hand_over(lambda place: place)
-    assert admitted == (TENANT, "r1") and streams.held() == 1
+    assert admitted == (TENANT, "r1")
+    assert streams.held() == 1
     streams.release(*admitted)
     assert streams.held() == 0
 
@@ -135,4 +144,6 @@ def test_anything_outside_the_table_is_a_server_fault() -> None:
     assert protocol_error(ValueError("x")) is None
     assert protocol_error(KeyError("x")) is None
     refusal = protocol_error(InvalidInput("no"))
-    assert refusal is not None and refusal.client_error and refusal.status == 400
+    assert refusal is not None
+    assert refusal.client_error
+    assert refusal.status == 400

@@ -107,11 +107,11 @@ async def call(agent: str, request: Request, who: Caller, last_event_id: str | N
     method = payload.get("method") if isinstance(payload, dict) else None
     legacy = isinstance(method, str) and method in compat03.METHODS
     request.state.a2a_version = PROTOCOL_VERSION_0_3 if legacy else PROTOCOL_VERSION_CURRENT
-    refused = _unwritable_params(payload)
-    if refused is not None:  # before anything starts: the number could be written back in no answer
-        rpc_id = payload.get("id") if _valid_id(payload.get("id")) else None
+    unwritable = _unwritable_params(payload)
+    if unwritable is not None:  # before anything starts: the number could be written back in no answer
+        bad_id: RpcId = payload.get("id") if _valid_id(payload.get("id")) else None
         return JSONResponse(
-            compat03.error_body(rpc_id, refused) if legacy else build_error_response(rpc_id, refused)
+            compat03.error_body(bad_id, unwritable) if legacy else build_error_response(bad_id, unwritable)
         )
     if isinstance(method, str) and method in STREAMING_METHODS and _well_formed(payload):
         rpc_id: RpcId = payload.get("id")
