@@ -10,8 +10,12 @@ nothing of the fault.
 
 from __future__ import annotations
 
+from typing import Final
+
 from a2a.utils.errors import (
+    A2AError,
     InternalError,
+    InvalidAgentResponseError,
     InvalidParamsError,
     TaskNotFoundError,
     UnsupportedOperationError,
@@ -19,6 +23,10 @@ from a2a.utils.errors import (
 from fastapi import HTTPException
 
 from kanawa.server.http.protocols.errors import ProtocolError
+from kanawa.server.http.protocols.refusal_log import RefusalLog, client_fault, install
+
+SDK_LOGGERS: Final = ("a2a.server.routes.jsonrpc_dispatcher", "a2a.compat.v0_3.jsonrpc_adapter")
+"""The SDK's loggers that log each exception they catch with its traceback."""
 
 
 def a2a_error(error: ProtocolError) -> Exception:
@@ -35,4 +43,18 @@ def a2a_error(error: ProtocolError) -> Exception:
     return InternalError(message="internal error")
 
 
-__all__ = ["a2a_error"]
+def a2a_refusal(exc: BaseException) -> bool:
+    """A client fault in A2A terms: every A2A error but an internal one, and :func:`client_fault`."""
+    if isinstance(exc, A2AError):
+        return not isinstance(exc, InternalError | InvalidAgentResponseError)
+    return client_fault(exc)
+
+
+def quiet_sdk_refusals() -> None:
+    """One line, no traceback, for each request the SDK refuses (:mod:`..refusal_log`); the params it
+    cannot parse are left out, as it logs that request's error on its own line next."""
+    dropped = ("Failed to parse request params", "Failed to validate base JSON-RPC request")
+    install(SDK_LOGGERS, RefusalLog(is_refusal=a2a_refusal, dropped=dropped))
+
+
+__all__ = ["SDK_LOGGERS", "a2a_error", "a2a_refusal", "quiet_sdk_refusals"]

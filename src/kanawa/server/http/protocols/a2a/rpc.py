@@ -47,7 +47,7 @@ from google.protobuf.message import Message as ProtoMessage
 from kanawa.server.http.dependencies import Caller, manager_of, optional_caller
 from kanawa.server.http.protocols.a2a import compat03
 from kanawa.server.http.protocols.a2a.card import agent_card, anonymous_card
-from kanawa.server.http.protocols.a2a.errors import a2a_error
+from kanawa.server.http.protocols.a2a.errors import a2a_error, quiet_sdk_refusals
 from kanawa.server.http.protocols.a2a.frames import CURRENT, Dialect, RpcId, TaskFraming
 from kanawa.server.http.protocols.a2a.handler import CallContext, RunTaskHandler
 from kanawa.server.http.protocols.a2a.tasks import STATE, TERMINAL, context_of, owned_task, snapshot
@@ -69,6 +69,7 @@ STREAMING: Final[dict[str, type[ProtoMessage]]] = {
 STREAMING_METHODS: Final = frozenset(STREAMING) | frozenset(compat03.STREAMING)
 """Every method this route streams itself (1.0's and 0.3's)."""
 SSE_MEDIA: Final = "text/event-stream"
+quiet_sdk_refusals()
 
 
 def _agent(request: Request, name: str) -> ServableAgent:
