@@ -136,16 +136,32 @@ def test_a2a_refuses_numbers_json_cannot_carry_as_invalid_params(
         assert native.status_code == 422, "the native route's answer to the same value"
 
 
-MCP_HEADERS = {**JSON, "Accept": "application/json, text/event-stream", "mcp-protocol-version": "2026-07-28"}
+MCP_HEADERS = {**JSON, "Accept": "application/json, text/event-stream"}
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    },
+}
 
 
-@pytest.mark.parametrize("rpc_id", ['{"a": 1}', "{}", "[1]", "true", "1.5"])
+@pytest.mark.parametrize("rpc_id", ['{"a": 1}', "{}", "[1]", "true", "1.5", "null"])
 async def test_mcp_refuses_an_id_that_is_not_a_string_or_an_integer(
     mcp_server: LiveServer, rpc_id: str
 ) -> None:
     async with httpx.AsyncClient(base_url=mcp_server.url, timeout=60) as http:
+        opened = await http.post("/mcp", json=INITIALIZE, headers=MCP_HEADERS)
+        assert opened.status_code == 200
+        session = {**MCP_HEADERS, "mcp-session-id": opened.headers["mcp-session-id"]}
+        session["mcp-protocol-version"] = "2025-11-25"
+        ready = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        assert (await http.post("/mcp", json=ready, headers=session)).status_code == 202
         body = f'{{"jsonrpc":"2.0","id":{rpc_id},"method":"tools/list","params":{{}}}}'
-        answer = await http.post("/mcp", content=body.encode(), headers=MCP_HEADERS)
+        answer = await http.post("/mcp", content=body.encode(), headers=session)
         assert answer.status_code == 400, (answer.status_code, answer.text[:300])
         refused: dict[str, Any] = answer.json()
         assert refused["error"]["code"] == -32600
@@ -154,9 +170,13 @@ async def test_mcp_refuses_an_id_that_is_not_a_string_or_an_integer(
             '{"jsonrpc":"2.0","id":7,"method":"tools/call",'
             '"params":{"name":"storyteller","arguments":{"x":NaN}}}'
         )
-        answer = await http.post("/mcp", content=nan.encode(), headers=MCP_HEADERS)
+        answer = await http.post("/mcp", content=nan.encode(), headers=session)
         assert answer.status_code == 400, (answer.status_code, answer.text[:300])
         assert answer.json()["error"]["code"] == -32602
+        listed = await http.post(
+            "/mcp", json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, headers=session
+        )
+        assert listed.status_code == 200, "a good request of the same session is answered"
     async with (
         create_mcp_http_client(headers={"Authorization": f"Bearer {KEY_A}"}) as client,
         streamable_http_client(f"{mcp_server.url}/mcp", http_client=client) as (read, write),
