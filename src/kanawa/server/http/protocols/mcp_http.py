@@ -20,6 +20,7 @@ from fastapi import APIRouter, FastAPI, HTTPException, Request, Response
 
 from kanawa._logging import get_logger
 from kanawa.server.http.dependencies import CallerArg
+from kanawa.server.http.protocols.jsonrpc_checks import CheckedJsonRpc
 
 if TYPE_CHECKING:
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
@@ -101,7 +102,7 @@ async def mcp_endpoint(request: Request, who: CallerArg) -> Response:
         raise HTTPException(503, "MCP is not available on this server now", headers={"Retry-After": "1"})
     from kanawa.server.http.protocols import mcp_transport
 
-    return mcp_transport.handed_over(request, who, manager)
+    return CheckedJsonRpc(mcp_transport.handed_over(request, who, manager))  # ids and numbers first
 
 
 __all__ = ["PATH", "McpSessions", "mcp_sessions", "router"]
