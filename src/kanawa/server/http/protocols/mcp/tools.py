@@ -39,6 +39,7 @@ from kanawa.mcp_server.toolset import (
     answer_result,
     approval_message,
     error_result,
+    failure_message,
     tool_name,
 )
 from kanawa.server.http.direct import WriterFed
@@ -101,7 +102,8 @@ class _Outcome:
     text: str = ""
     output: object = None
     approvals: tuple[str, ...] = ()
-    error: str | None = None
+    error: Mapping[str, Any] | None = None
+    """The top agent's ``error`` chunk's data (``code``, ``message``)."""
 
 
 class ServedToolset:
@@ -336,7 +338,7 @@ def _note(outcome: _Outcome, chunk: Mapping[str, Any], top: str) -> None:
         names = [str(call.get("name")) for call in calls or () if isinstance(call, dict)]
         outcome.approvals = (*outcome.approvals, *names)
     elif kind == "error":
-        outcome.error = f"{data.get('code')}: {data.get('message')}"
+        outcome.error = data
 
 
 def _result(served: ServedTool, outcome: _Outcome, run_id: str) -> types.CallToolResult:
@@ -346,8 +348,7 @@ def _result(served: ServedTool, outcome: _Outcome, run_id: str) -> types.CallToo
         _log.warning(
             "agent %s ended without an answer over MCP (run %s, %s)", served.agent, run_id, outcome.status
         )
-        detail = f" ({outcome.error})" if outcome.error else ""
-        return error_result(EXECUTION_ERROR_MESSAGE + detail)
+        return error_result(failure_message(outcome.error))
     if served.shape is None:
         text = outcome.text
         if not text and outcome.output is not None:  # a composite's answer that is not text
