@@ -131,15 +131,17 @@ def wait_until(predicate: Any, *, within: float = 120.0) -> None:
 async def _open_streams(url: str, most: int) -> int:
     """How many ``hold`` runs' streams the tenant can open at once (stops at the first refusal)."""
     opened = 0
-    async with httpx.AsyncClient(base_url=url, headers=AUTH_A, timeout=30) as http:
-        async with contextlib.AsyncExitStack() as held:
-            for _ in range(most):
-                response = await held.enter_async_context(
-                    http.stream("POST", "/v1/runs", json={"agent": "hold", "input": "wait"})
-                )
-                if response.status_code != 200:
-                    break
-                opened += 1
+    async with (
+        httpx.AsyncClient(base_url=url, headers=AUTH_A, timeout=30) as http,
+        contextlib.AsyncExitStack() as held,
+    ):
+        for _ in range(most):
+            response = await held.enter_async_context(
+                http.stream("POST", "/v1/runs", json={"agent": "hold", "input": "wait"})
+            )
+            if response.status_code != 200:
+                break
+            opened += 1
     return opened
 
 
