@@ -51,6 +51,7 @@ from kanawa.server.http.protocols.a2a.frames import CURRENT, Dialect, RpcId, Tas
 from kanawa.server.http.protocols.a2a.handler import CallContext, RunTaskHandler
 from kanawa.server.http.protocols.a2a.tasks import STATE, TERMINAL, context_of, owned_task, snapshot
 from kanawa.server.http.protocols.a2a.turns import take_message
+from kanawa.server.http.protocols.a2a.validation import refusal
 from kanawa.server.http.protocols.openai_runs import Part, part_stream
 from kanawa.server.http.public_url import public_url
 from kanawa.server.http.resume import MAX_SEQ, resume_point
@@ -104,6 +105,13 @@ async def call(agent: str, request: Request, who: Caller, last_event_id: str | N
     method = payload.get("method") if isinstance(payload, dict) else None
     legacy = isinstance(method, str) and method in compat03.METHODS
     request.state.a2a_version = PROTOCOL_VERSION_0_3 if legacy else PROTOCOL_VERSION_CURRENT
+    unfit = refusal(payload)  # values A2A cannot carry: refused before anything reads them
+    if unfit is not None:
+        error, echo = unfit
+        echoed: RpcId = payload.get("id") if echo and _well_formed(payload) else None
+        return JSONResponse(
+            compat03.error_body(echoed, error) if legacy else build_error_response(echoed, error)
+        )
     if isinstance(method, str) and method in STREAMING_METHODS and _well_formed(payload):
         rpc_id: RpcId = payload.get("id")
         try:
