@@ -51,7 +51,7 @@ from kanawa.server.http.protocols.a2a.frames import CURRENT, Dialect, RpcId, Tas
 from kanawa.server.http.protocols.a2a.handler import CallContext, RunTaskHandler
 from kanawa.server.http.protocols.a2a.tasks import STATE, TERMINAL, context_of, owned_task, snapshot
 from kanawa.server.http.protocols.a2a.turns import take_message
-from kanawa.server.http.protocols.a2a.validation import refusal
+from kanawa.server.http.protocols.a2a.validation import refusal, unreadable
 from kanawa.server.http.protocols.openai_runs import Part, part_stream
 from kanawa.server.http.public_url import public_url
 from kanawa.server.http.resume import MAX_SEQ, resume_point
@@ -101,7 +101,7 @@ async def call(agent: str, request: Request, who: Caller, last_event_id: str | N
     try:
         payload = json.loads(await request.body())
     except (ValueError, RecursionError) as exc:
-        return JSONResponse(build_error_response(None, JSONParseError(message=str(exc)[:200])))
+        return JSONResponse(build_error_response(None, JSONParseError(message=unreadable(exc))))
     method = payload.get("method") if isinstance(payload, dict) else None
     legacy = isinstance(method, str) and method in compat03.METHODS
     request.state.a2a_version = PROTOCOL_VERSION_0_3 if legacy else PROTOCOL_VERSION_CURRENT

@@ -12,6 +12,7 @@ its ``id``, answered with a ``null`` id, as JSON-RPC answers an id it cannot ech
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Final
 
@@ -68,11 +69,27 @@ def unfit(value: object, root: str) -> str | None:
     return None
 
 
+def unreadable(exc: ValueError | RecursionError) -> str:
+    """What a JSON-RPC parse error says of a body ``json.loads`` refused: where the JSON is broken,
+    or what the body holds that it will not read — never the parser's own words (a recursion
+    error's, the integer digit limit's advice to call ``sys.set_int_max_str_digits``)."""
+    if isinstance(exc, json.JSONDecodeError):
+        return f"the body is not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+    if isinstance(exc, RecursionError):
+        return "the body's JSON is nested deeper than it is read"
+    if isinstance(exc, UnicodeDecodeError):
+        return "the body is not UTF-8"
+    return "the body's JSON holds a number too long to read"
+
+
 def refusal(payload: object) -> tuple[A2AError, bool] | None:
     """The error a JSON-RPC request ``payload`` is refused with for a value it cannot carry, and
-    whether its ``id`` can be echoed in the answer; ``None`` for a request free of them."""
+    whether its ``id`` can be echoed in the answer; ``None`` for a request free of them. A body
+    that is not an object (a batch, a bare value) is an invalid request: A2A serves no batches."""
     if not isinstance(payload, dict):
-        return None
+        return InvalidRequestError(
+            message="a JSON-RPC request is a JSON object (batches are not served)"
+        ), False
     problem = unfit(payload.get("id"), "id")
     if problem is not None:
         return InvalidRequestError(message=problem), False
@@ -86,4 +103,4 @@ def refusal(payload: object) -> tuple[A2AError, bool] | None:
     return None
 
 
-__all__ = ["refusal", "unfit"]
+__all__ = ["refusal", "unfit", "unreadable"]
