@@ -43,6 +43,7 @@ from kanawa.server.http.protocols import (
     openai_responses,
 )
 from kanawa.server.http.protocols.a2a import routes as a2a
+from kanawa.server.http.protocols.errors import ProtocolError, detail_response
 from kanawa.server.http.protocols.openai_errors import OpenAIErrorShape
 from kanawa.server.http.validation import validation_failed
 from kanawa.server.runs.servable import ServableAgent
@@ -86,6 +87,7 @@ def create_app(
     if config.cors_origins:  # outside the limits and error shapes: their answers carry CORS headers too
         app.add_middleware(CrossOrigin, origins=config.cors_origins)
     app.add_exception_handler(RequestValidationError, validation_failed)
+    app.add_exception_handler(ProtocolError, detail_response)
     mask_access_log()
     app.add_middleware(ConnectionHandle)  # added last: the outermost of ours, it sees the server's receive
     app.state.plan = plan

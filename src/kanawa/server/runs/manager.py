@@ -391,7 +391,10 @@ class RunManager:
         await self.store.request_cancel(record.run_id)
         task = self._tasks.get(record.run_id)
         if task is not None:
-            task.cancel()
+            # one tick later: a task started this tick has not taken its first step, and cancelled
+            # now its run's code would never run (no status, no done chunk: "running" until the TTL);
+            # its first step is queued before this call, so the cancel finds it inside the run
+            asyncio.get_running_loop().call_soon(task.cancel)
 
     async def _cancel_waiting(self, record: RunRecord) -> bool:
         """End a run that waits for approval (:meth:`cancel`); ``False`` when a decision came first."""

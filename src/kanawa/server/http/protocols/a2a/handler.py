@@ -52,10 +52,12 @@ from a2a.utils.errors import (
 from fastapi import HTTPException
 from starlette.requests import Request
 
+from kanawa.server.http.protocols.a2a.errors import a2a_error
 from kanawa.server.http.protocols.a2a.listing import list_page
 from kanawa.server.http.protocols.a2a.tasks import STATE, TERMINAL, owned_task, snapshot
 from kanawa.server.http.protocols.a2a.turns import take_message, wait_for_turn
-from kanawa.server.runs.manager import RunLimitReached, RunManager
+from kanawa.server.http.protocols.errors import REFUSALS, protocol_error
+from kanawa.server.runs.manager import RunManager
 
 TENANT: Final = "kanawa.tenant"
 AGENT: Final = "kanawa.agent"
@@ -99,10 +101,13 @@ class RunTaskHandler(RequestHandler):
         manager, tenant, agent = _caller(context)
         try:
             turn = await take_message(manager, tenant, agent, params)
-        except RunLimitReached as exc:
-            refused = HTTPException(429, str(exc), headers={"Retry-After": "1"})
-            context.state[ROUTE].a2a_refused = refused
-            raise refused from None
+        except REFUSALS as exc:
+            error = protocol_error(exc)
+            assert error is not None
+            answer = a2a_error(error)
+            if isinstance(answer, HTTPException):  # a limit: the route answers its HTTP status
+                context.state[ROUTE].a2a_refused = answer
+            raise answer from None
         if not params.configuration.return_immediately:
             await wait_for_turn(manager.store, turn.record.run_id, turn.after)
         return await self._task(manager, tenant, agent, turn.record.run_id)
