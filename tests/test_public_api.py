@@ -346,6 +346,7 @@ EXPORTED_MEMBERS: dict[str, list[str]] = {
     ],
     "kanawa.server.http.protocols": [],
     "kanawa.server.http.protocols.a2a": [],
+    "kanawa.server.http.protocols.mcp": [],
     "kanawa.server.runs": [],
     "kanawa.server.store": [],
     "kanawa.tools": [

@@ -38,6 +38,13 @@ variable                        meaning                                         
                                 process (429 beyond; 0 = off)
 ``KANAWA_MAX_RUN_STREAMS``      event streams open on one run in one server process         32
                                 (429 beyond; 0 = off)
+``KANAWA_MCP_SESSIONS``         MCP sessions one tenant may have open in one server         32
+                                process: a new one ends the tenant's longest-idle session,
+                                or gets 429 when every one is busy (0 = off)
+``KANAWA_MCP_SESSION_IDLE``     seconds an MCP session may go without a request before it   300
+                                ends
+``KANAWA_MCP_EVENT_BYTES``      memory the MCP event log (kept for resumes) may use over    67108864
+                                every session; the oldest streams are forgotten beyond it
 ``KANAWA_AUTH_FAILURES``        failed authentications per minute from one client address   30
                                 (429 with ``Retry-After`` beyond, for that address; 0 = off)
 ``KANAWA_TENANT_RUN_BYTES``     memory a tenant's kept runs may use before its oldest       268435456
@@ -99,6 +106,9 @@ ENVIRONMENT: Final[Mapping[str, str]] = MappingProxyType(
         "sse_write_timeout": "KANAWA_SSE_WRITE_TIMEOUT",
         "max_streams": "KANAWA_MAX_STREAMS",
         "max_run_streams": "KANAWA_MAX_RUN_STREAMS",
+        "mcp_sessions": "KANAWA_MCP_SESSIONS",
+        "mcp_session_idle": "KANAWA_MCP_SESSION_IDLE",
+        "mcp_event_bytes": "KANAWA_MCP_EVENT_BYTES",
         "auth_failures": "KANAWA_AUTH_FAILURES",
         "tenant_run_bytes": "KANAWA_TENANT_RUN_BYTES",
         "run_bytes": "KANAWA_RUN_BYTES",
@@ -257,6 +267,18 @@ class ServerSettings:
     process (``0``: no limit); 429 beyond."""
     max_run_streams: int = 32
     """Event streams open on one run in one server process (``0``: no limit); 429 beyond."""
+    mcp_sessions: int = 32
+    """MCP sessions (``/mcp``) one tenant may have open in one server process (``0``: no limit). A
+    session holds a task and its streams' memory in the process that opened it, so a client that
+    opens sessions and walks away must not pile them up: at the cap a new session ends the
+    tenant's session that has been idle longest, and is refused (429) when every one is busy."""
+    mcp_session_idle: float = 300.0
+    """Seconds an MCP session may go without a request in flight before it ends (a client then opens
+    a new one); an open ``GET /mcp`` stream counts as a request."""
+    mcp_event_bytes: int = 64 * 1024 * 1024
+    """Memory the MCP event log may take over every session of the process (the messages kept so that
+    a cut stream resumes, as their JSON); beyond it the least recently written streams are forgotten.
+    A session that ends frees its events at once."""
     auth_failures: int = 30
     """Failed authentications a minute from one client address (``0``: no limit); beyond, that
     address gets 429 with ``Retry-After`` for every request until its allowance refills."""
@@ -323,6 +345,9 @@ class ServerSettings:
             sse_write_timeout=_env_float(env["sse_write_timeout"], 30.0, minimum=0.05),
             max_streams=_env_int(env["max_streams"], 256),
             max_run_streams=_env_int(env["max_run_streams"], 32),
+            mcp_sessions=_env_int(env["mcp_sessions"], 32),
+            mcp_session_idle=_env_float(env["mcp_session_idle"], 300.0, minimum=1.0),
+            mcp_event_bytes=_env_int(env["mcp_event_bytes"], 64 * 1024 * 1024, minimum=65536),
             auth_failures=_env_int(env["auth_failures"], 30),
             tenant_run_bytes=_env_int(env["tenant_run_bytes"], 256 * 1024 * 1024),
             run_bytes=_env_int(env["run_bytes"], 1024 * 1024 * 1024),

@@ -11,7 +11,7 @@ and the run manager; each route lives in a router module and reads what it needs
 - :mod:`.protocols.agui` — AG-UI (``/ag-ui/{agent}``);
 - :mod:`.protocols.ai_sdk` — the Vercel AI SDK's chat (``/ai-sdk/{agent}``: useChat);
 - :mod:`.protocols.a2a.routes` — every agent as an A2A agent (``/a2a/{agent}``);
-- :mod:`.protocols.mcp_http` — the agents as MCP tools (``/mcp``, streamable HTTP);
+- :mod:`.protocols.mcp.routes` — the agents as MCP tools (``/mcp``, streamable HTTP);
 - :mod:`.runs_api` — the tenant's runs (list, status, cancel, approvals);
 - :mod:`.service_api` — whoami, the agents, liveness;
 - :mod:`.pages` — the live timeline pages; extensions' routers; the root redirect last.
@@ -37,13 +37,13 @@ from kanawa.server.http.protocols import (
     agui,
     ai_sdk,
     kanawa_sse,
-    mcp_http,
     openai_chat,
     openai_models,
     openai_responses,
 )
 from kanawa.server.http.protocols.a2a import routes as a2a
 from kanawa.server.http.protocols.errors import ProtocolError, detail_response
+from kanawa.server.http.protocols.mcp import routes as mcp
 from kanawa.server.http.protocols.openai_errors import OpenAIErrorShape
 from kanawa.server.http.validation import validation_failed
 from kanawa.server.runs.servable import ServableAgent
@@ -101,7 +101,7 @@ def create_app(
         _add_routes(app, router)
     for protocol in (openai_responses, openai_chat, openai_models, agui, ai_sdk, a2a):  # each wire protocol
         _add_routes(app, protocol.router)
-    _add_routes(app, mcp_http.router)  # the agents as MCP tools (streamable HTTP)
+    _add_routes(app, mcp.router)  # the agents as MCP tools (streamable HTTP)
     for extension in mounted:
         if extension.router is not None:
             app.include_router(extension.router)
