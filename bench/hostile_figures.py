@@ -7,12 +7,14 @@
 2. **MCP with 3 stalled readers**: three MCP sessions call the ``big`` tool (an 8 MiB answer) over
    sockets that never read; the server's RSS rise once the three runs have ended, and whether the
    server cut the readers (``KANAWA_SSE_WRITE_TIMEOUT=2``: the bytes each got when it finally read).
+   For scale, the RSS rise of the same three calls read as they come (what making the answers costs).
 3. **A2A ``ListTasks`` amplification**: 12 tasks of 8 MiB each, then one ``ListTasks`` with
    ``includeArtifacts``: the answer's bytes, the server's RSS rise, and the slowest answer another
    tenant got from ``GET /v1/runs`` meanwhile.
 
-``python bench/hostile_figures.py --label before`` (or ``after``) measures this checkout and writes its
-figures under that label in ``bench/results/hostile_figures.json`` and ``.md``, keeping the others.
+``python bench/hostile_figures.py --label after`` measures this checkout and writes its figures under
+that label in ``bench/results/hostile_figures.json`` and ``.md``, keeping the others; ``--label before
+--src <checkout>/src`` serves another checkout's kanawa (a ``git worktree`` of the commit before).
 """
 
 from __future__ import annotations
@@ -53,12 +55,17 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+SOURCE: list[str] = []
+"""``--src``: the ``src`` folder the server imports kanawa from (another checkout's: "before")."""
+
+
 @contextlib.contextmanager
 def served(**env: str) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """``kanawa serve bench.hostile_agents:agents`` on a free loopback port, with ``env`` set."""
     port = _free_port()
     environ = {
         **os.environ,
+        **({"PYTHONPATH": SOURCE[0]} if SOURCE else {}),
         "KANAWA_API_KEYS": f"{KEY_A}:alpha,{KEY_B}:beta",
         "KANAWA_RATE_LIMIT": "0",
         "KANAWA_AUTH_FAILURES": "0",
@@ -241,7 +248,10 @@ def _drain(sock: socket.socket, *, within: float = 30.0) -> tuple[int, bool]:
     return got, True
 
 
-def mcp_stalled_readers() -> dict[str, Any]:
+def _mcp_readers(*, stall: bool) -> tuple[float, float, list[tuple[int, bool]]]:
+    """Three MCP calls of ``big`` on a fresh server, over sockets that read nothing until the end
+    (``stall``) or read as the answer comes: baseline RSS, RSS once the answers are out (or stuck),
+    and per socket the bytes it got and whether the server closed it."""
     with served(KANAWA_SSE_WRITE_TIMEOUT="2") as (url, process):
         port = int(url.rsplit(":", 1)[1])
         with httpx.Client(base_url=url, timeout=60) as http:
@@ -264,20 +274,29 @@ def mcp_stalled_readers() -> dict[str, Any]:
             warm.raise_for_status()
         baseline = settled_rss(process.pid)
         sockets = [_stalled_call(port, session) for session in sessions]
+        if not stall:
+            got = [_drain(sock, within=120) for sock in sockets]
+            return baseline, settled_rss(process.pid), got
         wait_until(lambda: sum(r["status"] != "running" for r in runs_of(url, "big")) >= STALLED)
-        time.sleep(4)  # past the write timeout: a server that cuts stalled readers has done so
-        stalled = settled_rss(process.pid)
+        time.sleep(10)  # the answers are written (or stuck) and past the 2 s write timeout
+        stuck = settled_rss(process.pid)
         delivered = [_drain(sock) for sock in sockets]
         for sock in sockets:
             sock.close()
+        return baseline, stuck, delivered
+
+
+def mcp_stalled_readers() -> dict[str, Any]:
+    baseline, stuck, delivered = _mcp_readers(stall=True)
+    base_reading, after_reading, _ = _mcp_readers(stall=False)
     return {
         "stalled_readers": STALLED,
         "answer_mib": 8,
         "rss_baseline_mib": round(baseline, 1),
-        "rss_rise_mib": round(stalled - baseline, 1),
+        "rss_rise_mib": round(stuck - baseline, 1),
+        "rss_rise_reading_mib": round(after_reading - base_reading, 1),
         "bytes_delivered_each": [got for got, _ in delivered],
-        "cut_by_server": all(closed for _, closed in delivered)
-        and all(got < 8 * MIB for got, _ in delivered),
+        "cut_by_server": all(closed and got < 8 * MIB for got, closed in delivered),
     }
 
 
@@ -363,6 +382,7 @@ def table(results: dict[str, Any]) -> str:
         ("runs started by those bad requests", "slots", "runs_started_by_bad_requests"),
         ("statuses of those bad requests", "slots", "bad_request_statuses"),
         ("MCP: server RSS rise with 3 stalled readers of 8 MiB (MiB)", "mcp", "rss_rise_mib"),
+        ("MCP: the same with 3 readers that read (MiB)", "mcp", "rss_rise_reading_mib"),
         ("MCP: stalled readers cut by the server", "mcp", "cut_by_server"),
         ("MCP: bytes each stalled reader got", "mcp", "bytes_delivered_each"),
         ("ListTasks(includeArtifacts), 12 tasks of 8 MiB: answer bytes", "list", "list_answer_bytes"),
@@ -396,7 +416,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--label", default="after", help="the key the figures are written under")
     parser.add_argument("--only", choices=["slots", "mcp", "list"], action="append")
+    parser.add_argument("--src", help="serve kanawa from this src folder (another checkout's)")
     args = parser.parse_args()
+    if args.src:
+        SOURCE.append(str(Path(args.src).resolve()))
     path = RESULTS / "hostile_figures.json"
     results: dict[str, Any] = json.loads(path.read_text()) if path.exists() else {}
     figures = results.setdefault(args.label, {})
