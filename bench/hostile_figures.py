@@ -409,6 +409,13 @@ def table(results: dict[str, Any]) -> str:
                 f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
             )
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        "RSS is the server process's resident size, which keeps its peak (Python's allocator returns",
+        "little to the system): for MCP it is dominated by making the three 8 MiB answers (the row",
+        "with readers that read), so what stalled readers cost shows best in whether they are cut and",
+        "what they got: a reader cut by the write timeout got only what the kernel's socket buffers held.",
+    ]
     return "\n".join(lines) + "\n"
 
 
