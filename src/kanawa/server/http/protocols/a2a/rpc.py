@@ -52,12 +52,12 @@ from kanawa.server.http.protocols.a2a.frames import CURRENT, Dialect, RpcId, Tas
 from kanawa.server.http.protocols.a2a.handler import CallContext, RunTaskHandler
 from kanawa.server.http.protocols.a2a.tasks import STATE, TERMINAL, context_of, owned_task, snapshot
 from kanawa.server.http.protocols.a2a.turns import Turn, take_message
+from kanawa.server.http.protocols.a2a.validation import refusal, unreadable
 from kanawa.server.http.protocols.errors import ProtocolError
 from kanawa.server.http.protocols.openai_runs import Part, part_stream
 from kanawa.server.http.protocols.opening import held_stream, opened_run, streams_of
 from kanawa.server.http.public_url import public_url
 from kanawa.server.http.resume import MAX_SEQ, resume_point
-from kanawa.server.http.validation import non_finite_at
 from kanawa.server.runs.servable import ServableAgent
 from kanawa.server.settings import ServerSettings
 
@@ -104,15 +104,16 @@ async def call(agent: str, request: Request, who: Caller, last_event_id: str | N
     try:
         payload = json.loads(await request.body())
     except (ValueError, RecursionError) as exc:
-        return JSONResponse(build_error_response(None, JSONParseError(message=str(exc)[:200])))
+        return JSONResponse(build_error_response(None, JSONParseError(message=unreadable(exc))))
     method = payload.get("method") if isinstance(payload, dict) else None
     legacy = isinstance(method, str) and method in compat03.METHODS
     request.state.a2a_version = PROTOCOL_VERSION_0_3 if legacy else PROTOCOL_VERSION_CURRENT
-    unwritable = _unwritable_params(payload)
-    if unwritable is not None:  # before anything starts: the number could be written back in no answer
-        bad_id: RpcId = payload.get("id") if _valid_id(payload.get("id")) else None
+    unfit = refusal(payload)  # values A2A cannot carry: refused before anything reads them
+    if unfit is not None:
+        error, echo = unfit
+        echoed: RpcId = payload.get("id") if echo and _well_formed(payload) else None
         return JSONResponse(
-            compat03.error_body(bad_id, unwritable) if legacy else build_error_response(bad_id, unwritable)
+            compat03.error_body(echoed, error) if legacy else build_error_response(echoed, error)
         )
     if isinstance(method, str) and method in STREAMING_METHODS and _well_formed(payload):
         rpc_id: RpcId = payload.get("id")
@@ -137,17 +138,6 @@ def _well_formed(payload: dict[str, Any]) -> bool:
     """A JSON-RPC 2.0 request this route may stream (anything else: the dispatcher's errors)."""
     valid_id = _valid_id(payload.get("id"))
     return payload.get("jsonrpc") == "2.0" and valid_id and isinstance(payload.get("params", {}), dict)
-
-
-def _unwritable_params(payload: object) -> InvalidParamsError | None:
-    """``-32602`` for params holding a number JSON cannot carry (``NaN``, ``Infinity``, ``1e999``):
-    the native routes refuse it (422), and A2A's answers echo metadata back, which would then fail
-    after the run had started. The message names where, never the value or a parser's text."""
-    params = payload.get("params") if isinstance(payload, dict) else None
-    where = non_finite_at(params)
-    if where is None:
-        return None
-    return InvalidParamsError(message=f"params.{where}: numbers must be finite (no NaN or Infinity)")
 
 
 def _dispatcher(request: Request) -> JsonRpcDispatcher:
