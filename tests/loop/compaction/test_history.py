@@ -5,8 +5,6 @@ fits the budget whenever what must be kept fits."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -14,22 +12,11 @@ from kanawa.llm.tokens import estimate_text_tokens, message_tokens
 from kanawa.loop.compaction import history_units, split_history
 from kanawa.types import AssistantMessage, Message, SystemMessage, ToolMessage, UserMessage
 from tests.loop.compaction.histories import histories, pairing_errors
+from tests.support.identity import contains, same
 
 
 def cost(message: Message) -> int:
     return message_tokens(message, estimate_text_tokens)
-
-
-def same(part: Sequence[Message], whole: Sequence[Message]) -> bool:
-    """The same message objects in the same order. Messages are frozen dataclasses that compare by
-    value, so two users who both wrote "" are equal; the properties are about *which* message was
-    kept, never about one that merely looks like it."""
-    return len(part) == len(whole) and all(a is b for a, b in zip(part, whole, strict=True))
-
-
-def contains(messages: Sequence[Message], message: Message) -> bool:
-    """``message`` itself (not an equal one) is among ``messages``."""
-    return any(m is message for m in messages)
 
 
 def is_subsequence(part: list[Message], whole: list[Message]) -> bool:
