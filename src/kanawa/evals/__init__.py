@@ -1,0 +1,98 @@
+"""Evals: datasets of cases, scorers, a runner where every case is a kanawa run, and reports.
+
+``Dataset``/``Case`` hold what to run (YAML/JSON files with a JSON Schema, Python, recorded traces or
+a served agent's history); scorers say how each run did (assertions and scores kept apart, each with
+a reason); ``Eval`` runs a dataset against an agent in-process or over HTTP with a concurrency limit,
+repeats, timeouts and a budget; ``EvalReport`` is the result as JSON, Markdown, HTML or a rich table.
+
+Names load on first use, so ``import kanawa.evals`` costs nothing until one is read.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kanawa._lazy import lazy_exports
+
+_EXPORTS: dict[str, str] = {
+    "Case": "kanawa.evals.cases",
+    "Dataset": "kanawa.evals.cases",
+    "DatasetFileError": "kanawa.evals.cases",
+    "ScorerSpec": "kanawa.evals.cases",
+    "Assertion": "kanawa.evals.scoring",
+    "Outcome": "kanawa.evals.scoring",
+    "Score": "kanawa.evals.scoring",
+    "ScoreContext": "kanawa.evals.scoring",
+    "Scorer": "kanawa.evals.scoring",
+    "register_scorer": "kanawa.evals.scoring",
+    "CaseResult": "kanawa.evals.report",
+    "EvalReport": "kanawa.evals.report",
+    "ReportFileError": "kanawa.evals.report",
+    "Contains": "kanawa.evals.scorers",
+    "Equals": "kanawa.evals.scorers",
+    "EqualsExpected": "kanawa.evals.scorers",
+    "FunctionScorer": "kanawa.evals.scorers",
+    "MatchesSchema": "kanawa.evals.scorers",
+    "MaxCost": "kanawa.evals.scorers",
+    "MaxLatency": "kanawa.evals.scorers",
+    "MaxTokens": "kanawa.evals.scorers",
+    "NoError": "kanawa.evals.scorers",
+    "NotContains": "kanawa.evals.scorers",
+    "NumericTolerance": "kanawa.evals.scorers",
+    "Regex": "kanawa.evals.scorers",
+    "ToolTrajectory": "kanawa.evals.scorers",
+    "scorer": "kanawa.evals.scorers",
+}
+
+if TYPE_CHECKING:
+    from kanawa.evals.cases import Case, Dataset, DatasetFileError, ScorerSpec
+    from kanawa.evals.report import CaseResult, EvalReport, ReportFileError
+    from kanawa.evals.scorers import (
+        Contains,
+        Equals,
+        EqualsExpected,
+        FunctionScorer,
+        MatchesSchema,
+        MaxCost,
+        MaxLatency,
+        MaxTokens,
+        NoError,
+        NotContains,
+        NumericTolerance,
+        Regex,
+        ToolTrajectory,
+        scorer,
+    )
+    from kanawa.evals.scoring import Assertion, Outcome, Score, ScoreContext, Scorer, register_scorer
+
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)
+
+__all__ = [
+    "Assertion",
+    "Case",
+    "CaseResult",
+    "Contains",
+    "Dataset",
+    "DatasetFileError",
+    "Equals",
+    "EqualsExpected",
+    "EvalReport",
+    "FunctionScorer",
+    "MatchesSchema",
+    "MaxCost",
+    "MaxLatency",
+    "MaxTokens",
+    "NoError",
+    "NotContains",
+    "NumericTolerance",
+    "Outcome",
+    "Regex",
+    "ReportFileError",
+    "Score",
+    "ScoreContext",
+    "Scorer",
+    "ScorerSpec",
+    "ToolTrajectory",
+    "register_scorer",
+    "scorer",
+]
