@@ -29,8 +29,9 @@ from typing import TYPE_CHECKING, Any
 from kanawa.evals.stats import holm_adjust, paired_analysis
 
 if TYPE_CHECKING:
-    from kanawa.evals.report import EvalReport
     from rich.table import Table
+
+    from kanawa.evals.report import EvalReport
 
 __all__ = ["CompareSettings", "Comparison", "ScorerComparison", "Verdict", "compare", "compare_scores"]
 

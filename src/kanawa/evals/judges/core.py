@@ -4,7 +4,7 @@ a ledger of what judging cost.
 - **Model and retries**: the model string (or adapter) resolves through
   :func:`kanawa.llm.models.resolve_model` with the judge's :class:`~kanawa.llm.retry.RetryPolicy`, so a
   429 or 5xx is retried with backoff like any kanawa run; an answer that does not decode into the
-  verdict type is asked for again by the loop (``max_decode_retries``).
+  verdict type is asked for again, with the error, in the same conversation (``decode_retries``).
 - **Budget**: ``max_cost_usd`` / ``max_tokens`` / ``max_requests`` become a
   :class:`~kanawa.agents.budget.TokenGuard` shared by all of this judge's calls; once it is spent the
   judge raises :class:`JudgeBudgetExceededError` instead of sending more requests.
@@ -32,6 +32,7 @@ from kanawa.llm.adapter import LLMAdapter
 from kanawa.llm.retry import RetryPolicy
 from kanawa.llm.settings import ModelSettings
 from kanawa.loop.config import AgentConfiguration
+from kanawa.loop.decoding import OutputDecoder
 from kanawa.loop.options import RunOptions
 from kanawa.types import Usage
 
@@ -112,6 +113,7 @@ class JudgeRunner(Generic[VerdictT]):
         max_tokens: int | None = None,
         max_requests: int | None = None,
         cache: JudgeCache | None = None,
+        decode_retries: int = 2,
     ) -> None:
         self.name = name
         self.instructions = instructions
@@ -121,6 +123,8 @@ class JudgeRunner(Generic[VerdictT]):
         self.settings = settings
         self.cache = cache if cache is not None else JudgeCache()
         self.ledger = JudgeLedger()
+        self.decode_retries = decode_retries
+        self._decoder = OutputDecoder(verdict_type)
         self._limits = (max_tokens, max_requests, max_cost_usd)
         self._agent: Any = None
         self._lock = asyncio.Lock()
@@ -147,7 +151,6 @@ class JudgeRunner(Generic[VerdictT]):
             self.name,
             self.instructions,
             model=adapter,
-            output_type=self.verdict_type,
             settings=self.settings,
             config=AgentConfiguration(max_steps=4),
             guardrails=guardrails,
@@ -159,8 +162,13 @@ class JudgeRunner(Generic[VerdictT]):
         return hashlib.sha256("\x00".join(parts).encode()).hexdigest()
 
     async def ajudge(self, prompt: str, *, extra_instructions: str = "") -> VerdictT:
-        """The verdict for ``prompt`` (cached); raises :class:`JudgeError` or its budget subclass."""
-        from kanawa.loop.errors import AgentError, BudgetExceeded
+        """The verdict for ``prompt`` (cached); raises :class:`JudgeError` or its budget subclass.
+
+        The agent answers in text under the verdict's JSON schema (structured output where the
+        provider has it); an answer that does not decode is asked for again in the same conversation,
+        with the error, up to ``decode_retries`` times. Every attempt's tokens and cost are counted.
+        """
+        from kanawa.loop.decoding import DecodeError
 
         key = self.cache_key(prompt, extra_instructions)
         cached = self.cache.get(key)
@@ -170,9 +178,35 @@ class JudgeRunner(Generic[VerdictT]):
         async with self._lock:
             if self._agent is None:
                 self._agent = self._build_agent()
-        options = RunOptions(instructions=extra_instructions or None)
+        options = RunOptions(instructions=extra_instructions or None, output_schema=self._decoder.schema)
+        history: tuple[Any, ...] = ()
+        user_input = prompt
+        for attempt in range(self.decode_retries + 1):
+            result = await self._run(user_input, history, options)
+            try:
+                verdict = self._decoder.decode(result.text)
+            except DecodeError as exc:
+                if attempt == self.decode_retries:
+                    raise JudgeError(
+                        f"judge {self.name!r} gave no verdict: its answer did not decode after "
+                        f"{attempt + 1} attempts ({exc.errors})"
+                    ) from None
+                history = tuple(result.messages)
+                user_input = (
+                    f"Your reply did not match the required JSON schema ({exc.errors}). "
+                    f"Reply again with only a JSON object matching: {self._decoder.schema_json}"
+                )
+                continue
+            self.cache.put(key, verdict.model_dump(mode="json"))
+            return verdict
+        raise AssertionError("unreachable: the loop returns or raises")  # pragma: no cover
+
+    async def _run(self, user_input: str, history: tuple[Any, ...], options: RunOptions) -> Any:
+        """One agent run, its usage and cost added to the ledger; loop errors become judge errors."""
+        from kanawa.loop.errors import AgentError, BudgetExceeded
+
         try:
-            result = await self._agent.arun(prompt, options=options)
+            result = await self._agent.arun(user_input, history=history, options=options)
         except BudgetExceeded as exc:
             raise JudgeBudgetExceededError(f"judge {self.name!r}: budget used up ({exc})") from None
         except AgentError as exc:
@@ -183,11 +217,7 @@ class JudgeRunner(Generic[VerdictT]):
             self.ledger.unpriced += 1
         else:
             self.ledger.cost_usd += result.cost
-        verdict = result.output
-        if not isinstance(verdict, self.verdict_type):
-            raise JudgeError(f"judge {self.name!r} ended without a verdict ({result.termination_reason})")
-        self.cache.put(key, verdict.model_dump(mode="json"))
-        return verdict
+        return result
 
 
 def judge_cost_usd(scorers: Iterable[object]) -> float:
