@@ -48,13 +48,16 @@ async def test_each_case_is_a_traced_run_with_scores(tmp_path: Path) -> None:
     )
     assert report.pass_rate == 0.75
     first = report.results[0]
-    assert first.usage.requests == 2 and first.run_id
-    assert first.trace is not None and [r["event"] for r in first.trace][0] == "agent_start"
+    assert first.usage.requests == 2
+    assert first.run_id
+    assert first.trace is not None
+    assert next(r["event"] for r in first.trace) == "agent_start"
     assert first.trace_path is not None
     log = read_trace(first.trace_path)
     assert {r.run_id for r in log.records} == {first.run_id}
     assert [r.tool for r in log.records if r.event == "tool_start"] == ["add"]
-    assert report.stopped_reason is None and report.skipped == []
+    assert report.stopped_reason is None
+    assert report.skipped == []
 
 
 async def test_repeats_keep_their_index_and_pair_in_scores() -> None:
@@ -71,14 +74,16 @@ async def test_a_slow_case_times_out_and_the_rest_finish() -> None:
     by_case = {r.case: r for r in report.results}
     assert by_case["slow"].error == "timed out after 0.5 s"
     assert by_case["slow"].outcomes[0].passed is False  # type: ignore[union-attr]
-    assert by_case["fast"].error is None and by_case["fast"].text == "The answer is 3."
+    assert by_case["fast"].error is None
+    assert by_case["fast"].text == "The answer is 3."
 
 
 async def test_the_budget_stops_the_eval_cleanly_and_the_report_says_where() -> None:
     # each case run takes two requests; a four-request budget lets two case runs finish
     report = await Eval(sums(6), make_calculator(), concurrency=1, max_requests=4).arun()
     assert len(report.results) == 2
-    assert report.stopped_reason is not None and report.stopped_reason.startswith("budget: 4 of 4 requests")
+    assert report.stopped_reason is not None
+    assert report.stopped_reason.startswith("budget: 4 of 4 requests")
     assert report.skipped == [f"sum-{i}#0" for i in range(2, 6)]
     assert report.metadata["budget"]["spent_requests"] == 4
 
@@ -89,7 +94,8 @@ async def test_a_run_cut_short_by_the_budget_is_skipped_not_failed() -> None:
     # run 1 used requests 1–2; run 2 got request 3 and was stopped before its 4th
     assert [r.case for r in report.results] == ["sum-0"]
     assert report.skipped == ["sum-1#0", "sum-2#0"]
-    assert report.stopped_reason is not None and "budget" in report.stopped_reason
+    assert report.stopped_reason is not None
+    assert "budget" in report.stopped_reason
 
 
 async def test_concurrency_is_limited() -> None:
@@ -131,7 +137,8 @@ async def test_user_scorers_sync_and_async_see_the_run() -> None:
 
     report = await Eval(sums(1), make_calculator(), scorers=[short, tokens, scorer(crashes)]).arun()
     outcomes = {o.name: o for o in report.results[0].outcomes}
-    assert outcomes["short"].passed is True and outcomes["short"].reason == "16 chars"  # type: ignore[union-attr]
+    assert outcomes["short"].passed is True
+    assert outcomes["short"].reason == "16 chars"
     assert 0 < outcomes["tokens_used"].value < 1  # type: ignore[union-attr]
     assert outcomes["crashes"].passed is False  # type: ignore[union-attr]
     assert "raised KeyError" in outcomes["crashes"].reason
