@@ -19,6 +19,16 @@ _EXPORTS: dict[str, str] = {
     "Dataset": "kanawa.evals.cases",
     "DatasetFileError": "kanawa.evals.cases",
     "ScorerSpec": "kanawa.evals.cases",
+    "CompareSettings": "kanawa.evals.compare",
+    "Comparison": "kanawa.evals.compare",
+    "ScorerComparison": "kanawa.evals.compare",
+    "Verdict": "kanawa.evals.compare",
+    "compare": "kanawa.evals.compare",
+    "JudgeCache": "kanawa.evals.judges",
+    "JudgeError": "kanawa.evals.judges",
+    "LLMJudge": "kanawa.evals.judges",
+    "PairwiseJudge": "kanawa.evals.judges",
+    "SmartAOJudge": "kanawa.evals.judges",
     "Assertion": "kanawa.evals.scoring",
     "Outcome": "kanawa.evals.scoring",
     "Score": "kanawa.evals.scoring",
@@ -46,6 +56,8 @@ _EXPORTS: dict[str, str] = {
 
 if TYPE_CHECKING:
     from kanawa.evals.cases import Case, Dataset, DatasetFileError, ScorerSpec
+    from kanawa.evals.compare import CompareSettings, Comparison, ScorerComparison, Verdict, compare
+    from kanawa.evals.judges import JudgeCache, JudgeError, LLMJudge, PairwiseJudge, SmartAOJudge
     from kanawa.evals.report import CaseResult, EvalReport, ReportFileError
     from kanawa.evals.scorers import (
         Contains,
@@ -71,6 +83,8 @@ __all__ = [
     "Assertion",
     "Case",
     "CaseResult",
+    "CompareSettings",
+    "Comparison",
     "Contains",
     "Dataset",
     "DatasetFileError",
@@ -78,6 +92,9 @@ __all__ = [
     "EqualsExpected",
     "EvalReport",
     "FunctionScorer",
+    "JudgeCache",
+    "JudgeError",
+    "LLMJudge",
     "MatchesSchema",
     "MaxCost",
     "MaxLatency",
@@ -86,13 +103,18 @@ __all__ = [
     "NotContains",
     "NumericTolerance",
     "Outcome",
+    "PairwiseJudge",
     "Regex",
     "ReportFileError",
     "Score",
     "ScoreContext",
     "Scorer",
+    "ScorerComparison",
     "ScorerSpec",
+    "SmartAOJudge",
     "ToolTrajectory",
+    "Verdict",
+    "compare",
     "register_scorer",
     "scorer",
 ]
