@@ -178,6 +178,18 @@ EXPORTED_MEMBERS: dict[str, list[str]] = {
     "kanawa.apps.smartao.web": ["PAGE_PATH", "samples", "smartao_extension", "smartao_router"],
     "kanawa.cli": ["app", "main"],
     "kanawa.context": ["CURRENT_TOOL_CALL_ID", "DepsT", "MessagesView", "RunContext", "RunProgress"],
+    "kanawa.evals.judges": [
+        "JudgeBudgetExceededError",
+        "JudgeCache",
+        "JudgeError",
+        "JudgeLedger",
+        "JudgeVerdict",
+        "LLMJudge",
+        "PairwiseChoice",
+        "PairwiseJudge",
+        "SmartAOJudge",
+        "judge_cost_usd",
+    ],
     "kanawa.llm": [
         "LLMAdapter",
         "LLMAuthError",

@@ -24,11 +24,6 @@ _EXPORTS: dict[str, str] = {
     "ScorerComparison": "kanawa.evals.compare",
     "Verdict": "kanawa.evals.compare",
     "compare": "kanawa.evals.compare",
-    "JudgeCache": "kanawa.evals.judges",
-    "JudgeError": "kanawa.evals.judges",
-    "LLMJudge": "kanawa.evals.judges",
-    "PairwiseJudge": "kanawa.evals.judges",
-    "SmartAOJudge": "kanawa.evals.judges",
     "Assertion": "kanawa.evals.scoring",
     "Outcome": "kanawa.evals.scoring",
     "Score": "kanawa.evals.scoring",
@@ -57,7 +52,6 @@ _EXPORTS: dict[str, str] = {
 if TYPE_CHECKING:
     from kanawa.evals.cases import Case, Dataset, DatasetFileError, ScorerSpec
     from kanawa.evals.compare import CompareSettings, Comparison, ScorerComparison, Verdict, compare
-    from kanawa.evals.judges import JudgeCache, JudgeError, LLMJudge, PairwiseJudge, SmartAOJudge
     from kanawa.evals.report import CaseResult, EvalReport, ReportFileError
     from kanawa.evals.scorers import (
         Contains,
@@ -92,9 +86,6 @@ __all__ = [
     "EqualsExpected",
     "EvalReport",
     "FunctionScorer",
-    "JudgeCache",
-    "JudgeError",
-    "LLMJudge",
     "MatchesSchema",
     "MaxCost",
     "MaxLatency",
@@ -103,7 +94,6 @@ __all__ = [
     "NotContains",
     "NumericTolerance",
     "Outcome",
-    "PairwiseJudge",
     "Regex",
     "ReportFileError",
     "Score",
@@ -111,7 +101,6 @@ __all__ = [
     "Scorer",
     "ScorerComparison",
     "ScorerSpec",
-    "SmartAOJudge",
     "ToolTrajectory",
     "Verdict",
     "compare",

@@ -58,7 +58,7 @@ class JudgeBudgetExceededError(JudgeError):
     """The judge's own budget is spent; no further judging request was sent."""
 
 
-@dataclass
+@dataclass(kw_only=True)
 class JudgeLedger:
     """What a judge has spent: model requests, tokens and USD (``unpriced`` counts calls with no price)."""
 
@@ -72,7 +72,7 @@ class JudgeLedger:
 class JudgeCache:
     """Verdicts by prompt hash: in memory, and in a JSON file when ``path`` is given (written on put)."""
 
-    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+    def __init__(self, *, path: str | os.PathLike[str] | None = None) -> None:
         self._path = Path(path) if path is not None else None
         self._entries: dict[str, dict[str, Any]] = {}
         if self._path is not None and self._path.exists():

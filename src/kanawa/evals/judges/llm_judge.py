@@ -116,7 +116,7 @@ class LLMJudge:
             max_cost_usd=max_cost_usd,
             max_tokens=max_tokens,
             max_requests=max_requests,
-            cache=cache if cache is not None else JudgeCache(cache_path),
+            cache=cache if cache is not None else JudgeCache(path=cache_path),
         )
 
     @property
