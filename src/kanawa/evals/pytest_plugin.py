@@ -55,7 +55,7 @@ class EvalDatasetFile(pytest.File):
             yield EvalCaseItem.from_parent(self, name=case.name, dataset=dataset, case=case)
 
 
-class EvalCaseFailed(Exception):
+class EvalCaseFailure(Exception):  # noqa: N818 - reads as the outcome it reports
     """A case's run erred or one of its assertions failed."""
 
 
@@ -84,7 +84,7 @@ class EvalCaseItem(pytest.Item):
             if value is not None:
                 self.user_properties.append((outcome.name, value))
         if not result.passed:
-            raise EvalCaseFailed(_failure_text(result))
+            raise EvalCaseFailure(_failure_text(result))
 
     def _cassette(self) -> dict[str, Any]:
         mode = self.config.getoption("--kanawa-record", default="none") or "none"
@@ -94,7 +94,7 @@ class EvalCaseItem(pytest.Item):
         return {"cassette": folder / f"{_UNSAFE.sub('_', self.case.name)}.yaml", "record": mode}
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
-        if isinstance(excinfo.value, EvalCaseFailed):
+        if isinstance(excinfo.value, EvalCaseFailure):
             return str(excinfo.value)
         return str(super().repr_failure(excinfo))
 
@@ -132,4 +132,4 @@ def kanawa_eval() -> Callable[..., EvalReport]:
     return run
 
 
-__all__ = ["EvalCaseFailed", "EvalCaseItem", "EvalDatasetFile", "kanawa_eval", "pytest_collect_file"]
+__all__ = ["EvalCaseFailure", "EvalCaseItem", "EvalDatasetFile", "kanawa_eval", "pytest_collect_file"]
