@@ -500,7 +500,9 @@ POSITIONAL_DEFAULTS: dict[str, str] = {
     "kanawa.tools.decorator.tool.fn": "a decorator receives the function it decorates positionally (@tool)",
     "kanawa.evals.scorers.scorer.fn": "a decorator receives the function it decorates positionally (@scorer)",
     "kanawa.evals.scorers.Contains.value": "the string looked for is the scorer's subject: Contains('Paris')",
-    "kanawa.evals.scorers.MatchesSchema.model": "the model checked against is the scorer's subject: MatchesSchema(City)",
+    "kanawa.evals.scorers.MatchesSchema.model": (
+        "the model checked against is the scorer's subject: MatchesSchema(City)"
+    ),
     "kanawa.evals.scorers.ToolTrajectory.expected": (
         "the expected calls are the scorer's subject: ToolTrajectory(['search', 'answer'])"
     ),
