@@ -175,6 +175,7 @@ bench: $(VENV)/.synced smartao-textlint
 	$(BIN)/python bench/serve_load.py
 	$(BIN)/python bench/protocol_cost.py
 	$(BIN)/python bench/session_heap.py
+	$(BIN)/python bench/evals.py
 
 	$(BIN)/python bench/smartao_run.py
 
