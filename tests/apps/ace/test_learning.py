@@ -1,0 +1,255 @@
+"""Issue 32 part 7: an eval's failures teach an ACE playbook — the held-out score improves, every
+step shows in the playbook diff, and no held-out label reaches a role that learns."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from typing import Any
+
+import pytest
+
+from kanawa import FunctionLLM, ScriptedLLM
+from kanawa.apps.ace.learning import LearningReport, alearn, learn, split_dataset
+from kanawa.apps.ace.learning.demo import AMOUNT_RULE, DATE_RULE, demo_dataset, demo_models
+from kanawa.apps.ace.learning.metering import MeteredModel
+from kanawa.apps.ace.learning.render import to_html, to_markdown
+from kanawa.apps.ace.learning.split import Split
+from kanawa.evals import Case, Dataset, EqualsExpected
+from kanawa.llm.testing.models import ModelRequest
+
+
+def _prompts(*models: FunctionLLM) -> list[str]:
+    """Every message text of every request the models were sent (system, user, tool results)."""
+    texts = []
+    for model in models:
+        for request in model.requests:
+            texts.extend(
+                json.dumps(m, default=lambda o: getattr(o, "__dict__", str(o))) for m in request.messages
+            )
+            texts.append(request.last_user_text)
+    return texts
+
+
+async def _demo_run(**options: Any) -> tuple[LearningReport, tuple[FunctionLLM, FunctionLLM, FunctionLLM]]:
+    roles = demo_models()
+    report = await alearn(
+        demo_dataset(),
+        generator_model=roles[0],
+        reflector_model=roles[1],
+        curator_model=roles[2],
+        **{"epochs": 3, **options},
+    )
+    return report, roles
+
+
+async def test_held_out_score_improves_over_epochs_and_every_step_is_in_the_diff() -> None:
+    report, _roles = await _demo_run()
+    curve = report.curve
+    assert [p.epoch for p in curve] == [0, 1, 2, 3]
+    held = [p.held_out for p in curve]
+    train = [p.train for p in curve]
+    assert held[0] == 0.0  # the baseline fails everything: no format rule yet
+    assert train[0] == 0.0
+    assert held[1] > held[0]
+    assert held[-1] == 1.0
+    assert train[-1] == 1.0
+    assert all(later >= earlier for earlier, later in itertools.pairwise(held))
+    assert [p.bullets for p in curve] == [0, 2, 2, 2]
+    # epoch 1 learned from exactly the failures that came before each rule existed
+    first = report.epochs[1]
+    assert [s.case for s in first.steps] == ["amount-train-1", "date-train-1"]
+    assert first.operations["ADD"] == 2
+    assert first.train.mean == pytest.approx(4 / 6)
+    # every applied operation of every step is visible in that epoch's playbook diff
+    for epoch in report.epochs[1:]:
+        added = [line[1:] for line in epoch.playbook_diff.splitlines() if line.startswith("+[")]
+        for step in epoch.steps:
+            for entry in step.audit:
+                if entry.status == "applied" and entry.type == "ADD":
+                    shown = [line for line in added if entry.bullet_id and entry.bullet_id in line]
+                    assert shown
+                    assert entry.after in shown[0]
+        if not epoch.steps:
+            assert epoch.playbook_diff == ""
+    assert AMOUNT_RULE in report.final_playbook
+    assert DATE_RULE in report.final_playbook
+    assert report.epochs[1].steps[0].feedback == "equals_expected: expected ¥1,350, got 1350 yen"
+
+
+async def test_no_held_out_label_reaches_any_prompt_of_any_role() -> None:
+    dataset = demo_dataset()
+    split = split_dataset(dataset)
+    held_labels = [c.expected_output for c in dataset.cases if c.metadata["split"] == "held_out"]
+    train_labels = [c.expected_output for c in split.train]
+    report, roles = await _demo_run(split=split)
+    prompts = _prompts(*roles)
+    assert prompts
+    assert all(isinstance(label, str) and len(label) >= 6 for label in held_labels)
+    for label in held_labels:
+        assert not any(label in text for text in prompts), label
+    # the check can see labels: the training ones do reach the Reflector
+    reflector_prompts = _prompts(roles[1])
+    assert any(label in text for label in train_labels for text in reflector_prompts)
+    # held-out results keep no reasons either
+    for epoch in report.epochs:
+        assert all(case.feedback is None for case in epoch.held_out.cases)
+    assert set(report.held_out_cases) == {c.name for c in dataset.cases if c.metadata["split"] == "held_out"}
+
+
+async def test_the_leak_check_fails_when_held_out_cases_are_trained_on() -> None:
+    """The control: the same check on a run that wrongly trains on every case finds the labels."""
+    dataset = demo_dataset()
+    held_first = sorted(dataset.cases, key=lambda c: c.metadata["split"] != "held_out")
+    everything = Split(train=tuple(held_first), held_out=split_dataset(dataset).held_out)
+    _report, roles = await _demo_run(split=everything, epochs=1)
+    held_labels = [c.expected_output for c in dataset.cases if c.metadata["split"] == "held_out"]
+    assert any(label in text for label in held_labels for text in _prompts(*roles))
+
+
+async def test_label_free_setting_learns_from_the_scorers_reasons_alone() -> None:
+    report, roles = await _demo_run(use_ground_truth=False, epochs=2)
+    assert all("## Ground truth" not in r.last_user_text for r in roles[1].requests)
+    assert roles[1].requests  # the Reflector did run, on feedback only
+    assert report.curve[-1].held_out == 1.0
+
+
+async def test_cost_per_role_counts_every_request() -> None:
+    report, roles = await _demo_run(epochs=2)
+    by_role = {c.role: c for c in report.cost}
+    assert by_role["generator"].requests == len(roles[0].requests) == 12 * 3
+    assert by_role["reflector"].requests == len(roles[1].requests) == 2
+    assert by_role["curator"].requests == len(roles[2].requests) == 2
+    assert by_role["generator"].input_tokens > 0
+    assert by_role["generator"].cost_usd is None  # a scripted model has no price: unknown, not 0
+    assert report.total_cost_usd is None
+    per_epoch = [sum(c.requests for c in e.cost) for e in report.epochs]
+    assert sum(per_epoch) == sum(c.requests for c in report.cost)
+
+
+async def test_a_priced_model_gives_a_cost_in_usd() -> None:
+    model = MeteredModel(ScriptedLLM(["hello"], model="gpt-4o-mini"))
+    from kanawa.types import UserMessage
+
+    await model.chat([UserMessage("hi")])
+    assert model.spent.usage.requests == 1
+    assert model.spent.cost_usd is not None
+    assert model.spent.cost_usd > 0
+
+
+def test_split_by_metadata_or_by_a_seeded_fraction() -> None:
+    named = split_dataset(demo_dataset())
+    assert [c.name for c in named.train][:2] == ["amount-train-1", "date-train-1"]
+    assert len(named.train) == 6
+    assert len(named.held_out) == 6
+    plain = Dataset(
+        name="plain",
+        cases=[Case(name=f"c{i}", inputs=f"q{i}", expected_output=str(i)) for i in range(10)],
+        scorers=[EqualsExpected()],
+    )
+    one, two = split_dataset(plain, seed=7), split_dataset(plain, seed=7)
+    assert one.held_out.names == two.held_out.names
+    assert len(one.held_out) == 3
+    assert not set(one.held_out.names) & {c.name for c in one.train}
+    with pytest.raises(ValueError, match="neither train nor held_out"):
+        split_dataset(Dataset(name="x", cases=[Case(name="a", inputs="q", metadata={"split": "dev?"})]))
+    with pytest.raises(ValueError, match="at least one training and one held-out"):
+        split_dataset(Dataset(name="x", cases=[Case(name="a", inputs="q", metadata={"split": "train"})]))
+    assert "expected" not in repr(one.held_out)
+    assert not hasattr(one.held_out, "cases")
+
+
+async def test_a_failing_reflector_is_recorded_and_the_run_goes_on() -> None:
+    generator, _reflector, curator = demo_models()
+
+    def broken(_request: ModelRequest) -> str:
+        raise RuntimeError("reflector down")
+
+    report = await alearn(
+        demo_dataset(),
+        generator_model=generator,
+        reflector_model=FunctionLLM(broken, model="broken"),
+        curator_model=curator,
+        epochs=1,
+    )
+    steps = report.epochs[1].steps
+    assert len(steps) == 6
+    assert all(s.error for s in steps)
+    assert report.curve[-1].held_out == 0.0
+    assert report.curve[-1].bullets == 0
+
+
+async def test_a_scorer_that_raises_is_a_failed_assertion_not_a_crash() -> None:
+    class Broken:
+        name = "broken"
+
+        async def ascore(self, ctx: object) -> object:
+            raise KeyError("boom")
+
+    dataset = demo_dataset()
+    dataset = Dataset(name=dataset.name, cases=dataset.cases, scorers=[EqualsExpected(), Broken()])
+    roles = demo_models()
+    report = await alearn(
+        dataset, generator_model=roles[0], reflector_model=roles[1], curator_model=roles[2], epochs=1
+    )
+    assert report.curve[-1].held_out == pytest.approx(0.5)  # exact passes, broken fails
+    assert report.curve[-1].held_out_pass_rate == 0.0
+    assert "scorer error: KeyError" in report.epochs[1].steps[0].feedback
+
+
+def test_learn_is_the_sync_face_and_refuses_a_running_loop() -> None:
+    generator, reflector, curator = demo_models()
+    report = learn(
+        demo_dataset(), generator_model=generator, reflector_model=reflector, curator_model=curator, epochs=1
+    )
+    assert report.curve[-1].held_out == 1.0
+
+
+async def test_learn_inside_a_running_loop_points_to_alearn() -> None:
+    with pytest.raises(RuntimeError, match="alearn"):
+        learn(demo_dataset(), model=demo_models()[0])
+
+
+async def test_report_round_trips_and_renders_without_running_case_text(tmp_path: Any) -> None:
+    report, _roles = await _demo_run(epochs=1)
+    again = LearningReport.load(report.save(tmp_path / "r.json"))
+    assert again == report
+    markdown = to_markdown(report)
+    assert "| epoch | train score | train pass | held-out score |" in markdown
+    assert "```diff" in markdown
+    assert "+[" in markdown
+    hostile = report.model_copy(deep=True)
+    hostile.epochs[1].held_out.cases[0].output = "<script>alert(1)</script>"
+    hostile.epochs[1].steps[0].feedback = "<img src=x onerror=alert(1)>"
+    page = to_html(hostile)
+    assert "<script" not in page
+    assert "<img" not in page
+    assert "&lt;img src=x onerror=alert(1)&gt;" in page
+    for suffix in (".md", ".html"):
+        assert report.save(tmp_path / f"r{suffix}").read_text(encoding="utf-8")
+    with pytest.raises(ValueError, match=r"\.json, \.md or \.html"):
+        report.save(tmp_path / "r.txt")
+
+
+async def test_a_dataset_without_scorers_is_refused_before_any_model_call() -> None:
+    roles = demo_models()
+    bare = Dataset(
+        name="bare",
+        cases=[Case(name=n, inputs="q", metadata={"split": s}) for n, s in (("a", "train"), ("b", "test"))],
+    )
+    with pytest.raises(ValueError, match="no scorers"):
+        await alearn(bare, generator_model=roles[0], reflector_model=roles[1], curator_model=roles[2])
+    assert not roles[0].requests
+
+
+async def test_learning_from_passes_tags_the_rules_helpful_and_the_diff_shows_each_vote() -> None:
+    report, roles = await _demo_run(epochs=2, learn_from_passes=True)
+    assert len(roles[1].requests) == 12  # every training case, both epochs, went to the Reflector
+    second = report.epochs[2]
+    assert second.operations["TAG"] == 6
+    assert second.operations["ADD"] == 0
+    # each rule was used by three passing cases in epoch 2: its counter moves by three in the diff
+    assert "+[af-00001] helpful=5 harmful=0" in second.playbook_diff
+    assert "-[af-00001] helpful=2 harmful=0" in second.playbook_diff
+    assert "[af-00001] helpful=5" in report.final_playbook
+    assert report.curve[-1].held_out == 1.0
