@@ -90,3 +90,21 @@ def test_help_lists_learn_under_ace() -> None:
     listed = runner.invoke(app, ["ace", "learn", "--help"])
     assert "--held-out" in listed.stdout
     assert json.dumps("--demo")[1:-1] in listed.stdout
+
+
+def test_a_dataset_file_with_agent_roles_learns(tmp_path: Path) -> None:
+    from kanawa.apps.ace.learning.demo import demo_dataset
+
+    path = demo_dataset().to_file(tmp_path / "formats.yaml")
+    result = runner.invoke(
+        app,
+        [
+            "ace", "learn", "--dataset", str(path), "--epochs", "1",
+            "--agent", "kanawa.apps.ace.learning.demo:demo_models", "--out", str(tmp_path / "out"),
+        ],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    report = LearningReport.load(tmp_path / "out" / "learning.json")
+    assert report.dataset == "ace-format-demo"
+    assert len(report.held_out_cases) == 6
+    assert [p.held_out for p in report.curve] == [0.0, 1.0]

@@ -15,9 +15,12 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from kanawa.evals.cases import Case, Dataset
+
+if TYPE_CHECKING:
+    from kanawa.apps.ace.learning.examine import HeldOutExaminer
 
 TRAIN_NAMES: Final = frozenset({"train", "training"})
 HELD_OUT_NAMES: Final = frozenset({"held_out", "heldout", "holdout", "test", "eval", "validation"})
@@ -45,7 +48,7 @@ class HeldOut:
     def __repr__(self) -> str:
         return f"HeldOut({len(self._cases)} cases)"
 
-    def examiner(self, dataset: Dataset[Any, Any], **options: Any) -> Any:
+    def examiner(self, dataset: Dataset[Any, Any], **options: Any) -> HeldOutExaminer:
         """The examiner that scores these cases (``options`` go to its constructor)."""
         from kanawa.apps.ace.learning.examine import HeldOutExaminer
 
