@@ -19,7 +19,7 @@ from typing import Any
 from pydantic_core import to_jsonable_python
 
 from kanawa.evals.scoring import Assertion, Outcome, Score, outcome_value
-from kanawa.types import Usage
+from kanawa.types import JsonValue, Usage
 
 REPORT_FORMAT = 1
 """Bumped when the JSON shape changes incompatibly; ``load`` refuses a newer one with a clear error."""
@@ -45,6 +45,8 @@ class CaseResult:
     error: str | None = None
     trace_path: str | None = None
     run_id: str | None = None
+    trace: list[dict[str, JsonValue]] | None = None
+    """The run's trace records (as a JSONL trace line each), for the HTML drill-down."""
 
     @property
     def passed(self) -> bool:
@@ -64,6 +66,7 @@ class CaseResult:
             "error": self.error,
             "trace_path": self.trace_path,
             "run_id": self.run_id,
+            "trace": self.trace,
         }
 
     @classmethod
@@ -82,6 +85,7 @@ class CaseResult:
             error=data.get("error"),
             trace_path=data.get("trace_path"),
             run_id=data.get("run_id"),
+            trace=list(data["trace"]) if isinstance(data.get("trace"), list) else None,
         )
 
 

@@ -26,7 +26,7 @@ _QUOTE = 80
 
 
 def _short(value: object) -> str:
-    text = value if isinstance(value, str) else repr(value)
+    text = repr(value)
     return text if len(text) <= _QUOTE else text[: _QUOTE - 1] + "…"
 
 

@@ -12,6 +12,7 @@ Scorers are registered by a type name (:func:`register_scorer`) so a YAML datase
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar, runtime_checkable
 
@@ -125,6 +126,36 @@ def build_scorer(type_name: str, params: dict[str, Any]) -> Scorer:
         raise ValueError(f"bad parameters for scorer {type_name!r}: {exc}") from None
 
 
+class _JudgeCosts:
+    """What judges spent during one eval (the runner opens one per eval)."""
+
+    def __init__(self) -> None:
+        self.usd = 0.0
+        self.unpriced = 0
+
+
+_JUDGE_COSTS: ContextVar[_JudgeCosts | None] = ContextVar("kanawa_eval_judge_costs", default=None)
+
+
+def record_judge_cost(usd: float | None) -> None:
+    """Judges call this with what one verdict cost (``None``: a model with no price), so the eval's
+    report shows judge cost apart from the runs'. Outside an eval it does nothing."""
+    costs = _JUDGE_COSTS.get()
+    if costs is None:
+        return
+    if usd is None:
+        costs.unpriced += 1
+    else:
+        costs.usd += usd
+
+
+def open_judge_costs() -> _JudgeCosts:
+    """Start counting judge cost in this context (the runner does this once per eval)."""
+    costs = _JudgeCosts()
+    _JUDGE_COSTS.set(costs)
+    return costs
+
+
 def _load_builtins() -> None:
     """Import the built-in scorers (they register themselves) on first use."""
     import kanawa.evals.scorers  # noqa: F401
@@ -140,7 +171,9 @@ __all__ = [
     "UnknownScorerError",
     "as_outcomes",
     "build_scorer",
+    "open_judge_costs",
     "outcome_value",
+    "record_judge_cost",
     "register_scorer",
     "scorer_types",
 ]
