@@ -156,7 +156,8 @@ def test_ace_learning_example_learns_offline_and_writes_its_reports(tmp_path: Pa
     )
     assert proc.returncode == 0, proc.stderr
     assert (
-        "epoch 1 learned from amount-train-1: equals_expected: expected ¥1,350, got 1350 yen" in proc.stdout
+        "epoch 1 learned from amount-train-1: equals_expected: expected '¥1,350', got '1350 yen'"
+        in proc.stdout
     )
     assert "held-out: 0.00 -> 1.00" in proc.stdout
     assert sorted(p.name for p in tmp_path.iterdir()) == ["learning.html", "learning.json", "learning.md"]

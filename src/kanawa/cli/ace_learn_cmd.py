@@ -9,9 +9,11 @@ offline demo plug in scripted models). ``--demo`` uses the built-in dataset and,
 otherwise, its scripted roles: the whole loop offline, no key.
 
 Output: the learning curve and cost tables on stdout, a progress bar on stderr, and with ``--out DIR``
-the report as ``learning.json``, ``learning.md`` and ``learning.html`` plus the final playbook as
-``playbook.txt``. Exit codes: 0 done, 1 a bad dataset or playbook file, 2 a model, extra or
-``--agent`` that cannot be used (one line, never a traceback).
+the report as ``learning.json``, ``learning.md`` and ``learning.html``, the final playbook as
+``playbook.txt``, and each epoch's :class:`kanawa.evals.EvalReport` of each split under ``evals/``
+(``held-out-epoch-0.json`` …, what ``kanawa eval compare`` reads). Exit codes: 0 done, 1 a bad
+dataset or playbook file, 2 a model, extra or ``--agent`` that cannot be used (one line, never a
+traceback).
 """
 
 from __future__ import annotations
@@ -166,6 +168,7 @@ async def run_learn(
                     concurrency=concurrency,
                     use_ground_truth=use_ground_truth,
                     on_case=on_case,
+                    eval_reports=None if out is None else out / "evals",
                 )
     finally:
         await _close(resolved)
@@ -174,6 +177,12 @@ async def run_learn(
     if out is not None:
         _write(out, report)
         console.print(f"report: {escape(str(out))}/{{{','.join(_REPORT_FILES)}}} and playbook.txt")
+        console.print(
+            f"eval reports per epoch: {escape(str(out))}/evals/ — compare two with "
+            f"`kanawa eval compare {escape(str(out))}/evals/held-out-epoch-0.json "
+            f"{escape(str(out))}/evals/held-out-epoch-{epochs}.json`",
+            soft_wrap=True,
+        )
     return EXIT_OK
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -74,15 +75,16 @@ async def test_held_out_score_improves_over_epochs_and_every_step_is_in_the_diff
             assert epoch.playbook_diff == ""
     assert AMOUNT_RULE in report.final_playbook
     assert DATE_RULE in report.final_playbook
-    assert report.epochs[1].steps[0].feedback == "equals_expected: expected ¥1,350, got 1350 yen"
+    assert report.epochs[1].steps[0].feedback == "equals_expected: expected '¥1,350', got '1350 yen'"
 
 
-async def test_no_held_out_label_reaches_any_prompt_of_any_role() -> None:
+async def test_no_held_out_label_reaches_any_prompt_of_any_role(tmp_path: Path) -> None:
     dataset = demo_dataset()
     split = split_dataset(dataset)
     held_labels = [c.expected_output for c in dataset.cases if c.metadata["split"] == "held_out"]
     train_labels = [c.expected_output for c in split.train]
-    report, roles = await _demo_run(split=split)
+    # with the per-epoch eval reports on: the held-out reasons go to disk, never back into learning
+    report, roles = await _demo_run(split=split, eval_reports=tmp_path)
     prompts = _prompts(*roles)
     assert prompts
     assert all(isinstance(label, str) and len(label) >= 6 for label in held_labels)
@@ -95,6 +97,7 @@ async def test_no_held_out_label_reaches_any_prompt_of_any_role() -> None:
     for epoch in report.epochs:
         assert all(case.feedback is None for case in epoch.held_out.cases)
     assert set(report.held_out_cases) == {c.name for c in dataset.cases if c.metadata["split"] == "held_out"}
+    assert "¥24,750" in (tmp_path / "held-out-epoch-0.json").read_text(encoding="utf-8")
 
 
 async def test_the_leak_check_fails_when_held_out_cases_are_trained_on() -> None:
@@ -253,3 +256,26 @@ async def test_learning_from_passes_tags_the_rules_helpful_and_the_diff_shows_ea
     assert "-[af-00001] helpful=2 harmful=0" in second.playbook_diff
     assert "[af-00001] helpful=5" in report.final_playbook
     assert report.curve[-1].held_out == 1.0
+
+
+def test_each_epoch_writes_eval_reports_that_compare_can_read(tmp_path: Path) -> None:
+    from kanawa.evals import EvalReport
+
+    generator, reflector, curator = demo_models()
+    report = learn(
+        demo_dataset(),
+        generator_model=generator,
+        reflector_model=reflector,
+        curator_model=curator,
+        epochs=2,
+        eval_reports=tmp_path,
+    )
+    names = sorted(p.name for p in tmp_path.glob("*.json"))
+    assert names == [f"{split}-epoch-{k}.json" for split in ("held-out", "train") for k in range(3)]
+    before = EvalReport.load(tmp_path / "held-out-epoch-0.json")
+    after = EvalReport.load(tmp_path / "held-out-epoch-2.json")
+    assert before.case_names() == after.case_names() == report.held_out_cases
+    assert all(v == [0.0] for v in before.per_case_scores()["equals_expected"].values())
+    assert all(v == [1.0] for v in after.per_case_scores()["equals_expected"].values())
+    train = EvalReport.load(tmp_path / "train-epoch-1.json")
+    assert [r.passed for r in train.results] == [False, False, True, True, True, True]

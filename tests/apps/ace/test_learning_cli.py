@@ -29,11 +29,14 @@ def test_demo_learns_offline_and_writes_every_report(tmp_path: Path) -> None:
     assert "0 (baseline)" in result.stdout
     assert "demo-reflector" in result.stdout  # the cost table names each role's model
     assert sorted(p.name for p in out.iterdir()) == [
+        "evals",
         "learning.html",
         "learning.json",
         "learning.md",
         "playbook.txt",
     ]
+    assert (out / "evals" / "held-out-epoch-2.json").is_file()
+    assert "kanawa eval compare" in result.stdout
     report = LearningReport.load(out / "learning.json")
     assert [p.held_out for p in report.curve] == [0.0, 1.0, 1.0]
     assert "## Learning curve" in (out / "learning.md").read_text(encoding="utf-8")

@@ -3,8 +3,8 @@
 The dataset asks for totals and dates. The scripted Generator always *computes* right, but writes a
 total as ``1350 yen`` and a date as ``March 15, 2024`` — unless a playbook bullet in its prompt states
 the house format (``¥1,350``, ``2024-03-15``). The dataset's scorer is the built-in
-``equals_expected``, so the baseline fails every case, and the scorer's reason (``expected ¥1,350,
-got 1350 yen``) is the only clue to what is wrong. The dataset is plain data (``to_file`` writes it as
+``equals_expected``, so the baseline fails every case, and the scorer's reason (``expected '¥1,350',
+got '1350 yen'``) is the only clue to what is wrong. The dataset is plain data (``to_file`` writes it as
 YAML), so ``kanawa ace learn --dataset`` can read it back.
 
 - the **Reflector** model reads the ground truth and the feedback — never the task's own numbers —

@@ -19,6 +19,8 @@ import json
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel
@@ -27,6 +29,7 @@ from kanawa.apps.ace.learning.metering import MeteredModel, Spend
 from kanawa.apps.ace.learning.report import CaseScore, SplitScore
 from kanawa.apps.ace.trajectory import Trajectory
 from kanawa.evals.cases import Case, Dataset, ScorerSpec
+from kanawa.evals.report import CaseResult, EvalReport
 from kanawa.evals.scoring import Assertion, Outcome, ScoreContext, Scorer, as_outcomes, outcome_value
 
 PASSED = "every scorer passed"
@@ -97,6 +100,21 @@ class Graded:
         if self.trajectory.status == "failure":
             lines.append(f"the attempt failed: {self.trajectory.error_message}")
         return "\n".join(lines)
+
+    def as_case_result(self) -> CaseResult:
+        """This grading as a :class:`kanawa.evals.CaseResult` (for an :class:`~kanawa.evals.EvalReport`)."""
+        trajectory = self.trajectory
+        return CaseResult(
+            case=self.case.name,
+            repeat=0,
+            output=coerce_output(trajectory.generated_answer, self.case.expected_output),
+            text=trajectory.generated_answer,
+            outcomes=list(self.outcomes),
+            usage=self.spend.usage,
+            cost_usd=self.spend.cost_usd,
+            duration_ms=self.duration_ms,
+            error=trajectory.error_message if trajectory.status == "failure" else None,
+        )
 
     def as_score(self, *, with_feedback: bool) -> CaseScore:
         return CaseScore(
@@ -223,10 +241,27 @@ async def grade_all(
     return list(await asyncio.gather(*(one(case) for case in cases)))
 
 
+def eval_report(name: str, graded: Sequence[Graded], *, started: datetime) -> EvalReport:
+    """A split's gradings as an :class:`~kanawa.evals.EvalReport` (``kanawa eval compare`` reads two
+    of these: the held-out split before and after learning)."""
+    return EvalReport(
+        name=name,
+        target="ACE Generator with the playbook",
+        started_at=started,
+        results=[g.as_case_result() for g in graded],
+        finished_at=datetime.now(UTC),
+    )
+
+
+def save_report(report: EvalReport, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    report.save(path)
+
+
 class HeldOutExaminer:
     """Scores the held-out split and answers with numbers only (see the module docstring)."""
 
-    __slots__ = ("_cases", "_concurrency", "_grader")
+    __slots__ = ("_cases", "_concurrency", "_grader", "_reports_dir")
 
     def __init__(
         self,
@@ -235,16 +270,27 @@ class HeldOutExaminer:
         *,
         grader: Grader,
         concurrency: int = 4,
+        reports_dir: Path | None = None,
     ) -> None:
         del dataset  # the grader already holds the dataset's scorers
         self._cases = tuple(cases)
         self._grader = grader
         self._concurrency = concurrency
+        self._reports_dir = reports_dir
 
-    async def aexamine(self, generate: Generate, *, on_done: Callable[[], None] | None = None) -> SplitScore:
+    async def aexamine(
+        self, generate: Generate, *, epoch: int, on_done: Callable[[], None] | None = None
+    ) -> SplitScore:
+        """Score every held-out case. With ``reports_dir``, the full results (outcomes and their
+        reasons) go straight to ``held-out-epoch-<epoch>.json`` there, for people and ``kanawa eval
+        compare`` — never back to the caller."""
+        started = datetime.now(UTC)
         graded = await grade_all(
             self._grader, self._cases, generate, concurrency=self._concurrency, on_done=on_done
         )
+        if self._reports_dir is not None:
+            report = eval_report(f"held-out, epoch {epoch}", graded, started=started)
+            save_report(report, self._reports_dir / f"held-out-epoch-{epoch}.json")
         return summarise("held_out", [g.as_score(with_feedback=False) for g in graded], graded)
 
 
@@ -255,6 +301,7 @@ __all__ = [
     "HeldOutExaminer",
     "coerce_output",
     "default_query",
+    "eval_report",
     "grade_all",
     "label_text",
     "resolve_scorers",

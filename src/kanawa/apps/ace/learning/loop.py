@@ -36,8 +36,10 @@ from kanawa.apps.ace.learning.examine import (
     Graded,
     Grader,
     QueryOf,
+    eval_report,
     grade_all,
     label_text,
+    save_report,
     summarise,
 )
 from kanawa.apps.ace.learning.metering import MeteredModel, Spend
@@ -194,6 +196,7 @@ async def alearn(
     token_budget: int | None = 20_000,
     query_of: QueryOf | None = None,
     on_case: Tick | None = None,
+    eval_reports: str | Path | None = None,
 ) -> LearningReport:
     """Teach a playbook from ``dataset`` for ``epochs`` epochs and report the learning curve.
 
@@ -224,12 +227,18 @@ async def alearn(
         query_of: the Generator's task text from a case (default: its string inputs, or a
             ``question``/``query``/``task``/``input``/``prompt`` field, else the inputs as JSON).
         on_case: progress callback, ``(phase, epoch)`` after each case.
+        eval_reports: a directory for each epoch's :class:`kanawa.evals.EvalReport` of each split
+            (``train-epoch-<k>.json``, ``held-out-epoch-<k>.json``), so ``kanawa eval compare`` can
+            say whether the held-out change between two epochs is real or noise.
     """
     if epochs < 1:
         raise ValueError("epochs must be at least 1")
     chosen = split or split_dataset(dataset, held_out=held_out, seed=seed)
     grader = Grader(dataset, pass_threshold=pass_threshold, query_of=query_of)
-    examiner = chosen.held_out.examiner(dataset, grader=grader, concurrency=concurrency)
+    reports_dir = Path(eval_reports) if eval_reports is not None else None
+    examiner = chosen.held_out.examiner(
+        dataset, grader=grader, concurrency=concurrency, reports_dir=reports_dir
+    )
     key = playbook_key(playbook_name or dataset.name)
     meters: dict[Role, MeteredModel] = {
         "generator": _meter("generator", generator_model, model),
@@ -263,6 +272,7 @@ async def alearn(
             records: list[EpochRecord] = []
             for epoch in range(epochs + 1):
                 since = {role: meters[role].spent.copy() for role in ROLES}
+                epoch_started = datetime.now(UTC)
                 before = await opened.aload(key)
                 steps: list[LearningStep] = []
                 if epoch == 0:
@@ -279,7 +289,10 @@ async def alearn(
                             on_case("train", epoch)
                         if learn_from_passes or not result.passed:
                             steps.append(await learner.learn_from(result, epoch=epoch, index=index))
-                held = await examiner.aexamine(learner.generate, on_done=tick("held_out", epoch))
+                if reports_dir is not None:
+                    train_report = eval_report(f"train, epoch {epoch}", graded, started=epoch_started)
+                    save_report(train_report, reports_dir / f"train-epoch-{epoch}.json")
+                held = await examiner.aexamine(learner.generate, epoch=epoch, on_done=tick("held_out", epoch))
                 after = await opened.aload(key)
                 counts = {kind: 0 for kind in OPERATION_TYPES}
                 for step in steps:
