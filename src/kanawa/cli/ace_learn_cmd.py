@@ -30,10 +30,32 @@ from rich.console import Console
 from rich.markup import escape
 
 from kanawa.cli.extras import require_extra
+from kanawa.cli.tables import Column
 
 EXIT_OK, EXIT_INPUT, EXIT_SETUP = 0, 1, 2
 _ROLES = ("generator", "reflector", "curator")
 _REPORT_FILES = ("learning.json", "learning.md", "learning.html")
+
+
+CURVE_COLUMNS = (
+    Column("epoch", key=True),
+    Column("train score", "right", key=True),
+    Column("train pass", "right", drop=2),
+    Column("held-out score", "right", key=True),
+    Column("held-out pass", "right", drop=1),
+    Column("bullets", "right", key=True),
+    Column("operations", wrap=True, drop=3),
+)
+"""At 80 columns the curve keeps its scores and the bullet count; the pass rates and operations go first."""
+
+COST_COLUMNS = (
+    Column("role", key=True),
+    Column("model", key=True),
+    Column("requests", "right", key=True),
+    Column("input tokens", "right", drop=1),
+    Column("output tokens", "right", drop=2),
+    Column("USD", "right", key=True),
+)
 
 
 class SetupError(Exception):
@@ -116,9 +138,10 @@ async def run_learn(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from kanawa.apps.ace.learning.loop import alearn
-    from kanawa.apps.ace.learning.render import rich_cost_table, rich_table
+    from kanawa.apps.ace.learning.render import cost_rows, curve_rows
     from kanawa.apps.ace.learning.split import split_dataset
     from kanawa.apps.ace.playbook import Playbook
+    from kanawa.cli.tables import fitted_table
     from kanawa.llm.errors import LLMError
 
     if (dataset_file is None) == (not demo):
@@ -172,8 +195,12 @@ async def run_learn(
                 )
     finally:
         await _close(resolved)
-    console.print(rich_table(report))
-    console.print(rich_cost_table(report))
+    console.print(
+        fitted_table(
+            console, CURVE_COLUMNS, curve_rows(report), title=f"ACE learning curve — {report.dataset}"
+        )
+    )
+    console.print(fitted_table(console, COST_COLUMNS, cost_rows(report.cost), title="cost by role"))
     if out is not None:
         _write(out, report)
         console.print(f"report: {escape(str(out))}/{{{','.join(_REPORT_FILES)}}} and playbook.txt")
