@@ -89,6 +89,11 @@ class Dataset(BaseModel, Generic[InputT, OutputT]):
     name: str = Field(min_length=1)
     cases: list[Case[InputT, OutputT]]
     scorers: ScorerList = Field(default_factory=list)
+    target: str | None = Field(
+        default=None,
+        description="The agent this dataset runs against by default, as 'module:attribute' "
+        "(used by `kanawa eval run` without --agent and by the pytest plugin).",
+    )
 
     def model_post_init(self, context: Any, /) -> None:
         seen: set[str] = set()
@@ -138,7 +143,7 @@ class Dataset(BaseModel, Generic[InputT, OutputT]):
                         f"{where}: scorer {getattr(scorer, 'name', scorer)!r} is a Python object; "
                         "only registered scorer specs can be saved"
                     )
-        data: dict[str, Any] = self.model_dump(mode="json", exclude_defaults=False)
+        data: dict[str, Any] = self.model_dump(mode="json", exclude_none=True)
         return data
 
     def to_file(self, path: str | os.PathLike[str]) -> Path:

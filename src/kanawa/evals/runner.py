@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from kanawa.agents.budget import TokenGuard
+    from kanawa.testing.recorder import RecordMode
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,8 @@ class Eval:
         progress: bool | None = None,
         console: Console | None = None,
         prompt: PromptFn | None = None,
+        cassette: str | Path | None = None,
+        record: RecordMode = "none",
     ) -> None:
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
@@ -115,6 +118,8 @@ class Eval:
         self.keep_traces = keep_traces
         self.progress = progress
         self.console = console
+        self.cassette = Path(cassette) if cassette is not None else None
+        self.record = record
         self._scorers = [_built(s) for s in (*dataset.scorers, *scorers)]
         self._case_scorers: dict[str, list[Scorer]] = {
             c.name: [_built(s) for s in c.scorers] for c in dataset.cases
@@ -127,7 +132,30 @@ class Eval:
         return run_in_new_loop(self.arun, twin="Eval.arun")
 
     async def arun(self) -> EvalReport:
-        """Run every case ``repeat`` times and return the report (also when the budget stops it)."""
+        """Run every case ``repeat`` times and return the report (also when the budget stops it).
+
+        With ``cassette``, the provider traffic is replayed from that file (``record="none"``, the
+        default: nothing reaches the network, an unrecorded request fails its case) or recorded
+        into it (``"once"``, ``"new_episodes"``, ``"all"``; :mod:`kanawa.testing`). Requests are
+        matched by body too, so concurrent cases and repeats replay the answers they recorded."""
+        if self.cassette is None:
+            return await self._arun()
+        from kanawa.testing import use_cassette
+
+        with use_cassette(
+            self.cassette,
+            record=self.record,
+            match_on=("method", "path", "query", "body"),
+        ) as cassette:
+            report = await self._arun()
+        report.metadata["cassette"] = {
+            "path": str(self.cassette),
+            "record": self.record,
+            "misses": len(cassette.misses),
+        }
+        return report
+
+    async def _arun(self) -> EvalReport:
         report = EvalReport(name=self.name, target=self.target.description, repeat=self.repeat)
         report.metadata["concurrency"] = self.concurrency
         if self.timeout is not None:

@@ -50,10 +50,12 @@ class RecordedRun:
     output: Any = None
     tools: list[dict[str, Any]] = field(default_factory=list)
     input: Any = None
+    finished: bool = False
 
     @property
     def failed(self) -> bool:
-        return self.error is not None or self.termination_reason not in {None, "completed"}
+        """Errored, ended other than ``completed``, or never ended (cut off mid-run)."""
+        return not self.finished or self.error is not None or self.termination_reason != "completed"
 
 
 def runs_from_trace(log: TraceLog) -> list[RecordedRun]:
@@ -79,6 +81,7 @@ def _apply(run: RecordedRun, record: TraceRecord) -> None:
             tool["args"] = record.data["arguments"]
         run.tools.append(tool)
     elif record.event == "agent_end":
+        run.finished = True
         reason = record.data.get("termination_reason")
         run.termination_reason = reason if isinstance(reason, str) else None
         run.error = record.error
@@ -213,20 +216,24 @@ def run_from_chunks(run_id: str, info: Mapping[str, Any], chunks: Sequence[Mappi
             run.output = data.get("output")
         elif kind == "error":
             run.error = f"{data.get('code')}: {data.get('message')}"
-        elif kind == "done" and run.termination_reason is None:
+        elif kind == "done":
+            run.finished = True
             status = data.get("status")
-            run.termination_reason = status if isinstance(status, str) else None
+            if run.termination_reason is None:
+                run.termination_reason = status if isinstance(status, str) else None
     return run
 
 
 async def afetch_served_run(client: Any, run_id: str) -> RecordedRun:
     """Fetch one served run's info and chunks with an ``httpx.AsyncClient`` pointed at the server."""
     info = await client.get(f"/v1/runs/{run_id}")
-    if info.status_code == 404:
+    if info.status_code in {404, 422}:
         raise LookupError(f"the server has no run {run_id!r} (or it belongs to another key)")
-    info.raise_for_status()
+    if info.status_code != 200:
+        raise LookupError(f"GET /v1/runs/{run_id} answered {info.status_code}")
     events = await client.get(f"/v1/runs/{run_id}/events", headers={"Accept": "text/event-stream"})
-    events.raise_for_status()
+    if events.status_code not in {200, 204}:
+        raise LookupError(f"GET /v1/runs/{run_id}/events answered {events.status_code}")
     chunks = parse_sse_chunks(events.text) if events.status_code != 204 else []
     return run_from_chunks(run_id, info.json(), chunks)
 
