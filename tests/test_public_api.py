@@ -137,6 +137,7 @@ EXPORTED_MEMBERS: dict[str, list[str]] = {
         "CaseScore",
         "EpochRecord",
         "HeldOut",
+        "HeldOutVerdict",
         "LearningReport",
         "LearningStep",
         "RoleCost",

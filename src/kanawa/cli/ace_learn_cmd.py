@@ -48,6 +48,18 @@ CURVE_COLUMNS = (
 )
 """At 80 columns the curve keeps its scores and the bullet count; the pass rates and operations go first."""
 
+VERDICT_COLUMNS = (
+    Column("scorer", key=True),
+    Column("cases", "right", drop=4),
+    Column("before", "right", drop=2),
+    Column("after", "right", drop=2),
+    Column("change", "right", key=True),
+    Column("95% interval", "right", drop=1),
+    Column("p (adjusted)", "right", drop=3),
+    Column("verdict", key=True, wrap=True),
+)
+"""Is the held-out change real: the scorer, the change and the verdict stay at any width."""
+
 COST_COLUMNS = (
     Column("role", key=True),
     Column("model", key=True),
@@ -138,7 +150,7 @@ async def run_learn(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from kanawa.apps.ace.learning.loop import alearn
-    from kanawa.apps.ace.learning.render import cost_rows, curve_rows
+    from kanawa.apps.ace.learning.render import cost_rows, curve_rows, verdict_rows, verdict_title
     from kanawa.apps.ace.learning.split import split_dataset
     from kanawa.apps.ace.playbook import Playbook
     from kanawa.cli.tables import fitted_table
@@ -200,6 +212,7 @@ async def run_learn(
             console, CURVE_COLUMNS, curve_rows(report), title=f"ACE learning curve — {report.dataset}"
         )
     )
+    console.print(fitted_table(console, VERDICT_COLUMNS, verdict_rows(report), title=verdict_title(report)))
     console.print(fitted_table(console, COST_COLUMNS, cost_rows(report.cost), title="cost by role"))
     if out is not None:
         _write(out, report)

@@ -76,6 +76,16 @@ async def test_held_out_score_improves_over_epochs_and_every_step_is_in_the_diff
     assert AMOUNT_RULE in report.final_playbook
     assert DATE_RULE in report.final_playbook
     assert report.epochs[1].steps[0].feedback == "equals_expected: expected '¥1,350', got '1350 yen'"
+    # kanawa.evals' paired comparison says the held-out gain is real, not noise
+    verdict = report.held_out_verdict
+    assert verdict is not None
+    assert (verdict.baseline_epoch, verdict.final_epoch) == (0, 3)
+    assert verdict.improved
+    assert not verdict.regressed
+    (scorer,) = verdict.comparison["scorers"]
+    assert scorer["scorer"] == "equals_expected"
+    assert scorer["n_cases"] == 6
+    assert scorer["verdict"] == "improved"
 
 
 async def test_no_held_out_label_reaches_any_prompt_of_any_role(tmp_path: Path) -> None:
@@ -180,6 +190,9 @@ async def test_a_failing_reflector_is_recorded_and_the_run_goes_on() -> None:
     assert all(s.error for s in steps)
     assert report.curve[-1].held_out == 0.0
     assert report.curve[-1].bullets == 0
+    assert report.held_out_verdict is not None
+    assert not report.held_out_verdict.improved
+    assert report.held_out_verdict.comparison["scorers"][0]["verdict"] == "no-real-change"
 
 
 async def test_a_scorer_that_raises_is_a_failed_assertion_not_a_crash() -> None:

@@ -35,8 +35,15 @@ def test_demo_learns_offline_and_writes_every_report(tmp_path: Path) -> None:
         "learning.md",
         "playbook.txt",
     ]
-    assert (out / "evals" / "held-out-epoch-2.json").is_file()
     assert "kanawa eval compare" in result.stdout
+    assert "improved" in result.stdout  # the held-out verdict table
+    # the per-epoch held-out reports are what `kanawa eval compare` reads: a real gain, and the
+    # reverse direction is a real regression (exit 1)
+    before, after = str(out / "evals" / "held-out-epoch-0.json"), str(out / "evals" / "held-out-epoch-2.json")
+    gained = runner.invoke(app, ["eval", "compare", before, after])
+    assert gained.exit_code == 0, gained.output
+    assert "improved" in gained.stdout
+    assert runner.invoke(app, ["eval", "compare", after, before]).exit_code == 1
     report = LearningReport.load(out / "learning.json")
     assert [p.held_out for p in report.curve] == [0.0, 1.0, 1.0]
     assert "## Learning curve" in (out / "learning.md").read_text(encoding="utf-8")

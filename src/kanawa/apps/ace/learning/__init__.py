@@ -24,6 +24,7 @@ _EXPORTS = {
     "alearn": "kanawa.apps.ace.learning.loop",
     "LearningReport": "kanawa.apps.ace.learning.report",
     "EpochRecord": "kanawa.apps.ace.learning.report",
+    "HeldOutVerdict": "kanawa.apps.ace.learning.report",
     "LearningStep": "kanawa.apps.ace.learning.report",
     "SplitScore": "kanawa.apps.ace.learning.report",
     "CaseScore": "kanawa.apps.ace.learning.report",
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from kanawa.apps.ace.learning.report import (
         CaseScore,
         EpochRecord,
+        HeldOutVerdict,
         LearningReport,
         LearningStep,
         RoleCost,
@@ -51,6 +53,7 @@ __all__ = [
     "CaseScore",
     "EpochRecord",
     "HeldOut",
+    "HeldOutVerdict",
     "LearningReport",
     "LearningStep",
     "RoleCost",

@@ -125,7 +125,16 @@ class Graded:
             error=self.trajectory.error_message,
             feedback=self.feedback if with_feedback and not self.passed else None,
             used_bullet_ids=list(self.trajectory.used_bullet_ids),
+            by_scorer=self.by_scorer,
         )
+
+    @property
+    def by_scorer(self) -> dict[str, float]:
+        """Each scorer's mean value on this case (a scorer may give several outcomes)."""
+        values: dict[str, list[float]] = {}
+        for outcome in self.outcomes:
+            values.setdefault(outcome.name, []).append(outcome_value(outcome))
+        return {name: sum(v) / len(v) for name, v in values.items()}
 
 
 def _passes(outcome: Outcome, threshold: float) -> bool:

@@ -46,10 +46,12 @@ from kanawa.apps.ace.learning.metering import MeteredModel, Spend
 from kanawa.apps.ace.learning.report import (
     OPERATION_TYPES,
     EpochRecord,
+    HeldOutVerdict,
     LearningReport,
     LearningStep,
     Role,
     RoleCost,
+    SplitScore,
 )
 from kanawa.apps.ace.learning.split import Split, split_dataset
 from kanawa.apps.ace.playbook import Playbook
@@ -338,6 +340,34 @@ async def alearn(
         initial_playbook=initial.to_text(),
         final_playbook=final.to_text(),
         cost=_costs(meters),
+        held_out_verdict=held_out_verdict(records[0], records[-1]),
+    )
+
+
+def _per_case(split: SplitScore) -> dict[str, dict[str, list[float]]]:
+    scores: dict[str, dict[str, list[float]]] = {}
+    for case in split.cases:
+        for scorer, value in case.by_scorer.items():
+            scores.setdefault(scorer, {})[case.name] = [value]
+    return scores
+
+
+def held_out_verdict(baseline: EpochRecord, final: EpochRecord) -> HeldOutVerdict:
+    """``kanawa.evals``' paired comparison of the held-out split, baseline against the last epoch."""
+    from kanawa.evals.compare import compare_scores
+
+    comparison = compare_scores(
+        _per_case(baseline.held_out),
+        _per_case(final.held_out),
+        baseline_name=f"held-out, epoch {baseline.epoch}",
+        candidate_name=f"held-out, epoch {final.epoch}",
+    )
+    return HeldOutVerdict(
+        baseline_epoch=baseline.epoch,
+        final_epoch=final.epoch,
+        improved=comparison.improved,
+        regressed=comparison.regressed,
+        comparison=comparison.to_dict(),
     )
 
 

@@ -61,6 +61,46 @@ def cost_rows(costs: list[RoleCost]) -> list[list[str]]:
     ]
 
 
+VERDICT_HEADERS = ["scorer", "cases", "before", "after", "change", "95% interval", "p (adjusted)", "verdict"]
+
+
+def verdict_rows(report: LearningReport) -> list[list[str]]:
+    """One row per scorer: is the held-out change from the baseline to the last epoch real?"""
+    if report.held_out_verdict is None:
+        return []
+    rows = []
+    for s in report.held_out_verdict.comparison.get("scorers", []):
+        rows.append(
+            [
+                str(s["scorer"]),
+                str(s["n_cases"]),
+                f"{s['baseline_mean']:.3f}",
+                f"{s['candidate_mean']:.3f}",
+                f"{s['mean_diff']:+.3f}",
+                f"[{s['ci_low']:+.3f}, {s['ci_high']:+.3f}]",
+                f"{s['p_adjusted']:.3g}",
+                str(s["verdict"]) + (f" ({s['note']})" if s.get("note") else ""),
+            ]
+        )
+    return rows
+
+
+def verdict_title(report: LearningReport) -> str:
+    verdict = report.held_out_verdict
+    if verdict is None:
+        return "Is the held-out change real?"
+    return f"Is the held-out change real? (epoch {verdict.baseline_epoch} → epoch {verdict.final_epoch})"
+
+
+def rich_verdict_table(report: LearningReport) -> Table:
+    table = Table(title=verdict_title(report), title_justify="left")
+    for header in VERDICT_HEADERS:
+        table.add_column(header, justify="left" if header in ("scorer", "verdict") else "right")
+    for row in verdict_rows(report):
+        table.add_row(*row)
+    return table
+
+
 def rich_table(report: LearningReport) -> Table:
     """The learning curve as a rich table (the terminal view of ``kanawa ace learn``)."""
     table = Table(title=f"ACE learning curve — {report.dataset}", title_justify="left")
@@ -127,6 +167,10 @@ def to_markdown(report: LearningReport) -> str:
         "",
         *_md_table(CURVE_HEADERS, curve_rows(report)),
         "",
+        f"## {verdict_title(report)}",
+        "",
+        *_md_table(VERDICT_HEADERS, verdict_rows(report)),
+        "",
         "## Cost by role",
         "",
         *_md_table(COST_HEADERS, cost_rows(report.cost)),
@@ -188,6 +232,8 @@ def to_html(report: LearningReport) -> str:
         f"total cost {html.escape(_usd(report.total_cost_usd))}.</p>",
         "<h2>Learning curve</h2>",
         _html_table(CURVE_HEADERS, curve_rows(report), {1, 2, 3, 4, 5}),
+        f"<h2>{html.escape(verdict_title(report))}</h2>",
+        _html_table(VERDICT_HEADERS, verdict_rows(report), {1, 2, 3, 4, 6}),
         "<h2>Cost by role</h2>",
         _html_table(COST_HEADERS, cost_rows(report.cost), {2, 3, 4, 5}),
         "<h2>What each epoch changed</h2>",
@@ -209,4 +255,14 @@ def to_html(report: LearningReport) -> str:
     return "\n".join(parts) + "\n"
 
 
-__all__ = ["cost_rows", "curve_rows", "rich_cost_table", "rich_table", "to_html", "to_markdown"]
+__all__ = [
+    "cost_rows",
+    "curve_rows",
+    "rich_cost_table",
+    "rich_table",
+    "rich_verdict_table",
+    "to_html",
+    "to_markdown",
+    "verdict_rows",
+    "verdict_title",
+]

@@ -35,6 +35,8 @@ class CaseScore(BaseModel):
     error: str | None = None
     feedback: str | None = None
     used_bullet_ids: list[str] = Field(default_factory=list)
+    by_scorer: dict[str, float] = Field(default_factory=dict)
+    """Each scorer's value for this case (an assertion counts 1 or 0): what ``compare`` pairs."""
 
 
 class SplitScore(BaseModel):
@@ -92,6 +94,19 @@ class CurvePoint(BaseModel):
     bullets: int
 
 
+class HeldOutVerdict(BaseModel):
+    """Whether the held-out change from the baseline to the last epoch is real:
+    :func:`kanawa.evals.compare.compare_scores` over the held-out cases, paired per case and scorer
+    (``comparison`` is its ``to_dict()``: means, the change with its confidence interval, p-values and
+    a verdict per scorer — improved, worse or no-real-change)."""
+
+    baseline_epoch: int
+    final_epoch: int
+    improved: bool
+    regressed: bool
+    comparison: dict[str, Any]
+
+
 class LearningReport(BaseModel):
     """Everything :func:`~kanawa.apps.ace.learning.alearn` did (see the module docstring)."""
 
@@ -106,6 +121,7 @@ class LearningReport(BaseModel):
     initial_playbook: str
     final_playbook: str
     cost: list[RoleCost] = Field(default_factory=list)
+    held_out_verdict: HeldOutVerdict | None = None
 
     @property
     def curve(self) -> list[CurvePoint]:
@@ -165,6 +181,7 @@ __all__ = [
     "CaseScore",
     "CurvePoint",
     "EpochRecord",
+    "HeldOutVerdict",
     "LearningReport",
     "LearningStep",
     "Role",
