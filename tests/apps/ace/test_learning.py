@@ -290,5 +290,8 @@ def test_each_epoch_writes_eval_reports_that_compare_can_read(tmp_path: Path) ->
     assert before.case_names() == after.case_names() == report.held_out_cases
     assert all(v == [0.0] for v in before.per_case_scores()["equals_expected"].values())
     assert all(v == [1.0] for v in after.per_case_scores()["equals_expected"].values())
+    page = (tmp_path / "held-out-epoch-2.html").read_text(encoding="utf-8")
+    assert "amount-held-1" in page  # the evals HTML report, one per split and epoch
+    assert "<script" not in page.lower()
     train = EvalReport.load(tmp_path / "train-epoch-1.json")
     assert [r.passed for r in train.results] == [False, False, True, True, True, True]

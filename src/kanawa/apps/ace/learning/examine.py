@@ -263,8 +263,13 @@ def eval_report(name: str, graded: Sequence[Graded], *, started: datetime) -> Ev
 
 
 def save_report(report: EvalReport, path: Path) -> None:
+    """``path`` (JSON, for ``kanawa eval compare``) and the evals HTML page beside it (per-case
+    outcomes and reasons, no script)."""
+    from kanawa.evals.render import to_html
+
     path.parent.mkdir(parents=True, exist_ok=True)
     report.save(path)
+    path.with_suffix(".html").write_text(to_html(report), encoding="utf-8")
 
 
 class HeldOutExaminer:
