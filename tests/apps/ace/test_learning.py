@@ -295,3 +295,39 @@ def test_each_epoch_writes_eval_reports_that_compare_can_read(tmp_path: Path) ->
     assert "<script" not in page.lower()
     train = EvalReport.load(tmp_path / "train-epoch-1.json")
     assert [r.passed for r in train.results] == [False, False, True, True, True, True]
+
+
+async def test_grader_threshold_json_outputs_and_query_from_dict_inputs() -> None:
+    from kanawa.apps.ace.learning.examine import Grader
+    from kanawa.apps.ace.trajectory import Trajectory
+    from kanawa.evals import Score, ScoreContext, scorer
+
+    seen: list[str] = []
+
+    @scorer
+    def closeness(ctx: ScoreContext) -> Score:
+        return Score("closeness", 0.8, "close enough")
+
+    async def generate(query: str) -> Trajectory:
+        seen.append(query)
+        return Trajectory(
+            query=query,
+            dataset="d",
+            generated_answer="42",
+            reasoning_steps=[],
+            used_bullet_ids=[],
+            status="success",
+        )
+
+    case = Case(name="n", inputs={"question": "six times seven?", "hint": "x"}, expected_output=42)
+    dataset = Dataset(name="d", cases=[case], scorers=[EqualsExpected(), closeness])
+    loose = await Grader(dataset, pass_threshold=0.75).agrade(case, generate)
+    strict = await Grader(dataset, pass_threshold=0.9).agrade(case, generate)
+    assert seen == ["six times seven?", "six times seven?"]  # the question field is the task
+    assert loose.by_scorer == {"equals_expected": 1.0, "closeness": 0.8}  # "42" read as JSON equals 42
+    assert loose.passed
+    assert loose.score == pytest.approx(0.9)
+    assert not strict.passed
+    assert strict.feedback == "closeness: close enough"
+    with pytest.raises(ValueError, match="pass_threshold"):
+        Grader(dataset, pass_threshold=1.5)
