@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -331,3 +332,82 @@ async def test_grader_threshold_json_outputs_and_query_from_dict_inputs() -> Non
     assert strict.feedback == "closeness: close enough"
     with pytest.raises(ValueError, match="pass_threshold"):
         Grader(dataset, pass_threshold=1.5)
+
+
+# --- a rule in two parts, one fix per reflection: a small training set needs several epochs ---------
+
+UPPER_RULE = "Capital answers: write the city name in uppercase letters."
+PERIOD_RULE = "Capital answers: end the city name with a period."
+CAPITALS = {"Japan": "tokyo", "France": "paris", "Italy": "rome", "Kenya": "nairobi", "Peru": "lima"}
+
+
+def _section(prompt: str, title: str) -> str:
+    match = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## |\Z)", prompt, re.DOTALL | re.MULTILINE)
+    return match.group(1).strip() if match else ""
+
+
+def _two_part_models() -> tuple[FunctionLLM, FunctionLLM, FunctionLLM]:
+    def generator(request: ModelRequest) -> str:
+        prompt = request.last_user_text
+        country = re.search(r"capital city of (\w+)", _section(prompt, "Task"))
+        answer = CAPITALS[country.group(1)] if country else "?"
+        bullets = re.findall(r"^\[([a-z]+-\d{5,})\] (.*)$", _section(prompt, "Playbook"), re.MULTILINE)
+        cited = []
+        for bullet_id, text in bullets:
+            if text == UPPER_RULE:
+                answer, cited = answer.upper(), [*cited, bullet_id]
+        for bullet_id, text in bullets:
+            if text == PERIOD_RULE:
+                answer, cited = answer + ".", [*cited, bullet_id]
+        return json.dumps({"reasoning": ["looked it up"], "bullet_ids": cited, "final_answer": answer})
+
+    def reflector(request: ModelRequest) -> str:
+        """One fix per reflection: the first scorer that failed."""
+        feedback = _section(request.last_user_text, "Execution feedback").split("Reply with", 1)[0]
+        first = feedback.strip().splitlines()[0].split(":", 1)[0] if feedback.strip() else ""
+        insight = {"uppercase": UPPER_RULE, "final_period": PERIOD_RULE}.get(first, "")
+        return json.dumps({"reasoning": first, "key_insight": insight, "bullet_tags": []})
+
+    def curator(request: ModelRequest) -> str:
+        reflection, _end = json.JSONDecoder().raw_decode(_section(request.last_user_text, "Reflection"))
+        insight = reflection.get("key_insight", "")
+        ops = [{"type": "ADD", "section": "ANSWER FORMAT", "content": insight}] if insight else []
+        return json.dumps({"reasoning": "", "operations": ops})
+
+    return FunctionLLM(generator), FunctionLLM(reflector), FunctionLLM(curator)
+
+
+async def test_a_two_part_rule_learned_one_fix_per_epoch_raises_held_out_step_by_step() -> None:
+    from kanawa.evals import Regex
+
+    cases = [
+        Case(
+            name=country,
+            inputs=f"What is the capital city of {country}?",
+            expected_output=city.upper() + ".",
+            metadata={"split": "train" if country == "Japan" else "held_out"},
+        )
+        for country, city in CAPITALS.items()
+    ]
+    dataset = Dataset(
+        name="capitals",
+        cases=cases,
+        scorers=[
+            Regex(r"^[^a-z]+$", name="uppercase"),
+            Regex(r"\.$", name="final_period"),
+            EqualsExpected(),
+        ],
+    )
+    generator, reflector, curator = _two_part_models()
+    report = await alearn(
+        dataset, generator_model=generator, reflector_model=reflector, curator_model=curator, epochs=3
+    )
+    held = [round(p.held_out, 3) for p in report.curve]
+    assert held == [0.0, 0.333, 1.0, 1.0]  # uppercase learned in epoch 1, the period in epoch 2
+    assert [round(p.train, 3) for p in report.curve] == [0.0, 0.0, 0.333, 1.0]
+    assert [p.bullets for p in report.curve] == [0, 1, 2, 2]
+    assert [[e.after for e in s.audit] for s in report.epochs[1].steps] == [[UPPER_RULE]]
+    assert [[e.after for e in s.audit] for s in report.epochs[2].steps] == [[PERIOD_RULE]]
+    added = [line for line in report.epochs[2].playbook_diff.splitlines() if line.startswith("+[")]
+    assert len(added) == 1
+    assert added[0].endswith(PERIOD_RULE)
