@@ -411,3 +411,13 @@ async def test_a_two_part_rule_learned_one_fix_per_epoch_raises_held_out_step_by
     added = [line for line in report.epochs[2].playbook_diff.splitlines() if line.startswith("+[")]
     assert len(added) == 1
     assert added[0].endswith(PERIOD_RULE)
+
+
+async def test_roles_need_a_model_and_model_strings_are_resolved() -> None:
+    generator, _reflector, _curator = demo_models()
+    with pytest.raises(ValueError, match="no model for the reflector"):
+        await alearn(demo_dataset(), generator_model=generator, epochs=1)
+    # "test" is kanawa's offline TestLLM: the run completes, and nothing is learned from its noise
+    report = await alearn(demo_dataset(), model="test", epochs=1)
+    assert {c.model for c in report.cost} == {"test"}
+    assert report.curve[-1].held_out == 0.0

@@ -80,6 +80,21 @@ def _meter(role: Role, specific: LLMAdapter | str | None, shared: LLMAdapter | s
     return MeteredModel(chosen)
 
 
+async def _meters(
+    specific: dict[Role, LLMAdapter | str | None], shared: LLMAdapter | str | None
+) -> dict[Role, MeteredModel]:
+    """A meter per role; when one role's model cannot be had, the ones already resolved are closed."""
+    meters: dict[Role, MeteredModel] = {}
+    try:
+        for role in ROLES:
+            meters[role] = _meter(role, specific[role], shared)
+    except BaseException:
+        for meter in meters.values():
+            await meter.aclose()
+        raise
+    return meters
+
+
 def playbook_key(name: str) -> str:
     """A store key from a dataset name (letters, digits, ``_ . -``; other characters become ``-``)."""
     cleaned = "".join(ch if (ch.isalnum() and ch.isascii()) or ch in "_.-" else "-" for ch in name)
@@ -242,11 +257,9 @@ async def alearn(
         dataset, grader=grader, concurrency=concurrency, reports_dir=reports_dir
     )
     key = playbook_key(playbook_name or dataset.name)
-    meters: dict[Role, MeteredModel] = {
-        "generator": _meter("generator", generator_model, model),
-        "reflector": _meter("reflector", reflector_model, model),
-        "curator": _meter("curator", curator_model, model),
-    }
+    meters = await _meters(
+        {"generator": generator_model, "reflector": reflector_model, "curator": curator_model}, model
+    )
     started = datetime.now(UTC)
     async with _opened(store) as opened:
         if playbook is not None:
