@@ -42,7 +42,7 @@ import contextlib
 import hashlib
 import math
 import time
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Final, TypeAlias, cast
 
@@ -399,6 +399,16 @@ def _upto_terminal(entries: Sequence[Entry]) -> tuple[Sequence[Entry], bool]:
         if entry.terminal:
             return entries[: index + 1], True
     return entries, False
+
+
+class _Reading:
+    """Where a reader of one stream is: the last ``seq`` it was given, and whether that ended the run."""
+
+    __slots__ = ("cursor", "ended")
+
+    def __init__(self, cursor: int) -> None:
+        self.cursor = cursor
+        self.ended = False
 
 
 class _Mailbox:
@@ -1085,70 +1095,97 @@ class RedisRunStore:
     async def read_batches(
         self, run_id: str, *, after: int, subscriber: Subscriber | None = None
     ) -> AsyncIterator[Sequence[Entry]]:
-        """What is stored first (a finished run never touches the hub), then — following the stream
-        through the hub — what was added meanwhile, then live entries; ``seq`` drops the overlap.
+        """Two phases, as the embedded store reads its ring then waits: the resume range — what is
+        stored after ``after`` (a finished run never touches the hub) — then the hub-follow phase:
+        what was added meanwhile, then live entries; ``seq`` drops the overlap.
 
         A run this process is writing, joined at the last chunk its writer delivered (a client that
         has just started it, or one resuming at the head), is followed at once with no Redis read:
         every later chunk reaches the mailbox from the writer."""
         stream = self._chunks(run_id)
-        cursor = after
-        box: _Mailbox | None = None
-        if self.hub.local.get(stream, after + 1) <= after:
-            box = self.hub.follow_local(stream)
+        read = _Reading(after)
+        box = self.hub.follow_local(stream) if self.hub.local.get(stream, after + 1) <= after else None
+        caught_up = box is not None
         if box is None:
-            stored = await self._batch(stream, after)
-            if stored and stored[0].seq > after + 1:
-                raise ChunksExpired(stored[0].seq)
-            if not stored:
-                # nothing after ``after``: evicted, dropped, or not written yet? The record says what
-                # exists now; chunks it counts are in a range read after it unless they were dropped
-                # (a writer may have added them between the first range and the record)
-                record, evicted = await self._kept(run_id)
-                if record is not None and evicted and after < record.last_seq:
-                    raise ChunksExpired(record.last_seq + 1)
-                if record is not None and record.last_seq > after:
-                    stored = await self._batch(stream, after)
-                    if not stored or stored[0].seq > after + 1:
-                        raise ChunksExpired(stored[0].seq if stored else record.last_seq)
-            while stored:
-                batch, ended = _upto_terminal(stored)
-                yield batch
-                if ended:
-                    return
-                cursor = batch[-1].seq
-                stored = await self._batch(stream, cursor)
-            box = await self.hub.follow(stream, cursor)
-            caught_up = False
-        else:
-            caught_up = True
-        try:
-            if not caught_up and self.hub.local.get(stream, cursor + 1) > cursor:
-                while stored := await self._batch(stream, cursor):
-                    batch, ended = _upto_terminal(stored)
+            async with contextlib.aclosing(self._resume_range(run_id, stream, read)) as stored:
+                async for batch in stored:
                     yield batch
-                    if ended:
-                        return
-                    cursor = batch[-1].seq
-            while True:
-                if subscriber is not None and not box.items:  # caught up: the writer offers from here
-                    if not await self._subscribe(box, subscriber, cursor):
-                        return
-                    cursor = subscriber.cursor
-                    continue
-                arrived = await box.take()
-                if not arrived:
-                    return
-                fresh = [entry for entry in arrived if entry.seq > cursor]
-                if not fresh:
-                    continue
-                batch, ended = _upto_terminal(fresh)
-                yield batch
-                if ended:
-                    return
-                cursor = batch[-1].seq
+            if read.ended:
+                return
+            box = await self.hub.follow(stream, read.cursor)
+        try:
+            async with contextlib.aclosing(self._follow(stream, box, read, subscriber, caught_up)) as live:
+                async for batch in live:
+                    yield batch
         finally:
             self.hub.unfollow(stream, box)
+
+    async def _resume_range(
+        self, run_id: str, stream: str, read: _Reading
+    ) -> AsyncGenerator[Sequence[Entry], None]:
+        """The first phase: the stored entries after ``read.cursor``, or :class:`ChunksExpired` when
+        the ones the reader asks for are gone."""
+        after = read.cursor
+        stored = await self._batch(stream, after)
+        if stored and stored[0].seq > after + 1:
+            raise ChunksExpired(stored[0].seq)
+        if not stored:
+            # nothing after ``after``: evicted, dropped, or not written yet? The record says what
+            # exists now; chunks it counts are in a range read after it unless they were dropped
+            # (a writer may have added them between the first range and the record)
+            record, evicted = await self._kept(run_id)
+            if record is not None and evicted and after < record.last_seq:
+                raise ChunksExpired(record.last_seq + 1)
+            if record is not None and record.last_seq > after:
+                stored = await self._batch(stream, after)
+                if not stored or stored[0].seq > after + 1:
+                    raise ChunksExpired(stored[0].seq if stored else record.last_seq)
+        async with contextlib.aclosing(self._ranges(stream, read, stored)) as ranges:
+            async for batch in ranges:
+                yield batch
+
+    async def _ranges(
+        self, stream: str, read: _Reading, stored: Sequence[Entry]
+    ) -> AsyncGenerator[Sequence[Entry], None]:
+        """``stored`` and the ranges after it, up to the run's terminal entry or the stream's end."""
+        while stored:
+            batch, read.ended = _upto_terminal(stored)
+            yield batch
+            if read.ended:
+                return
+            read.cursor = batch[-1].seq
+            stored = await self._batch(stream, read.cursor)
+
+    async def _follow(
+        self, stream: str, box: _Mailbox, read: _Reading, subscriber: Subscriber | None, caught_up: bool
+    ) -> AsyncGenerator[Sequence[Entry], None]:
+        """The second phase: what the stream got between the range and the hub's first delivery
+        (unless the reader joined a local writer at its head), then what the hub delivers."""
+        if not caught_up and self.hub.local.get(stream, read.cursor + 1) > read.cursor:
+            async with contextlib.aclosing(
+                self._ranges(stream, read, await self._batch(stream, read.cursor))
+            ) as gap:
+                async for batch in gap:
+                    yield batch
+            if read.ended:
+                return
+        while True:
+            if subscriber is not None and not box.items:  # caught up: the writer offers from here
+                if not await self._subscribe(box, subscriber, read.cursor):
+                    return
+                read.cursor = subscriber.cursor
+                continue
+            arrived = await box.take()
+            if not arrived:
+                return
+            fresh = [entry for entry in arrived if entry.seq > read.cursor]
+            if not fresh:
+                continue
+            batch, ended = _upto_terminal(fresh)
+            yield batch
+            if ended:
+                return
+            read.cursor = batch[-1].seq
 
     @staticmethod
     async def _subscribe(box: _Mailbox, subscriber: Subscriber, cursor: int) -> bool:
