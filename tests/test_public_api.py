@@ -329,6 +329,7 @@ EXPORTED_MEMBERS: dict[str, list[str]] = {
         "RunEvent",
         "RunOptions",
         "RunResult",
+        "RunSpec",
         "StandardTerminationPolicy",
         "TerminateImmediately",
         "TerminateWithOutput",
