@@ -44,6 +44,10 @@ VENV_CACHE = ROOT / ".cache" / "docker-venvs"
 KEY = "kw-deploy-test-0123456789abcdef"
 AUTH = {"Authorization": f"Bearer {KEY}"}
 
+# The first test builds the image's venv with pip (tens of seconds on a quiet machine, past the suite's
+# 120 s default on a busy one, where it failed as a timeout); the build's own steps have their limits.
+pytestmark = pytest.mark.timeout(600)
+
 
 # ------------------------------------------------------------------------------- the Dockerfile
 
@@ -423,6 +427,7 @@ SAMPLES = {
     "KANAWA_PUBLIC_URL": ("https://a.example/k/", "public_url", "https://a.example/k"),
     "KANAWA_ALLOWED_HOSTS": ("A.example,*.b.example", "allowed_hosts", ("a.example", "*.b.example")),
     "KANAWA_A2A_CARD_NEEDS_KEY": ("1", "a2a_card_needs_key", True),
+    "KANAWA_A2A_LIST_BYTES": ("200000", "a2a_list_bytes", 200_000),
     "KANAWA_CORS_ORIGINS": (
         "http://a.example:5173, https://b.example/",
         "cors_origins",

@@ -58,6 +58,8 @@ variable                        meaning                                         
 ``KANAWA_A2A_CARD_NEEDS_KEY``   ``1``: an A2A agent card needs the API key (401 without);   0
                                 ``0``: without a key every name gets the same name-only
                                 card
+``KANAWA_A2A_LIST_BYTES``       the most bytes of tasks one A2A ``ListTasks`` page holds    1048576
+                                (a page ends before the task that would pass it)
 ``KANAWA_CORS_ORIGINS``         origins whose browser pages may call the service            none
                                 (``https://app.example,http://127.0.0.1:5173``; ``*``: any)
 ==============================  ==========================================================  ===========
@@ -113,6 +115,7 @@ ENVIRONMENT: Final[Mapping[str, str]] = MappingProxyType(
         "public_url": "KANAWA_PUBLIC_URL",
         "allowed_hosts": "KANAWA_ALLOWED_HOSTS",
         "a2a_card_needs_key": "KANAWA_A2A_CARD_NEEDS_KEY",
+        "a2a_list_bytes": "KANAWA_A2A_LIST_BYTES",
         "cors_origins": "KANAWA_CORS_ORIGINS",
     }
 )
@@ -237,8 +240,8 @@ class ServerSettings:
     serve_agents: str | None = None
     """``module:attr`` of the agent registry (``None``: the demo agents)."""
     serve_extensions: str | None = None
-    """``module:attr`` names, comma-separated, of the :class:`~kanawa.server.extensions.Extension`
-    to mount (:func:`~kanawa.server.registry.load_extensions`). The app and every Celery worker read
+    """``module:attr`` names, comma-separated, of the :class:`~kanawa.server.runs.extensions.Extension`
+    to mount (:func:`~kanawa.server.runs.loaders.load_extensions`). The app and every Celery worker read
     the same value, so a run's agents, its events' chunks and its per-process resources are the
     same wherever it executes (``None``: none)."""
     gc_freeze: bool = True
@@ -296,6 +299,10 @@ class ServerSettings:
     a request without a key gets the same name-only card for every name, known or not — A2A clients
     read a card before they send a key, and nothing in it tells agents apart; with a key the card
     has the agent's ``description`` and ``skills``, and an unknown name is 404."""
+    a2a_list_bytes: int = 1_048_576
+    """The most bytes of tasks (as encoded) one A2A ``ListTasks`` page holds; the page ends before
+    the task that would pass it and ``nextPageToken`` continues (a page holds one task at least,
+    and each listed answer is cut: :mod:`kanawa.server.http.protocols.a2a.listing`)."""
     cors_origins: tuple[str, ...] = ()
     """Origins whose browser pages may call the service (:mod:`kanawa.server.http.cors`;
     ``("*",)``: any). None by default: no response carries CORS headers."""
@@ -347,6 +354,7 @@ class ServerSettings:
             public_url=text("public_url") or None,
             allowed_hosts=checked_hosts(text("allowed_hosts")),
             a2a_card_needs_key=_env_bool(env["a2a_card_needs_key"], False),
+            a2a_list_bytes=_env_int(env["a2a_list_bytes"], 1_048_576, minimum=65_536),
             cors_origins=checked_origins(text("cors_origins")),
         )
         given = {key: value for key, value in overrides.items() if value is not None}
