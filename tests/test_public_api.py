@@ -421,6 +421,7 @@ EXPORTED_MEMBERS: dict[str, list[str]] = {
     "kanawa.server.http.protocols.mcp": [],
     "kanawa.server.runs": [],
     "kanawa.server.store": [],
+    "kanawa.server.store.redis": ["RedisRunStore", "StreamHub"],
     "kanawa.tools": [
         "DEFAULT_FILES_ROOT",
         "DEFAULT_MAX_BYTES",
