@@ -159,6 +159,14 @@ class RunManager:
         as an AG-UI thread), a fresh one without it; :class:`~kanawa.server.store.base.RunExists` when
         another request has just started a run with that id."""
         agent = self.agents[agent_name]
+        if (
+            not isinstance(user_input, str)
+            and user_input
+            and all(isinstance(m, ToolMessage) for m in user_input)
+        ):
+            # tool outputs must answer the calls the history leaves open, on every door: a result for
+            # no call is refused here (InvalidContinuation: 400), never sent on to a provider
+            user_input = check_answers(history, user_input)
         running = self._by_tenant.setdefault(tenant, set())
         derived = run_id is not None
         run_id = run_id if run_id is not None else uuid.uuid4().hex

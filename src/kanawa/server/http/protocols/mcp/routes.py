@@ -22,6 +22,7 @@ from fastapi import APIRouter, FastAPI, HTTPException, Request, Response
 from kanawa._logging import get_logger
 from kanawa.server.http.dependencies import CallerArg
 from kanawa.server.http.event_stream import OpenStreams, TooManyStreams
+from kanawa.server.http.protocols.jsonrpc_checks import CheckedJsonRpc
 from kanawa.server.settings import ServerSettings
 
 if TYPE_CHECKING:
@@ -132,9 +133,10 @@ async def mcp_endpoint(request: Request, who: CallerArg) -> Response:
     ):
         detail = f"this tenant has {manager.per_tenant} MCP sessions open and busy (the limit)"
         raise HTTPException(429, detail, headers={"Retry-After": "1"})
-    return mcp_transport.handed_over(
+    handed = mcp_transport.handed_over(
         request, who, manager, write_timeout=settings.sse_write_timeout, release=release
     )
+    return CheckedJsonRpc(handed)  # ids and numbers first
 
 
 __all__ = ["PATH", "McpSessions", "mcp_sessions", "router"]
