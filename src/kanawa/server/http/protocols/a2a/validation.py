@@ -18,6 +18,7 @@ from typing import Final
 
 from a2a.utils.errors import A2AError, InvalidParamsError, InvalidRequestError
 
+NOT_JSON: Final = "JSON cannot carry it"
 MAX_PATH: Final = 120
 """The longest field path an error names (a deep one is cut at its start)."""
 
@@ -56,7 +57,7 @@ def unfit(value: object, root: str) -> str | None:
                 return f"{root}{_path(where)} holds a lone surrogate (text must be valid Unicode)"
         elif isinstance(item, float):
             if not math.isfinite(item):
-                return f"{root}{_path(where)} holds a number JSON cannot carry (NaN or Infinity)"
+                return f"{root}{_path(where)} holds a number that is not finite (NaN or Infinity): {NOT_JSON}"
         elif isinstance(item, dict):
             for key, inner in item.items():
                 if _lone_surrogate(key):
