@@ -36,6 +36,7 @@ from kanawa.server.http.protocols.agui_inputs import AguiInput, run_request, sta
 from kanawa.server.http.protocols.errors import ProtocolError
 from kanawa.server.http.protocols.openai_runs import Part, manager_of, owned_part, part_stream
 from kanawa.server.http.protocols.opening import held_stream, opened_run, streams_of
+from kanawa.server.http.strict_json import StrictJsonRoute
 from kanawa.server.runs.manager import CONTINUABLE
 
 SSE: Final = "text/event-stream"
@@ -49,7 +50,7 @@ _STREAM_DOC: dict[int | str, dict[str, Any]] = {
 AgentArg = Annotated[str, Path(min_length=1, max_length=200, description="An agent's name.")]
 ThreadArg = Annotated[str, Path(min_length=1, max_length=200, description="The AG-UI threadId.")]
 
-router = APIRouter(tags=["ag-ui"])
+router = APIRouter(tags=["ag-ui"], route_class=StrictJsonRoute)  # one JSON rule for every door
 
 
 def _agent(request: Request, agent: str) -> None:

@@ -44,6 +44,7 @@ from kanawa.server.http.protocols.errors import ProtocolError
 from kanawa.server.http.protocols.openai_inputs import split_turn
 from kanawa.server.http.protocols.openai_runs import Part, chunk_of, manager_of, part_stream
 from kanawa.server.http.protocols.opening import held_stream, opened_run, streams_of
+from kanawa.server.http.strict_json import StrictJsonRoute
 from kanawa.server.runs.checkpoint import Checkpoint
 from kanawa.server.runs.manager import NotContinuable
 from kanawa.server.store.base import ChunksExpired, RunExists, RunRecord, RunStore
@@ -86,7 +87,7 @@ async def chat_run(
     return newest, None
 
 
-router = APIRouter(tags=["ai-sdk"])
+router = APIRouter(tags=["ai-sdk"], route_class=StrictJsonRoute)  # one JSON rule for every door
 
 
 def _ui_stream(

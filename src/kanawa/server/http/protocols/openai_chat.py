@@ -65,6 +65,7 @@ from kanawa.server.http.protocols.openai_runs import (
     usage_counts,
 )
 from kanawa.server.http.protocols.opening import opened_run, streams_of
+from kanawa.server.http.strict_json import StrictJsonRoute
 from kanawa.server.store.base import ChunksExpired, Entry, RunRecord
 from kanawa.types import AssistantMessage, Message, ToolCall, UserMessage
 
@@ -385,7 +386,7 @@ class ChatFraming:
         )
 
 
-router = APIRouter(tags=["openai"])
+router = APIRouter(tags=["openai"], route_class=StrictJsonRoute)  # one JSON rule for every door
 
 
 @router.post(

@@ -73,6 +73,7 @@ from kanawa.server.http.protocols.openai_runs import (
     part_stream,
 )
 from kanawa.server.http.protocols.opening import held_stream, opened_run, streams_of
+from kanawa.server.http.strict_json import StrictJsonRoute
 from kanawa.server.runs.manager import InvalidContinuation, NotContinuable
 from kanawa.server.store.base import RunRecord
 from kanawa.types import AssistantMessage, Message, ToolCall, UserMessage
@@ -295,7 +296,7 @@ _FAILURES_DOC: dict[int | str, dict[str, Any]] = {
     502: {"description": "The model provider failed (a non-streaming request; OpenAI error shape)"},
 }
 
-router = APIRouter(tags=["openai"])
+router = APIRouter(tags=["openai"], route_class=StrictJsonRoute)  # one JSON rule for every door
 
 
 def _echo(body: ResponsesRequest, options: Any) -> dict[str, Any]:
