@@ -346,7 +346,10 @@ EXPORTED_MEMBERS: dict[str, list[str]] = {
     ],
     "kanawa.server.http.protocols": [],
     "kanawa.server.http.protocols.a2a": [],
+    "kanawa.server.http.protocols.agui": [],
+    "kanawa.server.http.protocols.ai_sdk": [],
     "kanawa.server.http.protocols.mcp": [],
+    "kanawa.server.http.protocols.openai": [],
     "kanawa.server.runs": [],
     "kanawa.server.store": [],
     "kanawa.tools": [
