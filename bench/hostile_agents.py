@@ -7,10 +7,11 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from kanawa.server.registry import demo_agents
+
 from kanawa import Agent
 from kanawa.llm.testing import FunctionLLM
 from kanawa.llm.testing.models import ModelRequest, Script, response_from
-from kanawa.server.registry import demo_agents
 from kanawa.types import ResponseCompleted, TextDelta
 
 ANSWER_BYTES = 8 * 1024 * 1024

@@ -27,6 +27,7 @@ from kanawa.server.http.app import create_app
 from kanawa.types import AssistantMessage, LLMResponse, ResponseCompleted, StopReason, TextDelta
 from tests.mcp_server.agents import STORY
 from tests.mcp_server.test_http import served_agents
+from tests.mcp_server.test_http import session_of as any_session_of
 from tests.server.conftest import LiveServer, redis_url, settings_for
 from tests.server.sse import AUTH_A, AUTH_B, KEY_A, KEY_B
 
@@ -297,3 +298,20 @@ async def test_a_reader_that_stalls_is_cut_and_the_log_stays_in_its_bytes(capped
         gone = await http.delete("/mcp", headers=_headers(AUTH_A, session_id))
         assert gone.status_code == 200
         assert manager.events.bytes_of(session_id) == 0  # a deleted session's events are freed
+
+
+def modern_session_of(url: str, key: str) -> contextlib.AbstractAsyncContextManager[ClientSession]:
+    """The official client on protocol 2026-07-28: no handshake, no session."""
+    return any_session_of(url, key, modern=True)
+
+
+async def test_calls_that_need_no_session_neither_count_nor_end_one(capped: LiveServer) -> None:
+    """Protocol 2026-07-28 opens no session: at the cap its calls go through and end none."""
+    async with httpx.AsyncClient(base_url=capped.url, timeout=30) as http:
+        first = await open_session(http, AUTH_A)
+        second = await open_session(http, AUTH_A)  # the tenant is at its cap, both idle
+        async with modern_session_of(capped.url, KEY_A) as modern:
+            answer = await modern.call_tool("judge", {"input": "no session"})
+        assert answer.structured_content == {"topic": "no session", "score": 7}
+        assert await _tools(http, first) == 200
+        assert await _tools(http, second) == 200

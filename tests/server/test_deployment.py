@@ -44,6 +44,10 @@ VENV_CACHE = ROOT / ".cache" / "docker-venvs"
 KEY = "kw-deploy-test-0123456789abcdef"
 AUTH = {"Authorization": f"Bearer {KEY}"}
 
+# The first test builds the image's venv with pip (tens of seconds on a quiet machine, past the suite's
+# 120 s default on a busy one, where it failed as a timeout); the build's own steps have their limits.
+pytestmark = pytest.mark.timeout(600)
+
 
 # ------------------------------------------------------------------------------- the Dockerfile
 

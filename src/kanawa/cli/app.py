@@ -21,6 +21,9 @@ from rich.text import Text
 from kanawa import __version__
 from kanawa._cli_help import KanawaCommand, KanawaGroup
 from kanawa.cli.ace_cmd import ace_app
+from kanawa.cli.eval_compare import compare_command as _eval_compare  # noqa: F401  (registers `kanawa eval compare`)
+from kanawa.cli.eval_group import eval_app
+from kanawa.cli.eval_run import run_command as _eval_run  # noqa: F401  (registers `kanawa eval run`)
 from kanawa.cli.extras import require_extra
 from kanawa.cli.smartao_cmd import smartao_app
 
@@ -36,6 +39,7 @@ trace_app = typer.Typer(cls=KanawaGroup, help="Inspect JSONL traces.", no_args_i
 app.add_typer(trace_app, name="trace")
 app.add_typer(ace_app, name="ace")
 app.add_typer(smartao_app, name="smartao")
+app.add_typer(eval_app, name="eval")
 
 DEFAULT_INSTRUCTIONS = "You are a helpful assistant. Use the tools when they help; answer concisely."
 

@@ -240,8 +240,8 @@ class ServerSettings:
     serve_agents: str | None = None
     """``module:attr`` of the agent registry (``None``: the demo agents)."""
     serve_extensions: str | None = None
-    """``module:attr`` names, comma-separated, of the :class:`~kanawa.server.extensions.Extension`
-    to mount (:func:`~kanawa.server.registry.load_extensions`). The app and every Celery worker read
+    """``module:attr`` names, comma-separated, of the :class:`~kanawa.server.runs.extensions.Extension`
+    to mount (:func:`~kanawa.server.runs.loaders.load_extensions`). The app and every Celery worker read
     the same value, so a run's agents, its events' chunks and its per-process resources are the
     same wherever it executes (``None``: none)."""
     gc_freeze: bool = True

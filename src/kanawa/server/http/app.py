@@ -25,7 +25,6 @@ from fastapi import APIRouter, FastAPI
 from fastapi.exceptions import RequestValidationError
 
 from kanawa import __version__
-from kanawa.server.extensions import Extension, merged_agents, merged_translation
 from kanawa.server.http import pages, runs_api, service_api
 from kanawa.server.http.auth import FailureThrottle, KeyRing, RateLimiter
 from kanawa.server.http.cors import CrossOrigin
@@ -44,6 +43,7 @@ from kanawa.server.http.protocols.openai import models as openai_models
 from kanawa.server.http.protocols.openai import responses as openai_responses
 from kanawa.server.http.protocols.openai.errors import OpenAIErrorShape
 from kanawa.server.http.validation import validation_failed
+from kanawa.server.runs.extensions import Extension, merged_agents, merged_translation
 from kanawa.server.runs.servable import ServableAgent
 from kanawa.server.settings import ServerSettings
 from kanawa.server.store.base import RunStore
@@ -59,8 +59,8 @@ def create_app(
     """The service for ``agents`` (default: the demo agents). Keys come from ``settings``; with none
     configured, a development key (``settings.dev_key`` or generated) is accepted from loopback only.
     ``extensions`` add routers (pages), agents, their events' chunks and process-wide resources
-    (:mod:`kanawa.server.extensions`)."""
-    from kanawa.server.registry import demo_agents
+    (:mod:`kanawa.server.runs.extensions`)."""
+    from kanawa.server.runs.demo_agents import demo_agents
 
     config = settings if settings is not None else ServerSettings.from_env()
     if config.celery_broker and not config.redis_url:

@@ -18,11 +18,11 @@ from dataclasses import dataclass
 
 from fastapi import FastAPI
 
-from kanawa.server.extensions import Extension
 from kanawa.server.http.event_stream import OpenStreams
 from kanawa.server.http.protocols.mcp.routes import mcp_sessions
 from kanawa.server.runs.budgets import tenant_guard
 from kanawa.server.runs.chunks import ChunkTranslation
+from kanawa.server.runs.extensions import Extension
 from kanawa.server.runs.manager import RunManager
 from kanawa.server.runs.servable import ServableAgent
 from kanawa.server.settings import ServerSettings

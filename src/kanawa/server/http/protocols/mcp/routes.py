@@ -31,7 +31,6 @@ if TYPE_CHECKING:
 _log = get_logger("kanawa.server")
 
 PATH: Final = "/mcp"
-SESSION_HEADER: Final = "mcp-session-id"
 
 
 class McpSessions:
@@ -126,11 +125,7 @@ async def mcp_endpoint(request: Request, who: CallerArg) -> Response:
         except TooManyStreams as exc:
             raise HTTPException(429, str(exc), headers={"Retry-After": "1"}) from None
         release = partial(streams.release, who.tenant, None)
-    elif (
-        request.method == "POST"
-        and SESSION_HEADER not in request.headers
-        and not await manager.make_room(who.tenant)
-    ):
+    elif manager.opens_session(request) and not await manager.make_room(who.tenant):
         detail = f"this tenant has {manager.per_tenant} MCP sessions open and busy (the limit)"
         raise HTTPException(429, detail, headers={"Retry-After": "1"})
     handed = mcp_transport.handed_over(

@@ -14,6 +14,11 @@ Every servable agent is a tool: an :class:`~kanawa.agents.agent.Agent` with its 
 (:mod:`kanawa.mcp_server.schemas`), a composite (SmartAO's coordinator) as a text tool — the service
 runs composites as it runs agents, so the HTTP mount need not refuse them as ``kanawa mcp`` does. The
 result carries the run's id in ``_meta["kanawa/run_id"]`` (its timeline, its status).
+
+A text tool's answer follows the rule every protocol does (docs/design.md, "One answer text"): all
+the text the served agent writes in the run, every step's in order — what it said before a tool
+call included — and only when it streamed none, its ``final`` chunk's text. A handed-off agent's text
+is progress, not the answer.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ import asyncio
 import contextlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final, cast
 
 import mcp_types as types
@@ -39,6 +44,7 @@ from kanawa.mcp_server.toolset import (
     answer_result,
     approval_message,
     error_result,
+    failure_message,
     tool_name,
 )
 from kanawa.server.http.direct import WriterFed
@@ -98,10 +104,14 @@ class _Outcome:
     """What the call learns from the run's chunks."""
 
     status: str = "failed"
+    answer: list[str] = field(default_factory=list)
+    """The served agent's text deltas, every step's, in order: the answer (module docstring)."""
     text: str = ""
+    """Its ``final`` chunk's text: the answer of a model that streamed no deltas."""
     output: object = None
     approvals: tuple[str, ...] = ()
-    error: str | None = None
+    error: Mapping[str, Any] | None = None
+    """The top agent's ``error`` chunk's data (``code``, ``message``)."""
 
 
 class ServedToolset:
@@ -254,6 +264,7 @@ class _ProgressFeed(WriterFed):
         """One chunk, the writer's (its ``source`` unparsed) or read back from the store."""
         text = text_delta(entry)
         if text is not None and cast(Chunk, entry.source).agent == self._top:
+            self.outcome.answer.append(text)
             if self._reporting:
                 self._text.append(text)
         else:
@@ -328,6 +339,10 @@ def _note(outcome: _Outcome, chunk: Mapping[str, Any], top: str) -> None:
         outcome.status = str(data.get("status"))
     elif chunk.get("agent") != top:
         return  # a handed-off agent's answer and errors are not the call's
+    elif kind == "delta":  # read back from the store (the writer's come by take's fast path)
+        text = data.get("text")
+        if isinstance(text, str):
+            outcome.answer.append(text)
     elif kind == "final":
         outcome.text = str(data.get("text") or "")
         outcome.output = data.get("output")
@@ -336,7 +351,7 @@ def _note(outcome: _Outcome, chunk: Mapping[str, Any], top: str) -> None:
         names = [str(call.get("name")) for call in calls or () if isinstance(call, dict)]
         outcome.approvals = (*outcome.approvals, *names)
     elif kind == "error":
-        outcome.error = f"{data.get('code')}: {data.get('message')}"
+        outcome.error = data
 
 
 def _result(served: ServedTool, outcome: _Outcome, run_id: str) -> types.CallToolResult:
@@ -346,10 +361,9 @@ def _result(served: ServedTool, outcome: _Outcome, run_id: str) -> types.CallToo
         _log.warning(
             "agent %s ended without an answer over MCP (run %s, %s)", served.agent, run_id, outcome.status
         )
-        detail = f" ({outcome.error})" if outcome.error else ""
-        return error_result(EXECUTION_ERROR_MESSAGE + detail)
+        return error_result(failure_message(outcome.error))
     if served.shape is None:
-        text = outcome.text
+        text = "".join(outcome.answer) or outcome.text  # the answer rule (module docstring)
         if not text and outcome.output is not None:  # a composite's answer that is not text
             text = json.dumps(outcome.output, ensure_ascii=False)
         return answer_result(None, text, None)

@@ -32,10 +32,12 @@ from mcp.server import ServerRequestContext
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, AuthorizationContext
 from mcp.server.auth.provider import AccessToken
 from mcp.server.lowlevel import Server
-from mcp.server.streamable_http import StreamableHTTPServerTransport
+from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, StreamableHTTPServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
+from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.types import Receive, Scope, Send
 
 from kanawa import __version__
@@ -123,6 +125,18 @@ class TenantSessions(StreamableHTTPSessionManager):
     def sessions_of(self, tenant: str) -> int:
         """How many sessions ``tenant`` has open."""
         return len(self._owned.get(tenant, ()))
+
+    @staticmethod
+    def opens_session(request: Request) -> bool:
+        """Whether the SDK opens a session for ``request``: a ``POST`` without a session id, on a
+        protocol with the initialize handshake (no version header, or one of those versions) — a
+        request on protocol 2026-07-28 needs no session and opens none."""
+        version = request.headers.get(MCP_PROTOCOL_VERSION_HEADER)
+        return (
+            request.method == "POST"
+            and MCP_SESSION_ID_HEADER not in request.headers
+            and (version is None or version in HANDSHAKE_PROTOCOL_VERSIONS)
+        )
 
     async def make_room(self, tenant: str) -> bool:
         """Room for one more session of ``tenant``: at its cap, its session idle longest is ended
