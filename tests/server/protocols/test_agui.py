@@ -19,7 +19,7 @@ import pytest
 from ag_ui_validate.pytest_plugin import assert_valid_agui, assert_valid_agui_endpoint
 
 from kanawa.server.http.app import create_app
-from kanawa.server.http.protocols.agui_events import ENCODER, AguiTranslator, json_patch
+from kanawa.server.http.protocols.agui.events import ENCODER, AguiTranslator, json_patch
 from tests.server.conftest import LiveServer, settings_for
 from tests.server.protocols.agui_agents import FRONTEND_TOOL, STORY, agents
 from tests.server.protocols.agui_sse import AguiEvent, parse, post, read, run_input, user

@@ -17,7 +17,7 @@ import pytest
 
 from kanawa.server.http.event_stream import OpenStreams
 from kanawa.server.http.protocols.errors import ProtocolError, protocol_error
-from kanawa.server.http.protocols.openai_inputs import InvalidInput
+from kanawa.server.http.protocols.inputs import InvalidInput
 from kanawa.server.http.protocols.opening import ENDED, held_stream, opened_run
 from kanawa.server.runs.manager import RunManager
 from kanawa.server.store.base import RunRecord

@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from kanawa.server.http.protocols.openai_chat import ChatTranslator, _data
-from kanawa.server.http.protocols.openai_response_events import ResponseTranslator, sse_event
-from kanawa.server.http.protocols.openai_runs import Part
+from kanawa.server.http.protocols.openai.chat import ChatTranslator, _data
+from kanawa.server.http.protocols.openai.response_events import ResponseTranslator, sse_event
+from kanawa.server.http.protocols.run_parts import Part
 from kanawa.server.runs.chunks import Chunk
 
 RUN = "ab" * 16

@@ -6,10 +6,10 @@ and the run manager; each route lives in a router module and reads what it needs
 ``request.app.state`` (:mod:`.dependencies`):
 
 - :mod:`.protocols.kanawa_sse` — kanawa's own SSE protocol (``POST /v1/runs``, resume);
-- :mod:`.protocols.openai_responses`, :mod:`.protocols.openai_chat`, :mod:`.protocols.openai_models`
+- :mod:`.protocols.openai.responses`, :mod:`.protocols.openai.chat`, :mod:`.protocols.openai.models`
   — the OpenAI-compatible API (``/v1/responses``, ``/v1/chat/completions``, ``/v1/models``);
-- :mod:`.protocols.agui` — AG-UI (``/ag-ui/{agent}``);
-- :mod:`.protocols.ai_sdk` — the Vercel AI SDK's chat (``/ai-sdk/{agent}``: useChat);
+- :mod:`.protocols.agui.routes` — AG-UI (``/ag-ui/{agent}``);
+- :mod:`.protocols.ai_sdk.routes` — the Vercel AI SDK's chat (``/ai-sdk/{agent}``: useChat);
 - :mod:`.protocols.a2a.routes` — every agent as an A2A agent (``/a2a/{agent}``);
 - :mod:`.protocols.mcp.routes` — the agents as MCP tools (``/mcp``, streamable HTTP);
 - :mod:`.runs_api` — the tenant's runs (list, status, cancel, approvals);
@@ -32,18 +32,16 @@ from kanawa.server.http.event_stream import ConnectionHandle
 from kanawa.server.http.headers import PageSecurityHeaders, mask_access_log
 from kanawa.server.http.lifespan import ServicePlan, lifespan
 from kanawa.server.http.limits import BodySizeLimit
-from kanawa.server.http.protocols import (
-    agui,
-    ai_sdk,
-    kanawa_sse,
-    openai_chat,
-    openai_models,
-    openai_responses,
-)
+from kanawa.server.http.protocols import kanawa_sse
 from kanawa.server.http.protocols.a2a import routes as a2a
+from kanawa.server.http.protocols.agui import routes as agui
+from kanawa.server.http.protocols.ai_sdk import routes as ai_sdk
 from kanawa.server.http.protocols.errors import ProtocolError, detail_response
 from kanawa.server.http.protocols.mcp import routes as mcp
-from kanawa.server.http.protocols.openai_errors import OpenAIErrorShape
+from kanawa.server.http.protocols.openai import chat as openai_chat
+from kanawa.server.http.protocols.openai import models as openai_models
+from kanawa.server.http.protocols.openai import responses as openai_responses
+from kanawa.server.http.protocols.openai.errors import OpenAIErrorShape
 from kanawa.server.http.validation import validation_failed
 from kanawa.server.runs.extensions import Extension, merged_agents, merged_translation
 from kanawa.server.runs.servable import ServableAgent

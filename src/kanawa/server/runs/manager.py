@@ -34,8 +34,8 @@ from kanawa.loop.state import LoopCounters
 from kanawa.secrets import mask
 from kanawa.server.runs.budgets import CURRENT_TENANT
 from kanawa.server.runs.checkpoint import Checkpoint
+from kanawa.server.runs.chunk_writer import CHECKPOINT_EVENTS, ChunkWriter, Spent, TraceRouter, trace_chunks
 from kanawa.server.runs.chunks import ChunkTranslation, done_chunk, error_chunk
-from kanawa.server.runs.execution import CHECKPOINT_EVENTS, ChunkWriter, Spent, TraceRouter, trace_chunks
 from kanawa.server.runs.servable import ServableAgent, ServableRun
 from kanawa.server.store.base import Entry, RunRecord, RunStatus, RunStore
 from kanawa.types import Message, ToolMessage, UserMessage

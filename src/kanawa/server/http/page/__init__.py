@@ -26,7 +26,7 @@ Every page is sent with :func:`page_policy`'s ``Content-Security-Policy``: scrip
 what an agent's output might make a page do — a ``url(http://…)`` in a style, a ``fetch`` elsewhere —
 reaches no other host.
 
-``agui.html`` is the minimal AG-UI chat page (``GET /ag-ui/{agent}/page``, :mod:`..protocols.agui`):
+``agui.html`` is the minimal AG-UI chat page (``GET /ag-ui/{agent}/page``, :mod:`..protocols.agui.routes`):
 plain HTML and one JavaScript module that posts a ``RunAgentInput`` and draws the events — the
 agent's messages, its tool calls and their results, handoff steps, shared state — runs the page's own
 frontend tool and sends its result back, and resumes a dropped stream with ``Last-Event-ID``. The

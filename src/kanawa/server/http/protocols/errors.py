@@ -39,7 +39,7 @@ from fastapi import Request
 from fastapi.responses import JSONResponse
 
 from kanawa.server.http.event_stream import TooManyStreams
-from kanawa.server.http.protocols.openai_inputs import InvalidInput
+from kanawa.server.http.protocols.inputs import InvalidInput
 from kanawa.server.runs.manager import (
     InvalidContinuation,
     InvalidDecisions,

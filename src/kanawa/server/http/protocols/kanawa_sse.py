@@ -28,6 +28,7 @@ from kanawa.server.http.dependencies import (
 from kanawa.server.http.event_stream import OpenStreams, RunEventStream
 from kanawa.server.http.protocols.opening import held_stream, opened_run, streams_of
 from kanawa.server.http.resume import resume_point
+from kanawa.server.http.strict_json import StrictJsonRoute
 from kanawa.server.http.validation import Text
 from kanawa.server.runs.chunks import Chunk
 from kanawa.server.runs.servable import ServableAgent
@@ -94,7 +95,7 @@ def event_stream(
     )
 
 
-router = APIRouter(tags=["runs"])
+router = APIRouter(tags=["runs"], route_class=StrictJsonRoute)  # one JSON rule for every door
 
 
 @router.post(

@@ -42,7 +42,7 @@ from a2a.utils.errors import (
 
 from kanawa.server.http.protocols.a2a.frames import RpcId
 from kanawa.server.http.protocols.a2a.tasks import ARTIFACT_ID
-from kanawa.server.http.protocols.openai_runs import json_string
+from kanawa.server.http.protocols.run_parts import json_string
 
 STREAMING: Final[dict[str, type[v03.SendStreamingMessageRequest] | type[v03.TaskResubscriptionRequest]]] = {
     "message/stream": v03.SendStreamingMessageRequest,

@@ -25,7 +25,7 @@ from a2a.types.a2a_pb2 import StreamResponse, Task, TaskState, TaskStatus, TaskS
 from google.protobuf.json_format import MessageToDict
 
 from kanawa.server.http.protocols.a2a.tasks import ARTIFACT_ID, TaskText, agent_message
-from kanawa.server.http.protocols.openai_runs import JSON, chunk_of, json_string, text_delta
+from kanawa.server.http.protocols.run_parts import JSON, chunk_of, json_string, text_delta
 from kanawa.server.runs.chunks import Chunk
 from kanawa.server.store.base import ChunksExpired, Entry
 

@@ -54,8 +54,8 @@ from kanawa.server.http.protocols.a2a.tasks import STATE, TERMINAL, context_of, 
 from kanawa.server.http.protocols.a2a.turns import Turn, take_message
 from kanawa.server.http.protocols.a2a.validation import refusal, unreadable
 from kanawa.server.http.protocols.errors import ProtocolError
-from kanawa.server.http.protocols.openai_runs import Part, part_stream
 from kanawa.server.http.protocols.opening import held_stream, opened_run, streams_of
+from kanawa.server.http.protocols.run_parts import Part, part_stream
 from kanawa.server.http.public_url import public_url
 from kanawa.server.http.resume import MAX_SEQ, resume_point
 from kanawa.server.runs.servable import ServableAgent

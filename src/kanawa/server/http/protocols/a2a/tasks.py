@@ -31,7 +31,7 @@ from typing import Any, Final
 from a2a.types.a2a_pb2 import Artifact, Message, Part, Role, Task, TaskState, TaskStatus
 from google.protobuf.json_format import MessageToDict
 
-from kanawa.server.http.protocols.openai_runs import chunk_of, top_level
+from kanawa.server.http.protocols.run_parts import chunk_of, top_level
 from kanawa.server.store.base import ChunksExpired, RunRecord, RunStatus, RunStore
 
 ARTIFACT_ID: Final = "answer"

@@ -13,60 +13,10 @@ its ``id``, answered with a ``null`` id, as JSON-RPC answers an id it cannot ech
 from __future__ import annotations
 
 import json
-import math
-from typing import Final
 
 from a2a.utils.errors import A2AError, InvalidParamsError, InvalidRequestError
 
-MAX_PATH: Final = 120
-"""The longest field path an error names (a deep one is cut at its start)."""
-
-
-def _segment(key: object) -> str:
-    if isinstance(key, int):
-        return f"[{key}]"
-    text = str(key).encode("utf-8", "backslashreplace").decode("ascii", "backslashreplace")
-    return "." + (text if len(text) <= 40 else text[:37] + "...")
-
-
-def _path(parts: list[object]) -> str:
-    text = "".join(_segment(part) for part in parts)
-    return text if len(text) <= MAX_PATH else "..." + text[-MAX_PATH:]
-
-
-def _lone_surrogate(text: str) -> bool:
-    if text.isascii():
-        return False
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
-
-
-def unfit(value: object, root: str) -> str | None:
-    """Where in ``value`` (a parsed JSON document; its name ``root``) the first value A2A cannot
-    carry is, and what it is: ``None`` when there is none. Walked without recursion: a document
-    nested as deep as the JSON parser allows is walked as well as a flat one."""
-    stack: list[tuple[object, list[object]]] = [(value, [])]
-    while stack:
-        item, where = stack.pop()
-        if isinstance(item, str):
-            if _lone_surrogate(item):
-                return f"{root}{_path(where)} holds a lone surrogate (text must be valid Unicode)"
-        elif isinstance(item, float):
-            if not math.isfinite(item):
-                return f"{root}{_path(where)} holds a number JSON cannot carry (NaN or Infinity)"
-        elif isinstance(item, dict):
-            for key, inner in item.items():
-                if _lone_surrogate(key):
-                    return (
-                        f"{root}{_path(where)} has a key with a lone surrogate (text must be valid Unicode)"
-                    )
-                stack.append((inner, [*where, key]))
-        elif isinstance(item, list):
-            stack.extend((inner, [*where, index]) for index, inner in enumerate(item))
-    return None
+from kanawa.server.http.strict_json import unfit
 
 
 def unreadable(exc: ValueError | RecursionError) -> str:
@@ -103,4 +53,4 @@ def refusal(payload: object) -> tuple[A2AError, bool] | None:
     return None
 
 
-__all__ = ["refusal", "unfit", "unreadable"]
+__all__ = ["refusal", "unreadable"]

@@ -50,8 +50,8 @@ from kanawa.mcp_server.toolset import (
 from kanawa.server.http.direct import WriterFed
 from kanawa.server.http.event_stream import OpenStreams
 from kanawa.server.http.protocols.errors import ProtocolError
-from kanawa.server.http.protocols.openai_runs import chunk_of, text_delta
 from kanawa.server.http.protocols.opening import opened_run
+from kanawa.server.http.protocols.run_parts import chunk_of, text_delta
 from kanawa.server.runs.chunks import Chunk
 from kanawa.server.runs.manager import RunManager
 from kanawa.server.runs.servable import ServableAgent

@@ -1,6 +1,6 @@
 """The Vercel AI SDK's UI message stream, from the chunks of one answer (a part of a run).
 
-An answer is a :class:`~.openai_runs.Part`: the run's chunks after a seq up to its next ``done``
+An answer is a :class:`~..run_parts.Part`: the run's chunks after a seq up to its next ``done``
 chunk. What they become (``data: <chunk JSON>`` events, the stream's header
 ``x-vercel-ai-ui-message-stream: v1``, the last event ``data: [DONE]``):
 
@@ -43,7 +43,7 @@ import json
 from collections.abc import Sequence
 from typing import Any, Final, TypeAlias
 
-from kanawa.server.http.protocols.openai_runs import JSON, Part, chunk_of, json_string, text_delta, top_level
+from kanawa.server.http.protocols.run_parts import JSON, Part, chunk_of, json_string, text_delta, top_level
 from kanawa.server.store.base import ChunksExpired, Entry
 
 HEADER: Final = ("x-vercel-ai-ui-message-stream", "v1")
@@ -83,7 +83,7 @@ def _input(arguments: str) -> Any:
 
 
 class UIMessageFraming:
-    """One answer's UI message stream (an :class:`~.openai_runs.Framing`): state per stream — the
+    """One answer's UI message stream (an :class:`~..run_parts.Framing`): state per stream — the
     open text or reasoning part, the open step, the tool calls seen."""
 
     __slots__ = (

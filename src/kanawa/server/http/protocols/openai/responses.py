@@ -1,6 +1,6 @@
 """OpenAI's Responses API over kanawa's runs: any registered agent is a "model".
 
-Routes (all behind the Bearer key; errors in OpenAI's shape, :mod:`.openai_errors`):
+Routes (all behind the Bearer key; errors in OpenAI's shape, :mod:`.errors`):
 
 - ``POST /v1/responses`` — ``model`` (an agent's name; unknown: 404 ``model_not_found``),
   ``input`` (a string, or input items: ``message`` with role ``user``/``assistant``/``system``/
@@ -20,16 +20,16 @@ Routes (all behind the Bearer key; errors in OpenAI's shape, :mod:`.openai_error
   ``previous_response_id`` naming it is a 400 ``previous_response_not_found``; its run stays a run,
   ``GET /v1/runs/{id}``, for ``KANAWA_RUN_TTL`` like any). Non-streaming: the Response object, or
   when the run failed an error whose status says whose failure it is
-  (:func:`.openai_errors.run_failure`); streaming: server-sent events (below).
+  (:func:`.errors.run_failure`); streaming: server-sent events (below).
 - ``GET /v1/responses/{id}`` — the response as it stands (``in_progress`` while the run works);
   ``?stream=true&starting_after=N`` — its events after sequence number ``N`` (from the start
   without it), live until it ends: no gap, no duplicate.
 - ``POST /v1/responses/{id}/cancel`` — stops the run; the response ends ``cancelled``.
 
 Another tenant's response id is a 404 exactly like a missing one. Ids: ``resp_<run id>`` for a
-run's first response, ``resp_<run id>_<seq>`` for a later one (:mod:`.openai_runs`).
+run's first response, ``resp_<run id>_<seq>`` for a later one (:mod:`..run_parts`).
 
-What a run's chunks become — output items and events — is :mod:`.openai_response_events`.
+What a run's chunks become — output items and events — is :mod:`.response_events`.
 """
 
 from __future__ import annotations
@@ -44,8 +44,7 @@ from pydantic import Field
 
 from kanawa.server.http.dependencies import API_ERRORS, BODY_ERRORS, CallerArg
 from kanawa.server.http.protocols.errors import ProtocolError
-from kanawa.server.http.protocols.openai_errors import OpenAIError, openai_response, run_failure
-from kanawa.server.http.protocols.openai_inputs import (
+from kanawa.server.http.protocols.inputs import (
     Content,
     FunctionTool,
     InvalidInput,
@@ -64,15 +63,17 @@ from kanawa.server.http.protocols.openai_inputs import (
     tool_answer,
     tool_spec,
 )
-from kanawa.server.http.protocols.openai_response_events import PREFIX, ResponseFraming, ResponseTranslator
-from kanawa.server.http.protocols.openai_runs import (
+from kanawa.server.http.protocols.openai.errors import OpenAIError, openai_response, run_failure
+from kanawa.server.http.protocols.openai.response_events import PREFIX, ResponseFraming, ResponseTranslator
+from kanawa.server.http.protocols.opening import held_stream, opened_run, streams_of
+from kanawa.server.http.protocols.run_parts import (
     Part,
     manager_of,
     owned_part,
     part_chunks,
     part_stream,
 )
-from kanawa.server.http.protocols.opening import held_stream, opened_run, streams_of
+from kanawa.server.http.strict_json import StrictJsonRoute
 from kanawa.server.runs.manager import InvalidContinuation, NotContinuable
 from kanawa.server.store.base import RunRecord
 from kanawa.types import AssistantMessage, Message, ToolCall, UserMessage
@@ -295,7 +296,7 @@ _FAILURES_DOC: dict[int | str, dict[str, Any]] = {
     502: {"description": "The model provider failed (a non-streaming request; OpenAI error shape)"},
 }
 
-router = APIRouter(tags=["openai"])
+router = APIRouter(tags=["openai"], route_class=StrictJsonRoute)  # one JSON rule for every door
 
 
 def _echo(body: ResponsesRequest, options: Any) -> dict[str, Any]:
@@ -375,7 +376,7 @@ async def _begin(request: Request, tenant: str, body: ResponsesRequest) -> tuple
 )
 async def create_response(body: ResponsesRequest, request: Request, who: CallerArg) -> Response:
     """Run the agent named by ``model`` on the input (module docstring of
-    ``kanawa.server.http.protocols.openai_responses``)."""
+    ``kanawa.server.http.protocols.openai.responses``)."""
     manager = manager_of(request)
 
     async def begin() -> tuple[Part, RunRecord | None]:

@@ -1,8 +1,8 @@
 """The Vercel AI SDK's chat protocol over kanawa's runs: what ``useChat`` speaks.
 
-- ``POST /ai-sdk/{agent}`` — ``DefaultChatTransport``'s request (:mod:`.ai_sdk_inputs`: the chat's
+- ``POST /ai-sdk/{agent}`` — ``DefaultChatTransport``'s request (:mod:`.inputs`: the chat's
   id, its UI messages, ``trigger``, ``messageId``, and the client's ``tools``), answered with the UI
-  message stream (:mod:`.ai_sdk_stream`).
+  message stream (:mod:`.events`).
 - ``GET /ai-sdk/{agent}/{chat id}/stream`` — the transport's ``reconnectToStream``: the answer in
   progress, replayed from its start (the client rebuilds the message in place: nothing lost, nothing
   twice), live until it ends; ``204`` when the chat has no answer in progress.
@@ -33,17 +33,18 @@ from kanawa.loop.approval import unanswered_calls
 from kanawa.loop.options import RunOptions
 from kanawa.server.http.dependencies import API_ERRORS, BODY_ERRORS, CallerArg
 from kanawa.server.http.event_stream import RunEventStream
-from kanawa.server.http.protocols.ai_sdk_inputs import (
+from kanawa.server.http.protocols.ai_sdk.events import HEADER, UIMessageFraming
+from kanawa.server.http.protocols.ai_sdk.inputs import (
     ChatRequest,
     conversation,
     options_of,
     tool_outputs,
 )
-from kanawa.server.http.protocols.ai_sdk_stream import HEADER, UIMessageFraming
 from kanawa.server.http.protocols.errors import ProtocolError
-from kanawa.server.http.protocols.openai_inputs import split_turn
-from kanawa.server.http.protocols.openai_runs import Part, chunk_of, manager_of, part_stream
+from kanawa.server.http.protocols.inputs import split_turn
 from kanawa.server.http.protocols.opening import held_stream, opened_run, streams_of
+from kanawa.server.http.protocols.run_parts import Part, chunk_of, manager_of, part_stream
+from kanawa.server.http.strict_json import StrictJsonRoute
 from kanawa.server.runs.checkpoint import Checkpoint
 from kanawa.server.runs.manager import NotContinuable
 from kanawa.server.store.base import ChunksExpired, RunExists, RunRecord, RunStore
@@ -86,7 +87,7 @@ async def chat_run(
     return newest, None
 
 
-router = APIRouter(tags=["ai-sdk"])
+router = APIRouter(tags=["ai-sdk"], route_class=StrictJsonRoute)  # one JSON rule for every door
 
 
 def _ui_stream(
@@ -155,7 +156,7 @@ async def _answer(request: Request, tenant: str, agent: str, body: ChatRequest) 
 )
 async def chat(agent: AgentArg, body: ChatRequest, request: Request, who: CallerArg) -> Response:
     """Answer the chat's last message as a UI message stream (module docstring of
-    ``kanawa.server.http.protocols.ai_sdk``)."""
+    ``kanawa.server.http.protocols.ai_sdk.routes``)."""
     if agent not in manager_of(request).agents:
         raise HTTPException(404, f"no agent named {agent!r}")
 

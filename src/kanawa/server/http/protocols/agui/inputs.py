@@ -52,7 +52,7 @@ from ag_ui.core import (
 from pydantic import Field, model_validator
 
 from kanawa.loop.options import RunOptions
-from kanawa.server.http.protocols.openai_inputs import (
+from kanawa.server.http.protocols.inputs import (
     TOOL_NAME,
     Conversation,
     InvalidInput,

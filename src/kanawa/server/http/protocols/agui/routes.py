@@ -3,8 +3,8 @@
 Routes (behind the Bearer key, like every API route; errors before a stream are
 ``{"detail": ...}`` with the status):
 
-- ``POST /ag-ui/{agent}`` — a ``RunAgentInput`` (:mod:`.agui_inputs`); the answer is the run's AG-UI
-  events as server-sent events (:mod:`.agui_events`). The ``threadId`` is a kanawa run kept per
+- ``POST /ag-ui/{agent}`` — a ``RunAgentInput`` (:mod:`.inputs`); the answer is the run's AG-UI
+  events as server-sent events (:mod:`.events`). The ``threadId`` is a kanawa run kept per
   tenant: the first input starts it, and each next one continues it — with the frontend's tool
   results after a run that ended with calls of its tools, or with a next question after one that
   finished — from the history the server keeps (the input's earlier messages are not needed, so a
@@ -18,7 +18,7 @@ Routes (behind the Bearer key, like every API route; errors before a stream are
   tenant's) thread; 400 for an id that is not one of the stream's.
 - ``GET /ag-ui/{agent}/page`` — a minimal AG-UI chat page (:mod:`kanawa.server.http.page`).
 
-Another tenant's ``threadId`` names a different run (:func:`~.agui_inputs.thread_run_id`): it behaves
+Another tenant's ``threadId`` names a different run (:func:`~.inputs.thread_run_id`): it behaves
 exactly like an unknown one.
 """
 
@@ -31,11 +31,12 @@ from fastapi.responses import HTMLResponse
 
 from kanawa.server.http.dependencies import API_ERRORS, BODY_ERRORS, CallerArg
 from kanawa.server.http.page import AGUI_PAGE_HTML, page_response
-from kanawa.server.http.protocols.agui_events import AguiFraming, AguiTranslator, parse_event_id
-from kanawa.server.http.protocols.agui_inputs import AguiInput, run_request, state_of, thread_run_id
+from kanawa.server.http.protocols.agui.events import AguiFraming, AguiTranslator, parse_event_id
+from kanawa.server.http.protocols.agui.inputs import AguiInput, run_request, state_of, thread_run_id
 from kanawa.server.http.protocols.errors import ProtocolError
-from kanawa.server.http.protocols.openai_runs import Part, manager_of, owned_part, part_stream
 from kanawa.server.http.protocols.opening import held_stream, opened_run, streams_of
+from kanawa.server.http.protocols.run_parts import Part, manager_of, owned_part, part_stream
+from kanawa.server.http.strict_json import StrictJsonRoute
 from kanawa.server.runs.manager import CONTINUABLE
 
 SSE: Final = "text/event-stream"
@@ -49,7 +50,7 @@ _STREAM_DOC: dict[int | str, dict[str, Any]] = {
 AgentArg = Annotated[str, Path(min_length=1, max_length=200, description="An agent's name.")]
 ThreadArg = Annotated[str, Path(min_length=1, max_length=200, description="The AG-UI threadId.")]
 
-router = APIRouter(tags=["ag-ui"])
+router = APIRouter(tags=["ag-ui"], route_class=StrictJsonRoute)  # one JSON rule for every door
 
 
 def _agent(request: Request, agent: str) -> None:
@@ -88,7 +89,7 @@ async def _begin(request: Request, tenant: str, agent: str, body: AguiInput) -> 
     summary="Run an agent (AG-UI RunAgentInput in, AG-UI events out)",
 )
 async def run_agent(agent: AgentArg, body: AguiInput, request: Request, who: CallerArg) -> Response:
-    """Run ``agent`` on the thread (module docstring of ``kanawa.server.http.protocols.agui``)."""
+    """Run ``agent`` on the thread (module docstring of ``kanawa.server.http.protocols.agui.routes``)."""
     _agent(request, agent)
 
     async def begin() -> Part:

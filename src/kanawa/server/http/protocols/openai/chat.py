@@ -16,7 +16,7 @@ carries ``role``, then ``content`` deltas, then the tool calls (whole, one delta
 with ``finish_reason``; with ``stream_options.include_usage`` one more chunk with empty
 ``choices`` and ``usage``; then ``data: [DONE]``. A run that fails sends an ``error`` event (the
 official clients raise it) and a non-streaming request gets an error in OpenAI's shape whose status
-says whose failure it is (:func:`.openai_errors.run_failure`: 502 for the model provider, 429 for a
+says whose failure it is (:func:`.errors.run_failure`: 502 for the model provider, 429 for a
 spent budget, 400 for a guardrail, 500 otherwise). The
 agent's own tool calls run on the server and are not in the answer (the Responses API shows them).
 """
@@ -33,8 +33,7 @@ from pydantic import Field
 
 from kanawa.server.http.dependencies import API_ERRORS, BODY_ERRORS, CallerArg
 from kanawa.server.http.protocols.errors import ProtocolError
-from kanawa.server.http.protocols.openai_errors import OpenAIError, openai_response, run_failure
-from kanawa.server.http.protocols.openai_inputs import (
+from kanawa.server.http.protocols.inputs import (
     Content,
     InvalidInput,
     JsonObject,
@@ -52,7 +51,9 @@ from kanawa.server.http.protocols.openai_inputs import (
     tool_answer,
     tool_spec,
 )
-from kanawa.server.http.protocols.openai_runs import (
+from kanawa.server.http.protocols.openai.errors import OpenAIError, openai_response, run_failure
+from kanawa.server.http.protocols.opening import opened_run, streams_of
+from kanawa.server.http.protocols.run_parts import (
     JSON,
     Part,
     chunk_of,
@@ -64,7 +65,7 @@ from kanawa.server.http.protocols.openai_runs import (
     top_level,
     usage_counts,
 )
-from kanawa.server.http.protocols.opening import opened_run, streams_of
+from kanawa.server.http.strict_json import StrictJsonRoute
 from kanawa.server.store.base import ChunksExpired, Entry, RunRecord
 from kanawa.types import AssistantMessage, Message, ToolCall, UserMessage
 
@@ -203,7 +204,7 @@ class ChatTranslator:
         self.usage: dict[str, Any] | None = None
         self.error: dict[str, Any] | None = None
         self.failure: dict[str, Any] | None = None
-        """The run's ``error`` chunk data, as it came (what :func:`.openai_errors.run_failure` reads)."""
+        """The run's ``error`` chunk data, as it came (what :func:`.errors.run_failure` reads)."""
         self.ended = "running"
         """How the run's part ended (its ``done`` chunk's status)."""
         self.finish: str | None = None
@@ -342,7 +343,7 @@ def _data(body: dict[str, Any] | ContentDelta) -> bytes:
 
 
 class ChatFraming:
-    """One completion's stream (an :class:`~.openai_runs.Framing`): its chunks →
+    """One completion's stream (an :class:`~..run_parts.Framing`): its chunks →
     ``chat.completion.chunk`` events; after the run's part ends, the usage chunk (when asked for)
     and ``data: [DONE]``."""
 
@@ -385,7 +386,7 @@ class ChatFraming:
         )
 
 
-router = APIRouter(tags=["openai"])
+router = APIRouter(tags=["openai"], route_class=StrictJsonRoute)  # one JSON rule for every door
 
 
 @router.post(
@@ -412,7 +413,7 @@ router = APIRouter(tags=["openai"])
 )
 async def create_chat_completion(body: ChatRequest, request: Request, who: CallerArg) -> Response:
     """Run the agent named by ``model`` on the conversation (module docstring of
-    ``kanawa.server.http.protocols.openai_chat``)."""
+    ``kanawa.server.http.protocols.openai.chat``)."""
     manager = manager_of(request)
     try:
         if body.model not in manager.agents:

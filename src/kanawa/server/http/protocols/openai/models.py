@@ -13,8 +13,8 @@ from fastapi import APIRouter, Path, Request
 from pydantic import BaseModel
 
 from kanawa.server.http.dependencies import API_ERRORS, CallerArg
-from kanawa.server.http.protocols.openai_errors import OpenAIError
-from kanawa.server.http.protocols.openai_runs import manager_of
+from kanawa.server.http.protocols.openai.errors import OpenAIError
+from kanawa.server.http.protocols.run_parts import manager_of
 
 
 class Model(BaseModel):

@@ -39,8 +39,8 @@ import copy
 from collections.abc import Sequence
 from typing import Any, Final
 
-from kanawa.server.http.protocols.openai_inputs import json_text
-from kanawa.server.http.protocols.openai_runs import (
+from kanawa.server.http.protocols.inputs import json_text
+from kanawa.server.http.protocols.run_parts import (
     JSON,
     Part,
     chunk_of,
@@ -52,7 +52,7 @@ from kanawa.server.http.protocols.openai_runs import (
 from kanawa.server.store.base import ChunksExpired, Entry
 
 PREFIX: Final = "resp"
-"""Response ids: ``resp_<run id>`` / ``resp_<run id>_<seq>`` (:mod:`.openai_runs`)."""
+"""Response ids: ``resp_<run id>`` / ``resp_<run id>_<seq>`` (:mod:`..run_parts`)."""
 SERVER_LABEL: Final = "kanawa"
 """``server_label`` of the ``mcp_call`` items that show the agent's own tool calls."""
 
@@ -93,7 +93,7 @@ class ResponseTranslator:
         self.status = "in_progress"
         self.error: dict[str, Any] | None = None
         self.failure: dict[str, Any] | None = None
-        """The run's ``error`` chunk data, as it came (what :func:`.openai_errors.run_failure` reads)."""
+        """The run's ``error`` chunk data, as it came (what :func:`.errors.run_failure` reads)."""
         self.usage: dict[str, Any] | None = None
         self._message: int | None = None
         self._reasoning: int | None = None
@@ -416,7 +416,7 @@ def sse_event(event: Event, sequence: int) -> bytes:
 
 
 class ResponseFraming:
-    """One response's stream (an :class:`~.openai_runs.Framing`): its chunks → its events as
+    """One response's stream (an :class:`~..run_parts.Framing`): its chunks → its events as
     server-sent events, numbered from 0 — every event counts, sent or left out, so numbers never
     shift — with those up to ``starting_after`` left out (a resumed stream)."""
 

@@ -1,6 +1,6 @@
 """A run's chunks → AG-UI events, framed as server-sent events with ids a reconnect resumes from.
 
-One AG-UI run is one *part* of a kanawa run (:class:`~.openai_runs.Part`): a thread's run goes on
+One AG-UI run is one *part* of a kanawa run (:class:`~..run_parts.Part`): a thread's run goes on
 part after part (the frontend's tool results, the next question), each ending with a ``done`` chunk.
 :class:`AguiTranslator` turns the chunks of a part into the protocol's events, built with the
 ``ag-ui-protocol`` package's types and written by its ``EventEncoder``:
@@ -29,7 +29,7 @@ chunk                                   events
 **State.** An agent has AG-UI state when its answer is structured: an agent whose output type is an
 object (``Agent(..., output_type=Recipe)``) answers with the application's new state. The input's
 ``state`` is established at the run's start (``STATE_SNAPSHOT``) and shown to the model
-(:mod:`.agui_inputs`); the answer becomes a ``STATE_DELTA`` (an RFC 6902 patch from the input's
+(:mod:`.inputs`); the answer becomes a ``STATE_DELTA`` (an RFC 6902 patch from the input's
 state) — or a ``STATE_SNAPSHOT`` when the input carried none, or on a resumed stream, which does not
 have the input (so a client that lost the first snapshot still ends with the state).
 
@@ -74,7 +74,7 @@ from ag_ui.core import (
 )
 from ag_ui.encoder import EventEncoder
 
-from kanawa.server.http.protocols.openai_runs import chunk_of, json_string, text_delta, top_level
+from kanawa.server.http.protocols.run_parts import chunk_of, json_string, text_delta, top_level
 from kanawa.server.store.base import ChunksExpired, Entry
 
 ENCODER: Final = EventEncoder()
@@ -299,7 +299,7 @@ def frame(event_id: EventId, event: BaseEvent) -> bytes:
 
 
 class AguiFraming:
-    """One AG-UI run's stream (a :class:`~.openai_runs.Framing`): its part's chunks → framed events,
+    """One AG-UI run's stream (a :class:`~..run_parts.Framing`): its part's chunks → framed events,
     those up to ``resume`` (a reconnect's ``Last-Event-ID``) left out."""
 
     __slots__ = ("_ended", "_resume", "translator")

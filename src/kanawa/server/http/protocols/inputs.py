@@ -1,6 +1,7 @@
-"""What OpenAI-style requests carry, checked, and turned into a run's messages and options.
+"""What chat requests carry, checked, and turned into a run's messages and options: the inputs every
+chat protocol shares (the OpenAI API, AG-UI, the AI SDK), in OpenAI's vocabulary, which they map to.
 
-Both OpenAI protocols (:mod:`.openai_responses`, :mod:`.openai_chat`) accept the fields their
+Both OpenAI protocols (:mod:`.openai.responses`, :mod:`.openai.chat`) accept the fields their
 official clients send; the ones that change a kanawa run are typed here, everything else is
 accepted and ignored (``temperature``, ``user``, ``parallel_tool_calls`` … — the agent's own model
 settings decide). Free-form JSON a client sends (a tool's parameter schema, an output schema) is

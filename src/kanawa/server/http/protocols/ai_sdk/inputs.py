@@ -23,7 +23,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from kanawa.loop.options import RunOptions
-from kanawa.server.http.protocols.openai_inputs import (
+from kanawa.server.http.protocols.inputs import (
     InvalidInput,
     JsonData,
     JsonObject,
