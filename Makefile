@@ -156,7 +156,7 @@ check: lint typecheck-3.12
 
 # The static checks run at once, then the suites (pytest runs its two at once as well), then explore.
 test:
-	@$(MAKE) --no-print-directory -j3 --output-sync=target lint typecheck docs-check
+	@$(MAKE) --no-print-directory -j4 --output-sync=target lint typecheck-3.12 typecheck-3.11 docs-check
 	@$(MAKE) --no-print-directory pytest
 	@$(MAKE) --no-print-directory explore
 

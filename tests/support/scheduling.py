@@ -6,7 +6,8 @@ are given here, at collection, from what a test uses — never by hand in the te
 
 - a test that uses an expensive *session* service (the Celery cluster, the wheel and its venvs, the
   pgvector PostgreSQL) joins that service's group, so the service starts once per run, not once per
-  worker;
+  worker — also the ``celery`` case of a test parametrized over the stores, which asks for the
+  cluster by name at run time;
 - a test that uses a *module*, *class* or *package* fixture (a served app, a sidecar, a browser page)
   joins its module's group, so that fixture starts once, as it does without xdist.
 
@@ -72,8 +73,8 @@ SLOW: tuple[str, ...] = (
     "tests/test_examples.py::test_mypy_strict_accepts_the_typed_example_and_catches_misused_deps",
 )
 """Node ids (or their prefixes) of the ``slow`` tests (module docstring); every test of the ``celery``
-group, and every ``celery`` case of a test parametrized over the stores, is slow as well (Celery
-worker processes)."""
+group (which holds every ``celery`` case of a test parametrized over the stores) is slow as well
+(Celery worker processes)."""
 
 SLOW_GROUPS: frozenset[str] = frozenset({"celery"})
 
@@ -93,6 +94,8 @@ def group_of(item: pytest.Item) -> str | None:
     for name in item.fixturenames:  # type: ignore[attr-defined]
         if name in SERVICE_GROUPS:
             return SERVICE_GROUPS[name]
+    if _on_celery(item):  # without this, both workers started a cluster of their own
+        return "celery"
     for definitions in info.name2fixturedefs.values():
         if any(definition.scope in _WIDE_SCOPES for definition in definitions):
             return _module_path(item)
@@ -126,7 +129,7 @@ def arrange(items: list[pytest.Item]) -> None:
         group = group_of(item)
         if group is not None:
             item.add_marker(pytest.mark.xdist_group(group))
-        if item.nodeid.startswith(SLOW) or group in SLOW_GROUPS or _on_celery(item):
+        if item.nodeid.startswith(SLOW) or group in SLOW_GROUPS:
             item.add_marker(pytest.mark.slow)
             if item.nodeid.startswith(EACH_PYTHON) and EACH_PYTHON:
                 item.add_marker(pytest.mark.each_python)
