@@ -19,6 +19,11 @@ _EXPORTS: dict[str, str] = {
     "Dataset": "kanawa.evals.cases",
     "DatasetFileError": "kanawa.evals.cases",
     "ScorerSpec": "kanawa.evals.cases",
+    "CompareSettings": "kanawa.evals.compare",
+    "Comparison": "kanawa.evals.compare",
+    "ScorerComparison": "kanawa.evals.compare",
+    "Verdict": "kanawa.evals.compare",
+    "compare": "kanawa.evals.compare",
     "Assertion": "kanawa.evals.scoring",
     "Outcome": "kanawa.evals.scoring",
     "Score": "kanawa.evals.scoring",
@@ -57,6 +62,7 @@ _EXPORTS: dict[str, str] = {
 
 if TYPE_CHECKING:
     from kanawa.evals.cases import Case, Dataset, DatasetFileError, ScorerSpec
+    from kanawa.evals.compare import CompareSettings, Comparison, ScorerComparison, Verdict, compare
     from kanawa.evals.render import rich_report, to_html, to_markdown, write_report
     from kanawa.evals.report import CaseResult, EvalReport, ReportFileError
     from kanawa.evals.runner import Eval, arun_eval, run_eval
@@ -86,6 +92,8 @@ __all__ = [
     "Assertion",
     "Case",
     "CaseResult",
+    "CompareSettings",
+    "Comparison",
     "Contains",
     "Dataset",
     "DatasetFileError",
@@ -109,10 +117,13 @@ __all__ = [
     "Score",
     "ScoreContext",
     "Scorer",
+    "ScorerComparison",
     "ScorerSpec",
     "ServedTarget",
     "ToolTrajectory",
+    "Verdict",
     "arun_eval",
+    "compare",
     "register_scorer",
     "rich_report",
     "run_eval",

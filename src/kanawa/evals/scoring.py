@@ -159,6 +159,7 @@ def open_judge_costs() -> _JudgeCosts:
 
 def _load_builtins() -> None:
     """Import the built-in scorers (they register themselves) on first use."""
+    import kanawa.evals.judges  # llm_judge, pairwise_judge, smartao_judge
     import kanawa.evals.scorers  # noqa: F401
 
 
