@@ -144,3 +144,20 @@ def test_multi_agent_example_routes_hands_off_and_waits_for_approval() -> None:
     assert "評価: 7/10" in out
     assert "mailer: approval_required ['send_to_teacher']" in out
     assert "mailer: Done: sent essay 42" in out
+
+
+def test_ace_learning_example_learns_offline_and_writes_its_reports(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "ace_learning.py"), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert (
+        "epoch 1 learned from amount-train-1: equals_expected: expected '¥1,350', got '1350 yen'"
+        in proc.stdout
+    )
+    assert "held-out: 0.00 -> 1.00" in proc.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["learning.html", "learning.json", "learning.md"]

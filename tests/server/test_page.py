@@ -57,15 +57,17 @@ PRICED_MODEL = "gpt-5-mini"
 
 LIVE_GATE = threading.Event()
 """Opened by the live-run test once the page has drawn the run going: until then the ``gated`` agent's
-model call stays open, so the page sees the run running however loaded the machine is."""
+last model call stays open, so the page sees the run running however loaded the machine is."""
 
 
 async def _gated(request: ModelRequest) -> Script:
-    """One tool call, then an answer; each model call waits for :data:`LIVE_GATE`."""
-    await asyncio.to_thread(LIVE_GATE.wait, 30)
+    """Two tool calls, then an answer that waits for :data:`LIVE_GATE`. The calls before it go at once:
+    the server stores a step's trace records with the step's first chunk, so the page sees the run's
+    tool calls (and its agent bar still open) only once a model call has answered."""
     if len(request.tool_results) < 2:
         n = len(request.tool_results)
         return AssistantMessage(tool_calls=(ToolCall(f"call_{n}", "tick", f'{{"n": {n}}}'),))
+    await asyncio.to_thread(LIVE_GATE.wait, 30)
     return "slow and steady"
 
 
@@ -176,7 +178,9 @@ async def test_the_run_page_follows_a_live_run_to_its_end(
     try:
         await page.goto(f"{page_server.url}/runs/{run_id}#key={KEY_A}")
         await page.wait_for_selector("body[data-status=running]")
-        await page.wait_for_selector(".bar.open")  # a call in progress is drawn open-ended
+        await page.wait_for_selector(".bar.open")  # the agent, still at work, is drawn open-ended
+        await page.locator(".bar[data-kind=tool]").nth(1).wait_for()  # both tool calls, live
+        assert await page.get_attribute("body", "data-status") == "running"
     finally:
         LIVE_GATE.set()
     await page.wait_for_selector("body[data-status=completed]", timeout=20_000)

@@ -18,11 +18,12 @@ import typer
 from rich.console import Console
 
 from kanawa._cli_help import KanawaCommand, KanawaGroup
+from kanawa.cli.ace_learn_cmd import learn as learn_command
 from kanawa.cli.extras import require_extra
 
 ace_app = typer.Typer(
     cls=KanawaGroup,
-    help="ACE playbooks that learn: import, search, generate, adapt, export, demo.",
+    help="ACE playbooks that learn: import, search, generate, adapt, learn, export, demo.",
     no_args_is_help=True,
 )
 
@@ -226,5 +227,8 @@ def demo(
     console, err = _consoles()
     _run(run_demo(console, err, epochs=epochs, store=store, dense=dense))
 
+
+# ``kanawa ace learn`` lives in its own module (an eval dataset teaches a playbook; issue 32 part 7)
+ace_app.command("learn", cls=KanawaCommand)(learn_command)
 
 __all__ = ["ace_app"]

@@ -60,3 +60,56 @@ def test_the_documented_import_and_search_commands_run_as_written(tmp_path: Path
             assert "imported 11 bullets in 4 sections into appworld" in proc.stdout
         else:
             assert "api-00005" in proc.stdout  # the bullet about API rate limits (レート制限)
+
+
+def _documented_yaml() -> list[str]:
+    blocks = []
+    for doc in DOCS:
+        blocks += re.findall(r"^```yaml\n(.*?)^```", doc.read_text(encoding="utf-8"), re.M | re.S)
+    return blocks
+
+
+def test_the_documented_dataset_file_loads_and_teaches_the_demo_roles(tmp_path: Path) -> None:
+    """The ``invoices.yaml`` of "ACE learns from an eval" is a valid dataset whose split and scorer
+    work: with the demo's scripted roles its held-out case passes only after learning."""
+    from kanawa.apps.ace.learning import learn
+    from kanawa.apps.ace.learning.demo import demo_models
+
+    blocks = _documented_yaml()
+    assert len(blocks) == len(DOCS)
+    assert blocks[0] == blocks[1]  # the Japanese page shows the same file
+    path = tmp_path / "invoices.yaml"
+    path.write_text(blocks[0], encoding="utf-8")
+    from kanawa.evals import Dataset
+
+    generator, reflector, curator = demo_models()
+    report = learn(
+        Dataset.from_file(path),
+        generator_model=generator,
+        reflector_model=reflector,
+        curator_model=curator,
+        epochs=1,
+    )
+    assert [p.held_out for p in report.curve] == [0.0, 1.0]
+
+
+@pytest.mark.skipif(not KANAWA.exists(), reason="the kanawa console script is not installed")
+def test_the_documented_offline_learn_commands_run_as_written(tmp_path: Path) -> None:
+    lines = [line for line in _documented("kanawa ace learn ") if "--demo" in line]
+    assert len(lines) >= len(DOCS)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KANAWA_")}
+    env.update(COLUMNS="200", NO_COLOR="1")
+    for command in dict.fromkeys(lines):
+        argv = shlex.split(command, comments=True)
+        proc = subprocess.run(
+            [str(KANAWA), *argv[1:]],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        assert proc.returncode == 0, f"{command}\n{proc.stderr}"
+        assert "ACE learning curve" in proc.stdout
+    assert (tmp_path / "learn-report" / "learning.html").is_file()
