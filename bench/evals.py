@@ -13,7 +13,8 @@ Three measurements (writes bench/results/evals.{json,md}):
    Target: kanawa's overhead ≤ 0.5× pydantic-evals'.
 3. **1,000 cases at concurrency 50** with a model that takes 50 ms (then 200 ms) per request: the
    eval's wall time against the pure-model time (1,000 × 50 ms / 50 = 1.0 s) and against the same
-   1,000 agent runs made directly at concurrency 50. Target: within 1.2× of the pure-model time.
+   1,000 agent runs made directly at concurrency 50, with each case's trace kept (the default, for the
+   report's drill-down) and, at 50 ms, without. Target: within 1.2× of the pure-model time.
 
 Usage: ``python bench/evals.py [--cases 300] [--rounds 5]``.
 """
@@ -77,10 +78,12 @@ def kanawa_agent(latency: float = 0.0) -> Any:
     return agent, model
 
 
-async def kanawa_eval(dataset: Any, target: Any, concurrency: int) -> Any:
+async def kanawa_eval(dataset: Any, target: Any, concurrency: int, *, keep_traces: bool = True) -> Any:
     from kanawa.evals.runner import Eval
 
-    return await Eval(dataset, target, concurrency=concurrency, progress=False).arun()
+    return await Eval(
+        dataset, target, concurrency=concurrency, progress=False, keep_traces=keep_traces
+    ).arun()
 
 
 # ----------------------------------------------------------------------------------- pydantic-evals
@@ -191,10 +194,13 @@ async def overhead(n: int, rounds: int) -> dict[str, Any]:
         }
         k, p = (results[scenario][s]["overhead_us_per_case_median"] for s in ("kanawa", "pydantic_evals"))
         results[scenario]["ratio_kanawa_to_pydantic_evals"] = round(k / p, 3) if p else None
+        # each round measures both harnesses back to back, so a per-round ratio shares the machine's load
+        paired = [a / b for a, b in zip(per["kanawa"], per["pydantic_evals"], strict=True) if b]
+        results[scenario]["ratio_median_of_rounds"] = round(statistics.median(paired), 3) if paired else None
     return results
 
 
-async def scale(latency: float, rounds: int) -> dict[str, Any]:
+async def scale(latency: float, rounds: int, keep_traces: bool = True) -> dict[str, Any]:
     """1,000 cases at concurrency 50 with a model taking ``latency`` s per request: eval vs direct runs
     vs pure-model time (medians over ``rounds``, eval and direct alternating)."""
     from kanawa.evals.targets import AgentTarget
@@ -209,7 +215,11 @@ async def scale(latency: float, rounds: int) -> dict[str, Any]:
     evals, directs = [], []
     for _ in range(rounds):
         model.requests.clear()
-        evals.append(await timed(lambda: kanawa_eval(data, AgentTarget(agent), SCALE_CONCURRENCY)))
+        evals.append(
+            await timed(
+                lambda: kanawa_eval(data, AgentTarget(agent), SCALE_CONCURRENCY, keep_traces=keep_traces)
+            )
+        )
         model.requests.clear()
         directs.append(await timed(lambda: direct(task, SCALE_CASES, SCALE_CONCURRENCY)))
     model.requests.clear()
@@ -227,6 +237,7 @@ async def scale(latency: float, rounds: int) -> dict[str, Any]:
         "eval_over_pure_model": round(eval_s / pure, 3),
         "eval_over_direct_runs": round(eval_s / direct_s, 3),
         "rounds": rounds,
+        "traces_kept": keep_traces,
     }
 
 
@@ -238,8 +249,8 @@ def table(data: dict[str, Any]) -> str:
         f"Harness overhead per case ({data['cases']} cases, sequential, median of {data['rounds']} rounds; "
         "the eval's wall time minus the same task calls made directly):",
         "",
-        "| Task | kanawa (µs/case) | pydantic-evals (µs/case) | kanawa / pydantic-evals |",
-        "|---|---:|---:|---:|",
+        "| Task | kanawa (µs/case) | pydantic-evals (µs/case) | kanawa / pydantic-evals | per-round ratio (median) |",
+        "|---|---:|---:|---:|---:|",
     ]
     for scenario, label in (
         ("plain_task", "plain async function"),
@@ -248,18 +259,20 @@ def table(data: dict[str, Any]) -> str:
         row = o[scenario]
         lines.append(
             f"| {label} | {row['kanawa']['overhead_us_per_case_median']} | "
-            f"{row['pydantic_evals']['overhead_us_per_case_median']} | {row['ratio_kanawa_to_pydantic_evals']} |"
+            f"{row['pydantic_evals']['overhead_us_per_case_median']} | {row['ratio_kanawa_to_pydantic_evals']} | "
+            f"{row['ratio_median_of_rounds']} |"
         )
     lines += [
         "",
         f"{SCALE_CASES} cases at concurrency {SCALE_CONCURRENCY} (median of {data['rounds']} rounds):",
         "",
-        "| Model latency | Pure-model time | Direct agent runs | kanawa eval | eval / pure-model | eval / direct |",
-        "|---:|---:|---:|---:|---:|---:|",
+        "| Model latency | Traces kept | Pure-model time | Direct agent runs | kanawa eval | eval / pure-model "
+        "| eval / direct |",
+        "|---:|---|---:|---:|---:|---:|---:|",
     ]
     for s in data["scale"]:
         lines.append(
-            f"| {s['model_latency_ms']:.0f} ms | {s['pure_model_s']:.3f} s | {s['direct_runs_s']:.3f} s | "
+            f"| {s['model_latency_ms']:.0f} ms | {'yes' if s['traces_kept'] else 'no'} | {s['pure_model_s']:.3f} s | {s['direct_runs_s']:.3f} s | "
             f"{s['eval_s']:.3f} s | {s['eval_over_pure_model']} | {s['eval_over_direct_runs']} |"
         )
     lines += [
@@ -286,7 +299,10 @@ def main() -> None:
             "pydantic_ai_slim": md.version("pydantic-ai-slim"),
         },
         "overhead": asyncio.run(overhead(args.cases, args.rounds)),
-        "scale": [asyncio.run(scale(latency, args.rounds)) for latency in MODEL_LATENCIES],
+        "scale": [
+            *(asyncio.run(scale(latency, args.rounds)) for latency in MODEL_LATENCIES),
+            asyncio.run(scale(MODEL_LATENCIES[0], args.rounds, keep_traces=False)),
+        ],
     }
     data["kanawa"] = {
         "overhead_us_per_case_plain": data["overhead"]["plain_task"]["kanawa"]["overhead_us_per_case_median"],
