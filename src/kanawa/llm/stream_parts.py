@@ -22,8 +22,11 @@ from kanawa.types import ReasoningDelta, StreamEvent, TextDelta, ToolCallArgsDel
 PartKind = Literal["text", "reasoning", "tool_call"]
 
 
-def wire_int(value: object) -> int:
-    """A token count from the wire: an int (never a bool), else 0."""
+def wire_int(value: object, key: str | None = None) -> int:
+    """A count from the wire: ``value`` (or, given ``key``, ``value[key]`` when ``value`` is an object)
+    when it is an int (never a bool), else 0."""
+    if key is not None:
+        value = value.get(key) if isinstance(value, Mapping) else None
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 

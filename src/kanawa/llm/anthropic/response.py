@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kanawa.llm.errors import LLMConnectionError
+from kanawa.llm.stream_parts import malformed, wire_int
 from kanawa.types import (
     AssistantMessage,
     JsonValue,
@@ -64,23 +65,18 @@ def map_stop_reason(raw: object) -> StopReason | None:
     return _STOP_REASONS.get(raw) if isinstance(raw, str) else None
 
 
-def _int(mapping: Mapping[str, Any], key: str) -> int:
-    value = mapping.get(key)
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
 def parse_usage(usage: Mapping[str, Any]) -> Usage:
     """The API's ``usage`` object → :class:`Usage` (one request)."""
-    cache_read = _int(usage, "cache_read_input_tokens")
-    prompt = _int(usage, "input_tokens") + _int(usage, "cache_creation_input_tokens") + cache_read
+    cache_read = wire_int(usage, "cache_read_input_tokens")
+    prompt = wire_int(usage, "input_tokens") + wire_int(usage, "cache_creation_input_tokens") + cache_read
     details = usage.get("output_tokens_details")
-    thinking = _int(details, "thinking_tokens") if isinstance(details, Mapping) else 0
+    thinking = wire_int(details, "thinking_tokens") if isinstance(details, Mapping) else 0
     return Usage(
         input_tokens=prompt,
-        output_tokens=_int(usage, "output_tokens"),
+        output_tokens=wire_int(usage, "output_tokens"),
         reasoning_tokens=thinking,
         cached_tokens=cache_read,
-        cache_write_tokens=_int(usage, "cache_creation_input_tokens"),
+        cache_write_tokens=wire_int(usage, "cache_creation_input_tokens"),
         requests=1,
     )
 
@@ -101,9 +97,13 @@ def parse_message(data: object) -> LLMResponse:
     """A Messages API ``message`` object (as JSON) → :class:`LLMResponse`; anything without that shape
     (an object whose ``content`` is a list of objects) is :func:`malformed`, never an empty answer."""
     if not isinstance(data, Mapping):
-        raise malformed(f"the message is a JSON {type(data).__name__}, not an object")
+        raise malformed(
+            "Anthropic response",
+            f"the message is a JSON {type(data).__name__}, not an object",
+            provider=PROVIDER,
+        )
     if not isinstance(data.get("content"), list) or not all(isinstance(b, Mapping) for b in data["content"]):
-        raise malformed("`content` is not a list of content blocks")
+        raise malformed("Anthropic response", "`content` is not a list of content blocks", provider=PROVIDER)
     texts: list[str] = []
     calls: list[ToolCall] = []
     reasoning: list[ReasoningPart] = []
@@ -134,8 +134,8 @@ def parse_message(data: object) -> LLMResponse:
     details: dict[str, JsonValue] = {"stop_reason": raw_stop if isinstance(raw_stop, str) else None}
     if isinstance(data.get("stop_sequence"), str):
         details["stop_sequence"] = data["stop_sequence"]
-    if isinstance(usage_data, Mapping) and _int(usage_data, "cache_creation_input_tokens"):
-        details["cache_creation_input_tokens"] = _int(usage_data, "cache_creation_input_tokens")
+    if isinstance(usage_data, Mapping) and wire_int(usage_data, "cache_creation_input_tokens"):
+        details["cache_creation_input_tokens"] = wire_int(usage_data, "cache_creation_input_tokens")
     message = AssistantMessage(
         text="".join(texts), tool_calls=tuple(calls), reasoning=tuple(reasoning), provider_details=details
     )
@@ -156,11 +156,6 @@ def _payload(block: Mapping[str, Any]) -> dict[str, JsonValue]:
 
 
 # ------------------------------------------------------------------------------------------ streams
-
-
-def malformed(detail: str) -> LLMConnectionError:
-    """The error for an answer that breaks the protocol (retryable: the next attempt may be clean)."""
-    return LLMConnectionError(f"malformed Anthropic response: {detail}", provider=PROVIDER)
 
 
 @dataclass
@@ -192,7 +187,7 @@ class StreamAssembler:
         if name == "message_start":
             message = data.get("message")
             if not isinstance(message, Mapping):
-                raise malformed("message_start without a message")
+                raise malformed("Anthropic response", "message_start without a message", provider=PROVIDER)
             self.message = dict(message)
             self._merge_usage(message.get("usage"))
             self.started = True
@@ -200,7 +195,7 @@ class StreamAssembler:
         if name in ("message_delta", "message_stop", "content_block_start", "content_block_delta") and not (
             self.started
         ):
-            raise malformed(f"{name} before message_start")
+            raise malformed("Anthropic response", f"{name} before message_start", provider=PROVIDER)
         if name == "content_block_start":
             return self._start(data)
         if name == "content_block_delta":
@@ -225,14 +220,16 @@ class StreamAssembler:
     def _index(self, data: Mapping[str, Any]) -> int:
         index = data.get("index")
         if not isinstance(index, int):
-            raise malformed("content block event without an index")
+            raise malformed("Anthropic response", "content block event without an index", provider=PROVIDER)
         return index
 
     def _start(self, data: Mapping[str, Any]) -> list[StreamEvent]:
         index = self._index(data)
         block = data.get("content_block")
         if not isinstance(block, Mapping):
-            raise malformed("content_block_start without a content_block")
+            raise malformed(
+                "Anthropic response", "content_block_start without a content_block", provider=PROVIDER
+            )
         state = _Block(str(block.get("type")), dict(block))
         self.blocks[index] = state
         if state.kind == "text" and block.get("text"):
@@ -260,7 +257,9 @@ class StreamAssembler:
         state = self.blocks.get(self._index(data))
         delta = data.get("delta")
         if state is None or not isinstance(delta, Mapping):
-            raise malformed("content_block_delta for a block that never started")
+            raise malformed(
+                "Anthropic response", "content_block_delta for a block that never started", provider=PROVIDER
+            )
         kind = delta.get("type")
         if kind == "text_delta" and state.kind == "text":
             text = str(delta.get("text") or "")

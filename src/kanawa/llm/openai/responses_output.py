@@ -33,6 +33,7 @@ from kanawa.llm.errors import LLMConnectionError, LLMError
 from kanawa.llm.openai.audit import AuditContext, audit_failure, audit_success
 from kanawa.llm.openai.chat_response import tool_call
 from kanawa.llm.openai.common import error_for_code
+from kanawa.llm.stream_parts import malformed, wire_int
 from kanawa.types import (
     AssistantMessage,
     JsonObject,
@@ -74,10 +75,6 @@ def _str(value: object) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _int(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
 MESSAGE_ITEMS_KEY = "openai_message_items"
 """``AssistantMessage.provider_details`` key: the response's message items as ``{"text", "phase"}``."""
 
@@ -103,11 +100,11 @@ def parse_usage(usage: object) -> Usage:
     """Usage from a response's ``usage`` object (missing fields count as 0)."""
     u = _obj(usage)
     return Usage(
-        input_tokens=_int(u.get("input_tokens")),
-        output_tokens=_int(u.get("output_tokens")),
-        reasoning_tokens=_int(_obj(u.get("output_tokens_details")).get("reasoning_tokens")),
-        cached_tokens=_int(_obj(u.get("input_tokens_details")).get("cached_tokens")),
-        cache_write_tokens=_int(_obj(u.get("input_tokens_details")).get("cache_write_tokens")),
+        input_tokens=wire_int(u.get("input_tokens")),
+        output_tokens=wire_int(u.get("output_tokens")),
+        reasoning_tokens=wire_int(_obj(u.get("output_tokens_details")).get("reasoning_tokens")),
+        cached_tokens=wire_int(_obj(u.get("input_tokens_details")).get("cached_tokens")),
+        cache_write_tokens=wire_int(_obj(u.get("input_tokens_details")).get("cache_write_tokens")),
         requests=1,
     )
 
@@ -140,22 +137,20 @@ def _tool_call(item: Mapping[str, JsonValue]) -> ToolCall:
     return replace(call, provider_details=details)
 
 
-def malformed(detail: str) -> LLMConnectionError:
-    """A 200 answer without the Responses API shape: an error naming the provider, never an empty
-    success (retryable: the next attempt may be clean)."""
-    return LLMConnectionError(f"malformed Responses API body: {detail}", provider=PROVIDER)
-
-
 def check_response_shape(data: object, *, output_required: bool = True) -> Mapping[str, JsonValue]:
     """``data`` if it has the response-object shape: an object whose ``output`` is a list of objects
     (it may be absent from a stream's completion event, whose items came as events)."""
     if not isinstance(data, Mapping):
-        raise malformed(f"the response is a JSON {type(data).__name__}, not an object")
+        raise malformed(
+            "Responses API body",
+            f"the response is a JSON {type(data).__name__}, not an object",
+            provider=PROVIDER,
+        )
     output = data.get("output")
     if output is None and not output_required:
         return data
     if not isinstance(output, list) or not all(isinstance(item, Mapping) for item in output):
-        raise malformed("`output` is not a list of objects")
+        raise malformed("Responses API body", "`output` is not a list of objects", provider=PROVIDER)
     return data
 
 
@@ -278,7 +273,7 @@ class ResponsesStreamAssembler:
         delta = _str(event.get("delta"))
         if not delta or self._scanner.hit:
             return []
-        key = (_int(event.get("output_index")), kind, _int(event.get(part_key)))
+        key = (wire_int(event.get("output_index")), kind, wire_int(event.get(part_key)))
         prefix = "\n\n" if self._reasoning_emitted and key != self._reasoning_key else ""
         self._reasoning_key, self._reasoning_emitted = key, True
         return [ReasoningDelta(prefix + delta)]
@@ -351,7 +346,7 @@ class ResponsesStreamAssembler:
     def feed(self, event: Mapping[str, JsonValue]) -> list[StreamEvent]:
         """Fold one event; see the class docstring."""
         kind = event.get("type")
-        index = _int(event.get("output_index"))
+        index = wire_int(event.get("output_index"))
         if kind == "response.output_text.delta" or kind == "response.refusal.delta":
             return self._text_delta(_str(event.get("delta")))
         if kind == "response.reasoning_summary_text.delta":
