@@ -33,21 +33,17 @@ from kanawa.llm.errors import LLMConnectionError, LLMError
 from kanawa.llm.openai.audit import AuditContext, audit_failure, audit_success
 from kanawa.llm.openai.chat_response import tool_call
 from kanawa.llm.openai.common import error_for_code
-from kanawa.llm.stream_parts import malformed, wire_int
+from kanawa.llm.stream_parts import DeltaAccumulator, malformed, wire_int
 from kanawa.types import (
     AssistantMessage,
     JsonObject,
     JsonValue,
     LLMResponse,
-    ReasoningDelta,
     ReasoningPart,
     ResponseCompleted,
     StopReason,
     StreamEvent,
-    TextDelta,
     ToolCall,
-    ToolCallArgsDelta,
-    ToolCallStarted,
     Usage,
 )
 
@@ -260,12 +256,10 @@ class ResponsesStreamAssembler:
         self._stop = tuple(stop)
         self._request_id = request_id
         self._scanner = StopScanner(self._stop)
-        self._calls: dict[int, tuple[int, str, bool]] = {}  # output_index -> (index, call_id, had_delta)
+        self._parts = DeltaAccumulator()  # text as released, reasoning, calls keyed ("call", output_index)
         self._items: dict[int, JsonObject] = {}
         self._reasoning_key: tuple[int, str, int] | None = None
-        self._reasoning_emitted = False
-        self._text = ""
-        self._released = ""
+        self._text = ""  # as the server sent it, before the stop scanner
         self.finished = False
 
     # ---------------------------------------------------------------- helpers
@@ -274,47 +268,40 @@ class ResponsesStreamAssembler:
         if not delta or self._scanner.hit:
             return []
         key = (wire_int(event.get("output_index")), kind, wire_int(event.get(part_key)))
-        prefix = "\n\n" if self._reasoning_emitted and key != self._reasoning_key else ""
-        self._reasoning_key, self._reasoning_emitted = key, True
-        return [ReasoningDelta(prefix + delta)]
+        prefix = "\n\n" if self._reasoning_key is not None and key != self._reasoning_key else ""
+        self._reasoning_key = key
+        return self._parts.reasoning(key, prefix + delta)
 
     def _text_delta(self, delta: str) -> list[StreamEvent]:
         self._text += delta
-        released = self._scanner.feed(delta)
-        self._released += released
-        return [TextDelta(released)] if released else []
+        return self._parts.text("text", self._scanner.feed(delta))
 
     def _catch_up(self, final: LLMResponse) -> list[StreamEvent]:
         """Deltas for whatever the final response holds but the stream never showed (a server that
         sends only ``*.done`` events, or a held-back tail), so the deltas always add up to it."""
+        text, released = final.message.text, self._parts.joined("text")
         events: list[StreamEvent] = []
-        text = final.message.text
-        if len(text) > len(self._released) and text.startswith(self._released):
-            events.append(TextDelta(text[len(self._released) :]))
-        announced = {call_id for _, call_id, _ in self._calls.values()}
-        ordinal = len(self._calls)
+        if len(text) > len(released) and text.startswith(released):
+            events += self._parts.text("text", text[len(released) :])
+        announced = {part.call_id for part in self._parts.calls()}
         for call in final.message.tool_calls:
             if call.id in announced:
                 continue
-            events.append(ToolCallStarted(ordinal, call.id, call.name))
-            if call.arguments:
-                events.append(ToolCallArgsDelta(ordinal, call.id, call.arguments))
-            ordinal += 1
+            key = ("final", call.id)
+            events += self._parts.tool_call(key, call_id=call.id, name=call.name, whole=True)
+            events += self._parts.arguments(key, call.arguments)
         return events
 
     def _call_started(self, index: int, item: Mapping[str, JsonValue]) -> list[StreamEvent]:
-        if index in self._calls or self._scanner.hit:
+        if ("call", index) in self._parts.parts or self._scanner.hit:
             return []
         call = _tool_call(item)
-        self._calls[index] = (len(self._calls), call.id, False)
-        return [ToolCallStarted(self._calls[index][0], call.id, call.name)]
+        return self._parts.tool_call(("call", index), call_id=call.id, name=call.name, whole=True)
 
     def _args(self, index: int, delta: str) -> list[StreamEvent]:
-        if index not in self._calls or not delta:
+        if ("call", index) not in self._parts.parts:
             return []
-        ordinal, call_id, _ = self._calls[index]
-        self._calls[index] = (ordinal, call_id, True)
-        return [ToolCallArgsDelta(ordinal, call_id, delta)]
+        return self._parts.arguments(("call", index), delta)
 
     def _fail(self, code: object, message: object) -> LLMError:
         return error_for_code(
@@ -332,10 +319,7 @@ class ResponsesStreamAssembler:
         if not _list(data.get("output")) and self._text:
             data["output_text"] = self._text
         events: list[StreamEvent] = []
-        tail = self._scanner.flush()
-        if tail:
-            self._released += tail
-            events.append(TextDelta(tail))
+        events += self._parts.text("text", self._scanner.flush())
         final = parse_response(data, stop=self._stop)
         events += self._catch_up(final)
         events.append(ResponseCompleted(final))
@@ -356,8 +340,8 @@ class ResponsesStreamAssembler:
         if kind == "response.function_call_arguments.delta":
             return self._args(index, _str(event.get("delta")))
         if kind == "response.function_call_arguments.done":
-            seen = self._calls.get(index)
-            return self._args(index, _str(event.get("arguments"))) if seen and not seen[2] else []
+            seen = self._parts.parts.get(("call", index))
+            return self._args(index, _str(event.get("arguments"))) if seen and not seen.fragments else []
         if kind in ("response.output_item.added", "response.output_item.done"):
             item = _obj(event.get("item"))
             if kind == "response.output_item.done":
