@@ -33,7 +33,7 @@ import httpx2
 from anthropic import AsyncAnthropic, AsyncAnthropicBedrock, AsyncAnthropicVertex, AsyncStream
 
 from kanawa.llm.anthropic.payload import ThinkingMode, build_request
-from kanawa.llm.anthropic.response import StreamAssembler, malformed, parse_message
+from kanawa.llm.anthropic.response import StreamAssembler, parse_message
 from kanawa.llm.errors import (
     LLMAuthError,
     LLMBadRequestError,
@@ -44,6 +44,7 @@ from kanawa.llm.errors import (
     parse_retry_after,
 )
 from kanawa.llm.provider_adapter import Assembly, Call, ChatRequest, ConnectionOptions, ProviderAdapter
+from kanawa.llm.stream_parts import malformed
 from kanawa.secrets import guard_credentials
 from kanawa.types import LLMResponse, StreamEvent
 
@@ -278,7 +279,9 @@ class AnthropicAdapter(ProviderAdapter[dict[str, Any], AsyncStream[Any]]):
                 f"connection failed: {type(exc).__name__}", provider=provider, model=model
             )
         if isinstance(exc, json.JSONDecodeError | anthropic.APIResponseValidationError):
-            return self._filled(malformed(f"undecodable body ({type(exc).__name__})"))
+            return self._filled(
+                malformed("Anthropic response", f"undecodable body ({type(exc).__name__})", provider=PROVIDER)
+            )
         return LLMError(f"unexpected {type(exc).__name__}", provider=provider, model=model)
 
 
@@ -286,9 +289,9 @@ def _json_object(text: str) -> dict[str, Any]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError:
-        raise malformed("event data is not JSON") from None
+        raise malformed("Anthropic response", "event data is not JSON", provider=PROVIDER) from None
     if not isinstance(data, dict):
-        raise malformed("event data is not a JSON object")
+        raise malformed("Anthropic response", "event data is not a JSON object", provider=PROVIDER)
     return data
 
 

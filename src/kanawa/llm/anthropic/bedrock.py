@@ -35,9 +35,9 @@ import botocore.exceptions
 from anthropic import AsyncAnthropicBedrock, AsyncStream
 
 from kanawa.llm.anthropic.adapter import _SDK_ERRORS, AnthropicAdapter, AnthropicOptions, adapter_options
-from kanawa.llm.anthropic.response import malformed
 from kanawa.llm.errors import LLMAuthError, LLMBadRequestError, LLMError
 from kanawa.llm.provider_adapter import Call, ChatRequest
+from kanawa.llm.stream_parts import malformed
 from kanawa.secrets import guard_credentials
 
 __all__ = ["BedrockAnthropicAdapter", "BedrockOptions"]
@@ -189,7 +189,13 @@ class BedrockAnthropicAdapter(AnthropicAdapter):
                 "AWS credentials are missing or incomplete", provider=PROVIDER, model=self._model
             )
         if isinstance(exc, botocore.eventstream.ParserError):
-            return self._filled(malformed(f"undecodable AWS event stream frame ({type(exc).__name__})"))
+            return self._filled(
+                malformed(
+                    "Anthropic response",
+                    f"undecodable AWS event stream frame ({type(exc).__name__})",
+                    provider=PROVIDER,
+                )
+            )
         if isinstance(exc, botocore.exceptions.BotoCoreError):
             return LLMError(f"AWS client error ({type(exc).__name__})", provider=PROVIDER, model=self._model)
         return super()._map_error(exc, call, handle)

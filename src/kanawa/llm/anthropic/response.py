@@ -27,22 +27,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from kanawa.llm.errors import LLMConnectionError
+from kanawa.llm.stream_parts import DeltaAccumulator, malformed, wire_int
 from kanawa.types import (
     AssistantMessage,
     JsonValue,
     LLMResponse,
-    ReasoningDelta,
     ReasoningPart,
     StopReason,
     StreamEvent,
-    TextDelta,
     ToolCall,
     ToolCallArgsDelta,
-    ToolCallStarted,
     Usage,
 )
 
@@ -64,23 +61,18 @@ def map_stop_reason(raw: object) -> StopReason | None:
     return _STOP_REASONS.get(raw) if isinstance(raw, str) else None
 
 
-def _int(mapping: Mapping[str, Any], key: str) -> int:
-    value = mapping.get(key)
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
 def parse_usage(usage: Mapping[str, Any]) -> Usage:
     """The API's ``usage`` object → :class:`Usage` (one request)."""
-    cache_read = _int(usage, "cache_read_input_tokens")
-    prompt = _int(usage, "input_tokens") + _int(usage, "cache_creation_input_tokens") + cache_read
+    cache_read = wire_int(usage, "cache_read_input_tokens")
+    prompt = wire_int(usage, "input_tokens") + wire_int(usage, "cache_creation_input_tokens") + cache_read
     details = usage.get("output_tokens_details")
-    thinking = _int(details, "thinking_tokens") if isinstance(details, Mapping) else 0
+    thinking = wire_int(details, "thinking_tokens") if isinstance(details, Mapping) else 0
     return Usage(
         input_tokens=prompt,
-        output_tokens=_int(usage, "output_tokens"),
+        output_tokens=wire_int(usage, "output_tokens"),
         reasoning_tokens=thinking,
         cached_tokens=cache_read,
-        cache_write_tokens=_int(usage, "cache_creation_input_tokens"),
+        cache_write_tokens=wire_int(usage, "cache_creation_input_tokens"),
         requests=1,
     )
 
@@ -101,9 +93,13 @@ def parse_message(data: object) -> LLMResponse:
     """A Messages API ``message`` object (as JSON) → :class:`LLMResponse`; anything without that shape
     (an object whose ``content`` is a list of objects) is :func:`malformed`, never an empty answer."""
     if not isinstance(data, Mapping):
-        raise malformed(f"the message is a JSON {type(data).__name__}, not an object")
+        raise malformed(
+            "Anthropic response",
+            f"the message is a JSON {type(data).__name__}, not an object",
+            provider=PROVIDER,
+        )
     if not isinstance(data.get("content"), list) or not all(isinstance(b, Mapping) for b in data["content"]):
-        raise malformed("`content` is not a list of content blocks")
+        raise malformed("Anthropic response", "`content` is not a list of content blocks", provider=PROVIDER)
     texts: list[str] = []
     calls: list[ToolCall] = []
     reasoning: list[ReasoningPart] = []
@@ -134,8 +130,8 @@ def parse_message(data: object) -> LLMResponse:
     details: dict[str, JsonValue] = {"stop_reason": raw_stop if isinstance(raw_stop, str) else None}
     if isinstance(data.get("stop_sequence"), str):
         details["stop_sequence"] = data["stop_sequence"]
-    if isinstance(usage_data, Mapping) and _int(usage_data, "cache_creation_input_tokens"):
-        details["cache_creation_input_tokens"] = _int(usage_data, "cache_creation_input_tokens")
+    if isinstance(usage_data, Mapping) and wire_int(usage_data, "cache_creation_input_tokens"):
+        details["cache_creation_input_tokens"] = wire_int(usage_data, "cache_creation_input_tokens")
     message = AssistantMessage(
         text="".join(texts), tool_calls=tuple(calls), reasoning=tuple(reasoning), provider_details=details
     )
@@ -158,49 +154,38 @@ def _payload(block: Mapping[str, Any]) -> dict[str, JsonValue]:
 # ------------------------------------------------------------------------------------------ streams
 
 
-def malformed(detail: str) -> LLMConnectionError:
-    """The error for an answer that breaks the protocol (retryable: the next attempt may be clean)."""
-    return LLMConnectionError(f"malformed Anthropic response: {detail}", provider=PROVIDER)
-
-
-@dataclass
-class _Block:
-    kind: str
-    data: dict[str, Any]
-    text: list[str] = field(default_factory=list)
-    signature: list[str] = field(default_factory=list)
-    tool_index: int = -1
-
-
-@dataclass
 class StreamAssembler:
     """Feeds SSE events in order; returns the kanawa events each one produces; builds the final response.
 
     ``feed(name, data)`` handles ``message_start``, ``content_block_start`` / ``_delta`` / ``_stop``,
     ``message_delta`` and ``message_stop``; other names (``ping``, future events) are ignored. ``error``
-    events are the adapter's job. Protocol violations raise :class:`LLMConnectionError`.
+    events are the adapter's job. Protocol violations raise :class:`LLMConnectionError`. A content
+    block's fragments go to the shared :class:`~kanawa.llm.stream_parts.DeltaAccumulator` under the
+    block's index; the block's own fields are kept beside them for the final message.
     """
 
-    message: dict[str, Any] = field(default_factory=dict)
-    usage: dict[str, Any] = field(default_factory=dict)
-    blocks: dict[int, _Block] = field(default_factory=dict)
-    tool_calls: int = 0
-    started: bool = False
-    stopped: bool = False
+    __slots__ = ("blocks", "message", "parts", "started", "stopped")
+
+    def __init__(self) -> None:
+        self.message: dict[str, Any] = {}
+        self.parts = DeltaAccumulator()
+        self.blocks: dict[int, tuple[str, dict[str, Any]]] = {}  # index -> (type, the block's fields)
+        self.started = False
+        self.stopped = False
 
     def feed(self, name: str, data: Mapping[str, Any]) -> list[StreamEvent]:
         if name == "message_start":
             message = data.get("message")
             if not isinstance(message, Mapping):
-                raise malformed("message_start without a message")
+                raise malformed("Anthropic response", "message_start without a message", provider=PROVIDER)
             self.message = dict(message)
-            self._merge_usage(message.get("usage"))
+            self.parts.merge_usage(message.get("usage"))
             self.started = True
             return []
         if name in ("message_delta", "message_stop", "content_block_start", "content_block_delta") and not (
             self.started
         ):
-            raise malformed(f"{name} before message_start")
+            raise malformed("Anthropic response", f"{name} before message_start", provider=PROVIDER)
         if name == "content_block_start":
             return self._start(data)
         if name == "content_block_delta":
@@ -213,98 +198,88 @@ class StreamAssembler:
                 for key in ("stop_reason", "stop_sequence"):
                     if key in delta:
                         self.message[key] = delta[key]
-            self._merge_usage(data.get("usage"))
+            self.parts.merge_usage(data.get("usage"))
         elif name == "message_stop":
             self.stopped = True
         return []
 
-    def _merge_usage(self, usage: object) -> None:
-        if isinstance(usage, Mapping):
-            self.usage.update({k: v for k, v in usage.items() if v is not None})
-
     def _index(self, data: Mapping[str, Any]) -> int:
         index = data.get("index")
         if not isinstance(index, int):
-            raise malformed("content block event without an index")
+            raise malformed("Anthropic response", "content block event without an index", provider=PROVIDER)
         return index
 
     def _start(self, data: Mapping[str, Any]) -> list[StreamEvent]:
         index = self._index(data)
         block = data.get("content_block")
         if not isinstance(block, Mapping):
-            raise malformed("content_block_start without a content_block")
-        state = _Block(str(block.get("type")), dict(block))
-        self.blocks[index] = state
-        if state.kind == "text" and block.get("text"):
-            state.text.append(str(block["text"]))
-            return [TextDelta(str(block["text"]))]
-        if state.kind == "thinking":
-            state.signature.append(str(block.get("signature") or ""))
-            if block.get("thinking"):
-                state.text.append(str(block["thinking"]))
-                return [ReasoningDelta(str(block["thinking"]))]
-        if state.kind == "tool_use":
-            state.tool_index = self.tool_calls
-            self.tool_calls += 1
+            raise malformed(
+                "Anthropic response", "content_block_start without a content_block", provider=PROVIDER
+            )
+        kind = str(block.get("type"))
+        self.blocks[index] = (kind, dict(block))
+        if kind == "text":
+            return self.parts.text(index, str(block.get("text") or ""))
+        if kind == "thinking":
+            self.parts.part(index, "reasoning").extra["signature"] = [str(block.get("signature") or "")]
+            return self.parts.reasoning(index, str(block.get("thinking") or ""))
+        if kind == "tool_use":
             call_id, name = str(block.get("id", "")), str(block.get("name", ""))
-            events: list[StreamEvent] = [ToolCallStarted(state.tool_index, call_id, name)]
+            events = self.parts.tool_call(index, call_id=call_id, name=name, whole=True)
             initial = block.get("input")
             if isinstance(initial, Mapping) and initial:
-                text = arguments_text(dict(initial))
-                state.text.append(text)
-                events.append(ToolCallArgsDelta(state.tool_index, call_id, text))
+                events += self.parts.arguments(index, arguments_text(dict(initial)))
             return events
         return []
 
     def _delta(self, data: Mapping[str, Any]) -> list[StreamEvent]:
-        state = self.blocks.get(self._index(data))
+        index = self._index(data)
+        block = self.blocks.get(index)
         delta = data.get("delta")
-        if state is None or not isinstance(delta, Mapping):
-            raise malformed("content_block_delta for a block that never started")
-        kind = delta.get("type")
-        if kind == "text_delta" and state.kind == "text":
-            text = str(delta.get("text") or "")
-            state.text.append(text)
-            return [TextDelta(text)] if text else []
-        if kind == "input_json_delta" and state.kind == "tool_use":
-            fragment = str(delta.get("partial_json") or "")
-            state.text.append(fragment)
-            call_id = str(state.data.get("id", ""))
-            return [ToolCallArgsDelta(state.tool_index, call_id, fragment)] if fragment else []
-        if kind == "thinking_delta" and state.kind == "thinking":
-            text = str(delta.get("thinking") or "")
-            state.text.append(text)
-            return [ReasoningDelta(text)] if text else []
-        if kind == "signature_delta" and state.kind == "thinking":
-            state.signature.append(str(delta.get("signature") or ""))
+        if block is None or not isinstance(delta, Mapping):
+            raise malformed(
+                "Anthropic response", "content_block_delta for a block that never started", provider=PROVIDER
+            )
+        kind, shape = delta.get("type"), block[0]
+        if kind == "text_delta" and shape == "text":
+            return self.parts.text(index, str(delta.get("text") or ""))
+        if kind == "input_json_delta" and shape == "tool_use":
+            return self.parts.arguments(index, str(delta.get("partial_json") or ""))
+        if kind == "thinking_delta" and shape == "thinking":
+            return self.parts.reasoning(index, str(delta.get("thinking") or ""))
+        if kind == "signature_delta" and shape == "thinking":
+            self.parts.part(index, "reasoning").extra["signature"].append(str(delta.get("signature") or ""))
         return []
 
     def _stop(self, data: Mapping[str, Any]) -> list[StreamEvent]:
         """A tool call that streamed no arguments gets ``{}`` as one last delta, so the deltas still add
         up to the final arguments."""
         index = data.get("index")
-        state = self.blocks.get(index) if isinstance(index, int) else None
-        if state is None or state.kind != "tool_use" or "".join(state.text).strip():
+        part = self.parts.parts.get(index) if isinstance(index, int) else None
+        if part is None or part.kind != "tool_call" or part.content.strip():
             return []
-        state.text[:] = ["{}"]
-        return [ToolCallArgsDelta(state.tool_index, str(state.data.get("id", "")), "{}")]
+        part.fragments[:] = ["{}"]
+        return [ToolCallArgsDelta(part.position, part.call_id, "{}")]
 
     def finish(self) -> LLMResponse:
         """The assembled response; raises when the stream ended before ``message_stop``."""
         if not self.stopped:
             raise LLMConnectionError("Anthropic stream ended before message_stop", provider=PROVIDER)
-        content = [self._final_block(self.blocks[i]) for i in sorted(self.blocks)]
-        return parse_message({**self.message, "content": content, "usage": self.usage})
+        content = [self._final_block(index) for index in sorted(self.blocks)]
+        return parse_message({**self.message, "content": content, "usage": self.parts.usage})
 
-    @staticmethod
-    def _final_block(state: _Block) -> dict[str, Any]:
-        if state.kind == "text":
-            return {**state.data, "text": "".join(state.text)}
-        if state.kind == "thinking":
-            return {**state.data, "thinking": "".join(state.text), "signature": "".join(state.signature)}
-        if state.kind == "tool_use":
+    def _final_block(self, index: int) -> dict[str, Any]:
+        kind, data = self.blocks[index]
+        part = self.parts.parts.get(index)
+        text = part.content if part is not None else ""
+        if kind == "text":
+            return {**data, "text": text}
+        if kind == "thinking":
+            signature = "".join(part.extra["signature"]) if part is not None else ""
+            return {**data, "thinking": text, "signature": signature}
+        if kind == "tool_use":
             # The joined ``partial_json`` is kept as it came (a string ``input`` is stored verbatim by
             # :func:`arguments_text`), so the streamed ``ToolCallArgsDelta`` texts always add up to the
             # final ``ToolCall.arguments``; parsing and re-dumping would change spacing and escapes.
-            return {**state.data, "input": "".join(state.text)}
-        return state.data
+            return {**data, "input": text}
+        return data

@@ -43,18 +43,15 @@ from google.genai import types
 
 from kanawa.llm.errors import LLMConnectionError
 from kanawa.llm.gemini.payload import CALL_ID_KEY, PROVIDER, SIGNATURE_KEY, encode_signature
+from kanawa.llm.stream_parts import DeltaAccumulator
 from kanawa.types import (
     AssistantMessage,
     JsonValue,
     LLMResponse,
-    ReasoningDelta,
     ReasoningPart,
     StopReason,
     StreamEvent,
-    TextDelta,
     ToolCall,
-    ToolCallArgsDelta,
-    ToolCallStarted,
     Usage,
 )
 
@@ -97,10 +94,8 @@ class ResponseAssembler:
 
     def __init__(self, *, model: str) -> None:
         self._model = model
-        self._text: list[str] = []
-        self._thoughts: list[str] = []
+        self._parts = DeltaAccumulator()
         self._signatures: list[ReasoningPart] = []
-        self._calls: list[ToolCall] = []
         self._finish_reason: str | None = None
         self._block_reason: str | None = None
         self._usage: types.GenerateContentResponseUsageMetadata | None = None
@@ -125,39 +120,28 @@ class ResponseAssembler:
         self._finish_reason = _enum_text(candidate.finish_reason) or self._finish_reason
         events: list[StreamEvent] = []
         for part in (candidate.content.parts if candidate.content else None) or ():
-            event = self._part(part)
-            if isinstance(event, tuple):
-                events.extend(event)
-            elif event is not None:
-                events.append(event)
+            events.extend(self._part(part))
         return events
 
-    def _part(self, part: types.Part) -> StreamEvent | tuple[StreamEvent, StreamEvent] | None:
+    def _part(self, part: types.Part) -> list[StreamEvent]:
         signature = encode_signature(part.thought_signature) if part.thought_signature else None
         if part.function_call is not None:
             return self._function_call(part.function_call, signature)
         if part.thought:
             if signature:
                 self._keep_signature(signature, "thought")
-            if part.text:
-                self._thoughts.append(part.text)
-                return ReasoningDelta(part.text)
-            return None
+            return self._parts.reasoning("thoughts", part.text or "")
         if signature:
             self._keep_signature(signature, "text")
-        if part.text:
-            self._text.append(part.text)
-            return TextDelta(part.text)
-        return None
+        return self._parts.text("text", part.text or "")
 
     def _keep_signature(self, signature: str, where: str) -> None:
         payload: dict[str, JsonValue] = {SIGNATURE_KEY: signature, "part": where}
         self._signatures.append(ReasoningPart(provider=PROVIDER, payload=payload))
 
-    def _function_call(
-        self, call: types.FunctionCall, signature: str | None
-    ) -> tuple[ToolCallStarted, ToolCallArgsDelta]:
-        index = len(self._calls)
+    def _function_call(self, call: types.FunctionCall, signature: str | None) -> list[StreamEvent]:
+        """Gemini sends a call whole: announced with its arguments at once."""
+        index = len(self._parts.calls())
         details: dict[str, JsonValue] = {}
         if call.id:
             call_id = call.id
@@ -166,10 +150,10 @@ class ResponseAssembler:
             call_id = f"call_{self._response_id or self._fallback_prefix}_{index}"
         if signature:
             details[SIGNATURE_KEY] = signature
-        arguments = json.dumps(call.args or {}, ensure_ascii=False)
-        name = call.name or ""
-        self._calls.append(ToolCall(call_id, name, arguments, provider_details=details or None))
-        return ToolCallStarted(index, call_id, name), ToolCallArgsDelta(index, call_id, arguments)
+        key = ("call", index)
+        self._parts.part(key, "tool_call").extra["details"] = details or None
+        self._parts.arguments(key, json.dumps(call.args or {}, ensure_ascii=False))
+        return self._parts.tool_call(key, call_id=call_id, name=call.name or "", whole=True)
 
     def finish(self, *, streamed: bool) -> LLMResponse:
         """The assembled response.
@@ -190,8 +174,9 @@ class ResponseAssembler:
                 model=self._model,
             )
         reasoning: list[ReasoningPart] = []
-        if self._thoughts:
-            reasoning.append(ReasoningPart(text="".join(self._thoughts), provider=PROVIDER))
+        thoughts = self._parts.joined("reasoning")
+        if thoughts:
+            reasoning.append(ReasoningPart(text=thoughts, provider=PROVIDER))
         reasoning.extend(self._signatures)
         details: dict[str, JsonValue] = {}
         if self._finish_reason is not None and self._finish_reason not in _NORMAL_FINISH:
@@ -199,8 +184,11 @@ class ResponseAssembler:
         if self._block_reason is not None:
             details["block_reason"] = self._block_reason
         message = AssistantMessage(
-            text="".join(self._text),
-            tool_calls=tuple(self._calls),
+            text=self._parts.joined("text"),
+            tool_calls=tuple(
+                ToolCall(part.call_id, part.name, part.content, provider_details=part.extra["details"])
+                for part in self._parts.calls()
+            ),
             reasoning=tuple(reasoning),
             provider_details=details or None,
         )

@@ -33,22 +33,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
-from kanawa.llm.errors import LLMConnectionError
+from kanawa.llm.stream_parts import DeltaAccumulator, malformed, wire_int
 from kanawa.types import (
     AssistantMessage,
     JsonValue,
     LLMResponse,
-    ReasoningDelta,
     ReasoningPart,
     StopReason,
     StreamEvent,
-    TextDelta,
     ToolCall,
-    ToolCallArgsDelta,
-    ToolCallStarted,
     Usage,
 )
 
@@ -70,11 +65,6 @@ def map_finish_reason(raw: object) -> StopReason | None:
     return _FINISH_REASONS.get(raw) if isinstance(raw, str) else None
 
 
-def _int(mapping: object, key: str) -> int:
-    value = mapping.get(key) if isinstance(mapping, Mapping) else None
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
 def _text(value: object) -> str:
     return value if isinstance(value, str) else ""
 
@@ -82,11 +72,11 @@ def _text(value: object) -> str:
 def parse_usage(usage: Mapping[str, Any]) -> Usage:
     """The ``usage`` object → :class:`Usage` (one request)."""
     return Usage(
-        input_tokens=_int(usage, "prompt_tokens"),
-        output_tokens=_int(usage, "completion_tokens"),
-        reasoning_tokens=_int(usage.get("completion_tokens_details"), "reasoning_tokens"),
-        cached_tokens=_int(usage.get("prompt_tokens_details"), "cached_tokens"),
-        cache_write_tokens=_int(usage.get("prompt_tokens_details"), "cache_write_tokens"),
+        input_tokens=wire_int(usage, "prompt_tokens"),
+        output_tokens=wire_int(usage, "completion_tokens"),
+        reasoning_tokens=wire_int(usage.get("completion_tokens_details"), "reasoning_tokens"),
+        cached_tokens=wire_int(usage.get("prompt_tokens_details"), "cached_tokens"),
+        cache_write_tokens=wire_int(usage.get("prompt_tokens_details"), "cache_write_tokens"),
         requests=1,
     )
 
@@ -98,12 +88,6 @@ def reasoning_text(message: Mapping[str, Any]) -> str:
         if isinstance(value, str):
             return value
     return ""
-
-
-def malformed(detail: str) -> LLMConnectionError:
-    """A 200 answer without the chat-completion shape: an error naming the provider, never an empty
-    success (retryable: the next attempt may be clean)."""
-    return LLMConnectionError(f"malformed chat completion: {detail}", provider=PROVIDER)
 
 
 def tool_call(call_id: str, name: str, arguments: object) -> ToolCall:
@@ -126,11 +110,11 @@ def parse_completion(data: Mapping[str, Any]) -> LLMResponse:
     """A ``chat.completion`` object (as JSON) → :class:`LLMResponse`."""
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
-        raise malformed("`choices` is not a non-empty list of objects")
+        raise malformed("chat completion", "`choices` is not a non-empty list of objects", provider=PROVIDER)
     choice = choices[0]
     message = choice.get("message")
     if not isinstance(message, Mapping):
-        raise malformed("the first choice has no `message` object")
+        raise malformed("chat completion", "the first choice has no `message` object", provider=PROVIDER)
     calls: list[ToolCall] = []
     raw_calls = message.get("tool_calls")
     for position, raw in enumerate(raw_calls if isinstance(raw_calls, list) else []):
@@ -171,38 +155,28 @@ def parse_completion(data: Mapping[str, Any]) -> LLMResponse:
 # ------------------------------------------------------------------------------------------ streams
 
 
-@dataclass
-class _Call:
-    position: int
-    id: str = ""
-    name: str = ""
-    arguments: list[str] = field(default_factory=list)
-    started: bool = False
-    non_string: object = None  # arguments a server sent as an object/number instead of text
-
-
-@dataclass
 class ChunkAssembler:
     """Feed ``chat.completion.chunk`` objects in order; get the kanawa events each produces; then the
-    assembled response from :meth:`finish`."""
+    assembled response from :meth:`finish`. The deltas go through the shared
+    :class:`~kanawa.llm.stream_parts.DeltaAccumulator`; a tool call's part key is its slot (the order
+    its first fragment came in), found by id or index as servers send them."""
 
-    meta: dict[str, Any] = field(default_factory=dict)
-    text: list[str] = field(default_factory=list)
-    reasoning: list[str] = field(default_factory=list)
-    refusal: list[str] = field(default_factory=list)
-    calls: list[_Call] = field(default_factory=list)
-    by_index: dict[int, _Call] = field(default_factory=dict)
-    by_id: dict[str, _Call] = field(default_factory=dict)
-    finish_reason: str | None = None
-    usage: Mapping[str, Any] | None = None
-    deltas: int = 0  # chunks that carried a choice with a delta
+    __slots__ = ("by_id", "by_index", "deltas", "finish_reason", "meta", "parts", "refusal")
+
+    def __init__(self) -> None:
+        self.meta: dict[str, Any] = {}
+        self.parts = DeltaAccumulator()
+        self.refusal: list[str] = []
+        self.by_index: dict[int, int] = {}
+        self.by_id: dict[str, int] = {}
+        self.finish_reason: str | None = None
+        self.deltas = 0  # chunks that carried a choice with a delta
 
     def feed(self, chunk: Mapping[str, Any]) -> list[StreamEvent]:
         for key in ("id", "model"):
             if key not in self.meta and isinstance(chunk.get(key), str) and chunk[key]:
                 self.meta[key] = chunk[key]
-        if isinstance(chunk.get("usage"), Mapping):
-            self.usage = chunk["usage"]
+        self.parts.merge_usage(chunk.get("usage"))
         choices = chunk.get("choices")
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
             return []
@@ -213,15 +187,8 @@ class ChunkAssembler:
         if not isinstance(delta, Mapping):
             return []
         self.deltas += 1
-        events: list[StreamEvent] = []
-        thought = reasoning_text(delta)
-        if thought:
-            self.reasoning.append(thought)
-            events.append(ReasoningDelta(thought))
-        content = _text(delta.get("content"))
-        if content:
-            self.text.append(content)
-            events.append(TextDelta(content))
+        events = self.parts.reasoning("reasoning", reasoning_text(delta))
+        events += self.parts.text("text", _text(delta.get("content")))
         if _text(delta.get("refusal")):
             self.refusal.append(delta["refusal"])
         fragments = delta.get("tool_calls")
@@ -230,78 +197,67 @@ class ChunkAssembler:
                 events.extend(self._tool_fragment(fragment))
         return events
 
-    def _slot(self, fragment: Mapping[str, Any], name: str) -> _Call:
+    def _slot(self, fragment: Mapping[str, Any], name: str) -> int:
         index, call_id = fragment.get("index"), _text(fragment.get("id"))
         if call_id and call_id in self.by_id:
             return self.by_id[call_id]
+        calls = len(self.parts.calls())
         if isinstance(index, int) and index in self.by_index:
             slot = self.by_index[index]
-            if not (call_id and slot.id and name):  # only a new id WITH a name starts another call
-                return slot
-        elif not isinstance(index, int) and not call_id and self.calls:
-            return self.calls[-1]
-        slot = _Call(len(self.calls))
-        self.calls.append(slot)
+            if not (call_id and self.parts.part(slot, "tool_call").call_id and name):
+                return slot  # only a new id WITH a name starts another call
+        elif not isinstance(index, int) and not call_id and calls:
+            return calls - 1
+        self.parts.part(calls, "tool_call")
         if isinstance(index, int):
-            self.by_index[index] = slot
-        return slot
+            self.by_index[index] = calls
+        return calls
 
     def _tool_fragment(self, fragment: Mapping[str, Any]) -> list[StreamEvent]:
         function = fragment.get("function")
         function = function if isinstance(function, Mapping) else {}
         name, arguments = _text(function.get("name")), _text(function.get("arguments"))
         slot = self._slot(fragment, name)
+        part = self.parts.part(slot, "tool_call")
         raw_arguments = function.get("arguments")
         if raw_arguments is not None and not isinstance(raw_arguments, str):
-            slot.non_string = raw_arguments
+            part.extra["non_string"] = raw_arguments  # arguments sent as an object/number, not text
         call_id = _text(fragment.get("id"))
-        if call_id and not slot.id:
-            slot.id = call_id
-            self.by_id[call_id] = slot
-        if name and not slot.started:
-            slot.name = name
-        if arguments:
-            slot.arguments.append(arguments)
-        if slot.started:
-            return [ToolCallArgsDelta(slot.position, slot.id, arguments)] if arguments else []
-        if not slot.name:
-            return []
-        slot.started = True
-        slot.id = slot.id or f"call_{slot.position}"
-        self.by_id.setdefault(slot.id, slot)
-        events: list[StreamEvent] = [ToolCallStarted(slot.position, slot.id, slot.name)]
-        if slot.arguments:
-            events.append(ToolCallArgsDelta(slot.position, slot.id, "".join(slot.arguments)))
+        if part.started:
+            return self.parts.arguments(slot, arguments)
+        self.parts.arguments(slot, arguments)  # held until the call has a name
+        events = self.parts.tool_call(slot, call_id=call_id, name=name)
+        if part.call_id:
+            self.by_id.setdefault(part.call_id, slot)
         return events
 
     def finish(self) -> LLMResponse:
         """The completion this stream amounts to, parsed like a non-streamed one. A stream in which no
         chunk had the chunk shape (a choice with a ``delta``) is malformed, not an empty answer."""
         if not self.deltas and self.finish_reason is None:
-            raise malformed("the stream had no chunk with a choice and a delta")
-        message: dict[str, Any] = {"role": "assistant", "content": "".join(self.text) or None}
-        if self.reasoning:
-            message["reasoning_content"] = "".join(self.reasoning)
+            raise malformed(
+                "chat completion", "the stream had no chunk with a choice and a delta", provider=PROVIDER
+            )
+        message: dict[str, Any] = {"role": "assistant", "content": self.parts.joined("text") or None}
+        reasoning = self.parts.joined("reasoning")
+        if reasoning:
+            message["reasoning_content"] = reasoning
         if self.refusal:
             message["refusal"] = "".join(self.refusal)
-        if self.calls:
+        calls = self.parts.calls()
+        if calls:
             message["tool_calls"] = [
                 {
-                    "id": call.id or f"call_{call.position}",
+                    "id": call.call_id or f"call_{slot}",
                     "type": "function",
-                    "function": {
-                        "name": call.name,
-                        "arguments": call.non_string
-                        if call.non_string is not None
-                        else "".join(call.arguments),
-                    },
+                    "function": {"name": call.name, "arguments": call.extra.get("non_string", call.content)},
                 }
-                for call in self.calls
+                for slot, call in enumerate(calls)
             ]
         completion: dict[str, Any] = {
             **self.meta,
             "choices": [{"index": 0, "message": message, "finish_reason": self.finish_reason}],
         }
-        if self.usage is not None:
-            completion["usage"] = self.usage
+        if self.parts.usage:
+            completion["usage"] = self.parts.usage
         return parse_completion(completion)

@@ -33,20 +33,17 @@ from kanawa.llm.errors import LLMConnectionError, LLMError
 from kanawa.llm.openai.audit import AuditContext, audit_failure, audit_success
 from kanawa.llm.openai.chat_response import tool_call
 from kanawa.llm.openai.common import error_for_code
+from kanawa.llm.stream_parts import DeltaAccumulator, malformed, wire_int
 from kanawa.types import (
     AssistantMessage,
     JsonObject,
     JsonValue,
     LLMResponse,
-    ReasoningDelta,
     ReasoningPart,
     ResponseCompleted,
     StopReason,
     StreamEvent,
-    TextDelta,
     ToolCall,
-    ToolCallArgsDelta,
-    ToolCallStarted,
     Usage,
 )
 
@@ -74,10 +71,6 @@ def _str(value: object) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _int(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
 MESSAGE_ITEMS_KEY = "openai_message_items"
 """``AssistantMessage.provider_details`` key: the response's message items as ``{"text", "phase"}``."""
 
@@ -103,11 +96,11 @@ def parse_usage(usage: object) -> Usage:
     """Usage from a response's ``usage`` object (missing fields count as 0)."""
     u = _obj(usage)
     return Usage(
-        input_tokens=_int(u.get("input_tokens")),
-        output_tokens=_int(u.get("output_tokens")),
-        reasoning_tokens=_int(_obj(u.get("output_tokens_details")).get("reasoning_tokens")),
-        cached_tokens=_int(_obj(u.get("input_tokens_details")).get("cached_tokens")),
-        cache_write_tokens=_int(_obj(u.get("input_tokens_details")).get("cache_write_tokens")),
+        input_tokens=wire_int(u.get("input_tokens")),
+        output_tokens=wire_int(u.get("output_tokens")),
+        reasoning_tokens=wire_int(_obj(u.get("output_tokens_details")).get("reasoning_tokens")),
+        cached_tokens=wire_int(_obj(u.get("input_tokens_details")).get("cached_tokens")),
+        cache_write_tokens=wire_int(_obj(u.get("input_tokens_details")).get("cache_write_tokens")),
         requests=1,
     )
 
@@ -140,22 +133,20 @@ def _tool_call(item: Mapping[str, JsonValue]) -> ToolCall:
     return replace(call, provider_details=details)
 
 
-def malformed(detail: str) -> LLMConnectionError:
-    """A 200 answer without the Responses API shape: an error naming the provider, never an empty
-    success (retryable: the next attempt may be clean)."""
-    return LLMConnectionError(f"malformed Responses API body: {detail}", provider=PROVIDER)
-
-
 def check_response_shape(data: object, *, output_required: bool = True) -> Mapping[str, JsonValue]:
     """``data`` if it has the response-object shape: an object whose ``output`` is a list of objects
     (it may be absent from a stream's completion event, whose items came as events)."""
     if not isinstance(data, Mapping):
-        raise malformed(f"the response is a JSON {type(data).__name__}, not an object")
+        raise malformed(
+            "Responses API body",
+            f"the response is a JSON {type(data).__name__}, not an object",
+            provider=PROVIDER,
+        )
     output = data.get("output")
     if output is None and not output_required:
         return data
     if not isinstance(output, list) or not all(isinstance(item, Mapping) for item in output):
-        raise malformed("`output` is not a list of objects")
+        raise malformed("Responses API body", "`output` is not a list of objects", provider=PROVIDER)
     return data
 
 
@@ -265,12 +256,10 @@ class ResponsesStreamAssembler:
         self._stop = tuple(stop)
         self._request_id = request_id
         self._scanner = StopScanner(self._stop)
-        self._calls: dict[int, tuple[int, str, bool]] = {}  # output_index -> (index, call_id, had_delta)
+        self._parts = DeltaAccumulator()  # text as released, reasoning, calls keyed ("call", output_index)
         self._items: dict[int, JsonObject] = {}
         self._reasoning_key: tuple[int, str, int] | None = None
-        self._reasoning_emitted = False
-        self._text = ""
-        self._released = ""
+        self._text = ""  # as the server sent it, before the stop scanner
         self.finished = False
 
     # ---------------------------------------------------------------- helpers
@@ -278,48 +267,41 @@ class ResponsesStreamAssembler:
         delta = _str(event.get("delta"))
         if not delta or self._scanner.hit:
             return []
-        key = (_int(event.get("output_index")), kind, _int(event.get(part_key)))
-        prefix = "\n\n" if self._reasoning_emitted and key != self._reasoning_key else ""
-        self._reasoning_key, self._reasoning_emitted = key, True
-        return [ReasoningDelta(prefix + delta)]
+        key = (wire_int(event.get("output_index")), kind, wire_int(event.get(part_key)))
+        prefix = "\n\n" if self._reasoning_key is not None and key != self._reasoning_key else ""
+        self._reasoning_key = key
+        return self._parts.reasoning(key, prefix + delta)
 
     def _text_delta(self, delta: str) -> list[StreamEvent]:
         self._text += delta
-        released = self._scanner.feed(delta)
-        self._released += released
-        return [TextDelta(released)] if released else []
+        return self._parts.text("text", self._scanner.feed(delta))
 
     def _catch_up(self, final: LLMResponse) -> list[StreamEvent]:
         """Deltas for whatever the final response holds but the stream never showed (a server that
         sends only ``*.done`` events, or a held-back tail), so the deltas always add up to it."""
+        text, released = final.message.text, self._parts.joined("text")
         events: list[StreamEvent] = []
-        text = final.message.text
-        if len(text) > len(self._released) and text.startswith(self._released):
-            events.append(TextDelta(text[len(self._released) :]))
-        announced = {call_id for _, call_id, _ in self._calls.values()}
-        ordinal = len(self._calls)
+        if len(text) > len(released) and text.startswith(released):
+            events += self._parts.text("text", text[len(released) :])
+        announced = {part.call_id for part in self._parts.calls()}
         for call in final.message.tool_calls:
             if call.id in announced:
                 continue
-            events.append(ToolCallStarted(ordinal, call.id, call.name))
-            if call.arguments:
-                events.append(ToolCallArgsDelta(ordinal, call.id, call.arguments))
-            ordinal += 1
+            key = ("final", call.id)
+            events += self._parts.tool_call(key, call_id=call.id, name=call.name, whole=True)
+            events += self._parts.arguments(key, call.arguments)
         return events
 
     def _call_started(self, index: int, item: Mapping[str, JsonValue]) -> list[StreamEvent]:
-        if index in self._calls or self._scanner.hit:
+        if ("call", index) in self._parts.parts or self._scanner.hit:
             return []
         call = _tool_call(item)
-        self._calls[index] = (len(self._calls), call.id, False)
-        return [ToolCallStarted(self._calls[index][0], call.id, call.name)]
+        return self._parts.tool_call(("call", index), call_id=call.id, name=call.name, whole=True)
 
     def _args(self, index: int, delta: str) -> list[StreamEvent]:
-        if index not in self._calls or not delta:
+        if ("call", index) not in self._parts.parts:
             return []
-        ordinal, call_id, _ = self._calls[index]
-        self._calls[index] = (ordinal, call_id, True)
-        return [ToolCallArgsDelta(ordinal, call_id, delta)]
+        return self._parts.arguments(("call", index), delta)
 
     def _fail(self, code: object, message: object) -> LLMError:
         return error_for_code(
@@ -337,10 +319,7 @@ class ResponsesStreamAssembler:
         if not _list(data.get("output")) and self._text:
             data["output_text"] = self._text
         events: list[StreamEvent] = []
-        tail = self._scanner.flush()
-        if tail:
-            self._released += tail
-            events.append(TextDelta(tail))
+        events += self._parts.text("text", self._scanner.flush())
         final = parse_response(data, stop=self._stop)
         events += self._catch_up(final)
         events.append(ResponseCompleted(final))
@@ -351,7 +330,7 @@ class ResponsesStreamAssembler:
     def feed(self, event: Mapping[str, JsonValue]) -> list[StreamEvent]:
         """Fold one event; see the class docstring."""
         kind = event.get("type")
-        index = _int(event.get("output_index"))
+        index = wire_int(event.get("output_index"))
         if kind == "response.output_text.delta" or kind == "response.refusal.delta":
             return self._text_delta(_str(event.get("delta")))
         if kind == "response.reasoning_summary_text.delta":
@@ -361,8 +340,8 @@ class ResponsesStreamAssembler:
         if kind == "response.function_call_arguments.delta":
             return self._args(index, _str(event.get("delta")))
         if kind == "response.function_call_arguments.done":
-            seen = self._calls.get(index)
-            return self._args(index, _str(event.get("arguments"))) if seen and not seen[2] else []
+            seen = self._parts.parts.get(("call", index))
+            return self._args(index, _str(event.get("arguments"))) if seen and not seen.fragments else []
         if kind in ("response.output_item.added", "response.output_item.done"):
             item = _obj(event.get("item"))
             if kind == "response.output_item.done":
