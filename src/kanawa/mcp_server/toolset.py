@@ -36,11 +36,11 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from kanawa._logging import get_logger
 from kanawa.agents.agent import Agent
+from kanawa.agents.failures import failure_cause
 from kanawa.loop.result import RunResult
 from kanawa.mcp_server.progress import progress_message
 from kanawa.mcp_server.schemas import INPUT_SCHEMA, OutputShape, describe, output_shape
 from kanawa.secrets import mask
-from kanawa.server.runs.chunks import error_chunk
 from kanawa.tools.messages import EXECUTION_ERROR_MESSAGE, describe_exception, validation_message
 from kanawa.types import TextDelta
 
@@ -158,8 +158,8 @@ class AgentToolset:
             result = run.result
         except Exception as exc:  # the run failed: the host gets the tool rules' error, the log the detail
             logger.warning("agent %s failed over MCP: %s", entry.agent.name, mask(describe_exception(exc)))
-            cause = error_chunk(exc, agent=entry.agent.name, now=0.0).data
-            return error_result(failure_message(cause))
+            code, message = failure_cause(exc)
+            return error_result(failure_message({"code": code, "message": message}))
         return _answer(entry, result, "".join(answer))
 
 
@@ -201,7 +201,7 @@ def approval_message(names: Iterable[str]) -> str:
 def failure_message(cause: object) -> str:
     """The error text of a run that failed, the same over stdio and HTTP: the tool rules' wording,
     then the cause as every protocol tells a client — the run's ``error`` chunk's ``code`` and
-    ``message`` (:func:`~kanawa.server.runs.chunks.error_chunk`): kanawa's own errors by class and
+    ``message`` (:func:`~kanawa.agents.failures.failure_cause`): kanawa's own errors by class and
     masked message, a provider's failure by its class, provider, model and HTTP status and never its
     text, anything else ``internal_error``. Without a cause, the wording alone."""
     if not isinstance(cause, Mapping) or not cause.get("code"):

@@ -45,16 +45,14 @@ from __future__ import annotations
 import dataclasses
 import enum
 import json
-import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, TypeAlias, assert_never, cast, get_args, get_origin
 
 from pydantic import BaseModel, TypeAdapter
 
+from kanawa.agents.failures import failure_cause
 from kanawa.agents.routing import RouteDecision
-from kanawa.llm.errors import LLMError
-from kanawa.loop.errors import AgentError, LLMCallFailed
 from kanawa.loop.events import (
     ApprovalRequired,
     FinalResponse,
@@ -67,8 +65,6 @@ from kanawa.loop.events import (
     ToolCallStep,
     ToolResultStep,
 )
-from kanawa.secrets import mask
-from kanawa.tools.errors import ToolError
 from kanawa.trace.serialize import iso_time, to_json_value
 from kanawa.types import JsonValue, ReasoningDelta, TextDelta, ToolCallArgsDelta, ToolCallStarted, Usage
 
@@ -78,9 +74,6 @@ its model-visible form is ``content``)."""
 
 TERMINAL_TYPES: Final = frozenset({"done"})
 """The chunk type that ends a run's stream (``data.status`` says how the run ended)."""
-
-SAFE_ERRORS: Final = (AgentError, ToolError, LLMError)
-"""kanawa's error families carry messages written to be shown (no prompts, no tool arguments)."""
 
 ROUTE_QUESTION_CHARS: Final = 500
 """Longest restated question a ``route`` chunk carries (a model's answer, asked to be brief)."""
@@ -277,40 +270,11 @@ def error_chunk(exc: BaseException, *, agent: str, now: float) -> Chunk:
 
     kanawa's own errors (``AgentError`` and its subclasses: ``GuardrailViolation``,
     ``HandoffDepthExceeded``, ``BudgetExceeded``, ``LLMCallFailed`` …, and ``ToolError``) keep their
-    message, masked (:func:`client_message`); anything else is reported as ``internal_error``
-    without its text.
+    message, masked (:func:`kanawa.agents.failures.client_message`); anything else is reported as
+    ``internal_error`` without its text.
     """
-    if isinstance(exc, SAFE_ERRORS):
-        code, message = type(exc).__name__, client_message(exc)
-    else:
-        code, message = "internal_error", "the run failed with an internal error"
+    code, message = failure_cause(exc)
     return Chunk(agent, "error", {"code": code, "message": message}, now)
-
-
-_PATH: Final = re.compile(
-    r"(?<![\w:/.~-])(?:~|\.{1,2})?(?:/[\w.@+-]+){2,}/?"  # /srv/app/x.yaml, ~/keys, ../etc/passwd
-    r"|\b[A-Za-z]:\\(?:[\w .@+-]+\\?)+"  # C:\Users\me\key.txt
-)
-PATH_MASK: Final = "[path]"
-
-
-def client_message(exc: BaseException) -> str:
-    """What a client is told of one of kanawa's own errors: a provider failure is summarised from
-    its fields (error class, provider and model, HTTP status) without the provider's text — which may
-    name the provider's or this server's files, hosts and keys; other messages are masked
-    (:func:`kanawa.secrets.mask`) and their file paths replaced with ``[path]``. The whole text stays
-    in the server's log (masked, :mod:`kanawa.server.runs.manager`)."""
-    if isinstance(exc, LLMCallFailed):
-        return f"model request at step {exc.step} failed: {_provider_summary(exc.error)}"
-    if isinstance(exc, LLMError):
-        return f"model request failed: {_provider_summary(exc)}"
-    return _PATH.sub(PATH_MASK, mask(str(exc)))
-
-
-def _provider_summary(error: LLMError) -> str:
-    where = ":".join(part for part in (error.provider, error.model) if part)
-    status = f" (HTTP {error.status_code})" if error.status_code is not None else ""
-    return f"{type(error).__name__}{f' from {where}' if where else ''}{status}"
 
 
 def done_chunk(
@@ -334,7 +298,6 @@ __all__ = [
     "EventChunks",
     "ServedEvent",
     "UnknownEvent",
-    "client_message",
     "done_chunk",
     "error_chunk",
     "fields_chunk",

@@ -346,7 +346,7 @@ class RunManager:
         except asyncio.CancelledError:
             status, reason = "cancelled", "cancelled"
         except Exception as exc:
-            # the whole (masked) text for the operator; the client gets chunks.client_message's
+            # the whole (masked) text for the operator; the client gets failures.client_message's
             _log.info("run %s failed: %s: %s", run_id, type(exc).__name__, mask(str(exc)))
             status, reason = "failed", "error"
             failure = trace_chunks(traces)
