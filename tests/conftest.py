@@ -5,7 +5,12 @@ Property tests stay randomised where people develop, and are deterministic where
 - ``dev`` (the default): random seeds, 200 examples per property;
 - ``ci`` (chosen when the ``CI`` environment variable is set, as CI does): derandomised — the same
   examples on every run — with 400 examples per property, so a green CI run is reproducible;
+- ``explore`` (``make explore``, part of ``make test``): random seeds and 50 examples per property —
+  the pass that finds what a newcomer's own run would; the Makefile prints the seed, and
+  ``make explore SEED=<seed>`` (``--hypothesis-seed``) replays it;
 - ``fuzz`` (``make fuzz``): random seeds and 5,000 examples per property, to go looking for bugs.
+
+``make test`` runs the suites with ``--hypothesis-profile=ci`` (derandomised), then ``make explore``.
 
 ``--hypothesis-profile NAME`` overrides the choice. Property tests set only ``deadline`` and health
 checks in their ``@settings``, never ``max_examples``, so the profile decides how hard they search.
@@ -29,6 +34,13 @@ settings.register_profile(
     max_examples=400,
     deadline=None,
     derandomize=True,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile(
+    "explore",
+    max_examples=50,
+    deadline=None,
     print_blob=True,
     suppress_health_check=[HealthCheck.too_slow],
 )
@@ -75,3 +87,16 @@ def pgvector_url() -> Iterator[str]:
 
     with pgvector_server() as url:
         yield url
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "slow: outside programs dominate its time; 3.12 only in make test")
+    config.addinivalue_line("markers", "each_python: a slow test that runs on 3.11 as well")
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """xdist groups, the slow/each_python marks and slow-first order (tests/support/scheduling.py)."""
+    from tests.support.scheduling import arrange
+
+    arrange(items)

@@ -29,7 +29,9 @@ from kanawa.types import ToolCall, Usage
 
 def ctx(output: Any, *, expected: Any = None, events: tuple[Any, ...] = (), **kw: Any) -> ScoreContext:
     text = output if isinstance(output, str) else json.dumps(output, default=repr)
-    return ScoreContext(Case(name="c", inputs="q", expected_output=expected), output, text, events, **kw)
+    return ScoreContext(
+        Case(name="c", inputs="q", expected_output=expected), output, text, events=events, **kw
+    )
 
 
 async def one(scorer: Any, context: ScoreContext) -> Outcome:

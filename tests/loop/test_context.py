@@ -14,6 +14,7 @@ from kanawa.context import MessagesView, RunContext
 from kanawa.llm.openai.chat import OpenAIChatAdapter
 from kanawa.llm.testing import ScriptedLLM
 from kanawa.loop.runner import AgentLoopRunner
+from kanawa.loop.spec import RunSpec
 from kanawa.tools.decorator import tool
 from kanawa.types import Message, ToolMessage, Usage, UserMessage
 from tests.llm.openai_chat.wire import completion
@@ -92,11 +93,8 @@ async def test_sync_and_async_tools_receive_deps_step_usage_and_names(streaming:
         ]
     )
     runner = AgentLoopRunner(
-        llm,
+        RunSpec(llm, tools=[whoami, whoami_async], stream=streaming, agent_name="greeter"),
         conversation(),
-        tools=[whoami, whoami_async],
-        stream=streaming,
-        agent_name="greeter",
         run_id="run-1",
         deps=deps,
     )
@@ -117,7 +115,7 @@ async def test_sync_and_async_tools_receive_deps_step_usage_and_names(streaming:
 
 async def test_the_context_parameter_is_not_in_the_schema_the_model_is_sent() -> None:
     llm = ScriptedLLM([tools_response(call("whoami", '{"greeting": "hi"}')), text_response("ok")])
-    await drain(AgentLoopRunner(llm, conversation(), tools=[whoami], deps=Deps("u", [])))
+    await drain(AgentLoopRunner(RunSpec(llm, tools=[whoami]), conversation(), deps=Deps("u", [])))
     (spec,) = llm.requests[0].tools
     assert spec.parameters["properties"] == {"greeting": {"type": "string", "description": "how to greet"}}
     assert spec.parameters["required"] == ["greeting"]
@@ -135,7 +133,7 @@ async def test_the_context_parameter_is_not_on_the_wire(wire_server: WireServer)
         completion({"content": None, "tool_calls": calls}, finish="tool_calls"),
         completion({"content": "done"}),
     )
-    runner = AgentLoopRunner(adapter, conversation(), tools=[whoami], deps=Deps("u-7", []))
+    runner = AgentLoopRunner(RunSpec(adapter, tools=[whoami]), conversation(), deps=Deps("u-7", []))
     _, result = await drain(runner)
     assert result.output == "done"
     first, second = (r.json() for r in wire_server.requests)
@@ -154,7 +152,7 @@ async def test_a_run_without_deps_gives_a_context_with_deps_none() -> None:
         return f"deps={ctx.deps} step={ctx.step}"
 
     llm = ScriptedLLM([tools_response(call("step_of")), text_response("ok")])
-    _, result = await drain(AgentLoopRunner(llm, conversation(), tools=[step_of]))
+    _, result = await drain(AgentLoopRunner(RunSpec(llm, tools=[step_of]), conversation()))
     assert [m.text for m in result.messages if isinstance(m, ToolMessage)] == ["deps=None step=1"]
 
 
@@ -176,7 +174,7 @@ async def test_one_context_per_run_whose_messages_view_is_live_and_read_only() -
             text_response("ok"),
         ]
     )
-    runner = AgentLoopRunner(llm, conversation(), tools=[grab])
+    runner = AgentLoopRunner(RunSpec(llm, tools=[grab]), conversation())
     _, result = await drain(runner)
     assert len(contexts) == 2  # call "b" has an unknown argument: it failed validation and never ran
     assert all(ctx is runner.context for ctx in contexts)
@@ -206,7 +204,9 @@ async def test_the_context_follows_a_conversation_replaced_by_preprocessing() ->
         return ctx.messages[0].text
 
     llm = ScriptedLLM([tools_response(call("count")), text_response("ok")])
-    runner = AgentLoopRunner(llm, conversation(), tools=[count], preprocess=replace_all, deps="alice")
+    runner = AgentLoopRunner(
+        RunSpec(llm, tools=[count], preprocess=replace_all), conversation(), deps="alice"
+    )
     _, result = await drain(runner)
     assert lengths == [2]
     assert result.messages[2].text == "rewritten for alice"
@@ -228,7 +228,7 @@ async def test_concurrent_runs_never_see_each_others_deps() -> None:
     def runner_for(index: int, deps: Deps) -> AgentLoopRunner[str]:
         script = [tools_response(call("remember", f'{{"note": "n{step}"}}', f"c{step}")) for step in range(3)]
         llm = ScriptedLLM([*script, text_response("ok")])
-        return AgentLoopRunner(llm, conversation(), tools=[remember], run_id=f"r{index}", deps=deps)
+        return AgentLoopRunner(RunSpec(llm, tools=[remember]), conversation(), run_id=f"r{index}", deps=deps)
 
     all_deps = [Deps(f"user{i}", []) for i in range(8)]
     runners = [runner_for(i, deps) for i, deps in enumerate(all_deps)]

@@ -10,6 +10,7 @@ from kanawa.llm.testing import ModelRequest, ScriptedLLM
 from kanawa.loop.config import AgentConfiguration
 from kanawa.loop.events import ToolCallStep, ToolResultStep
 from kanawa.loop.runner import AgentLoopRunner
+from kanawa.loop.spec import RunSpec
 from kanawa.tools.base import Tool
 from kanawa.tools.decorator import tool
 from kanawa.types import (
@@ -54,7 +55,7 @@ async def test_parallel_tool_calls_run_concurrently_and_events_come_in_call_orde
         assert [(m.tool_call_id, m.is_error) for m in results] == [("c1", False), ("c2", False)]
 
     llm = ScriptedLLM([tools_response(c1, c2), "both met"], checks=[None, sees_results_in_call_order])
-    events, result = await drain(AgentLoopRunner(llm, conversation(), tools=[alpha, beta]))
+    events, result = await drain(AgentLoopRunner(RunSpec(llm, tools=[alpha, beta]), conversation()))
     assert kinds(events) == ["tool_call", "tool_result", "tool_call", "tool_result", "final_response"]
     assert isinstance(events[0], ToolCallStep)
     assert events[0].call == c1
@@ -73,7 +74,7 @@ async def test_parallel_tool_calls_false_runs_calls_one_after_another() -> None:
     alpha, beta = meeting_tools(patience=0.05)
     llm = ScriptedLLM([tools_response(call("alpha", "{}", "c1"), call("beta", "{}", "c2")), "done"])
     config = AgentConfiguration(parallel_tool_calls=False)
-    events, _ = await drain(AgentLoopRunner(llm, conversation(), tools=[alpha, beta], config=config))
+    events, _ = await drain(AgentLoopRunner(RunSpec(llm, tools=[alpha, beta], config=config), conversation()))
     first = events[1]
     assert isinstance(first, ToolResultStep)
     assert first.result.is_error  # alpha waited alone: beta had not started
@@ -107,7 +108,7 @@ class Report(BaseModel):
 
 async def test_streaming_yields_text_reasoning_and_tool_argument_deltas_before_the_steps() -> None:
     llm = ScriptedLLM(_script())  # type: ignore[arg-type]
-    runner = AgentLoopRunner(llm, conversation(), tools=[weather], output_type=Report, stream=True)
+    runner = AgentLoopRunner(RunSpec(llm, tools=[weather], output_type=Report, stream=True), conversation())
     events, result = await drain(runner)
     names = kinds(events)
     assert names[0] == "reasoning_delta"
@@ -127,9 +128,11 @@ async def test_streaming_yields_text_reasoning_and_tool_argument_deltas_before_t
 
 async def test_chat_and_stream_give_identical_results() -> None:
     chat_llm, stream_llm = ScriptedLLM(_script()), ScriptedLLM(_script())  # type: ignore[arg-type]
-    chat_runner = AgentLoopRunner(chat_llm, conversation(), tools=[weather], output_type=Report, run_id="r")
+    chat_runner = AgentLoopRunner(
+        RunSpec(chat_llm, tools=[weather], output_type=Report), conversation(), run_id="r"
+    )
     stream_runner = AgentLoopRunner(
-        stream_llm, conversation(), tools=[weather], output_type=Report, stream=True, run_id="r"
+        RunSpec(stream_llm, tools=[weather], output_type=Report, stream=True), conversation(), run_id="r"
     )
     _, from_chat = await drain(chat_runner)
     _, from_stream = await drain(stream_runner)
@@ -144,5 +147,7 @@ async def test_chat_and_stream_give_identical_results() -> None:
 
 async def test_without_streaming_no_deltas_are_yielded() -> None:
     llm = ScriptedLLM(_script())  # type: ignore[arg-type]
-    events, _ = await drain(AgentLoopRunner(llm, conversation(), tools=[weather], output_type=Report))
+    events, _ = await drain(
+        AgentLoopRunner(RunSpec(llm, tools=[weather], output_type=Report), conversation())
+    )
     assert kinds(events) == ["tool_call", "tool_result", "thinking", "final_response"]

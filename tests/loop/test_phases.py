@@ -17,6 +17,7 @@ from kanawa.loop.config import AgentConfiguration
 from kanawa.loop.errors import AgentError, InvalidLoopState, OutputDecodingFailed
 from kanawa.loop.events import FinalResponse, Thinking
 from kanawa.loop.runner import AgentLoopRunner
+from kanawa.loop.spec import RunSpec
 from kanawa.loop.state import COMPLETED, FinalOutputPhase
 from kanawa.tools.decorator import tool
 from kanawa.types import UserMessage
@@ -58,7 +59,7 @@ async def test_tool_use_with_tools_sends_tools_and_no_schema_then_final_output_s
         [tools_response(call("lookup", '{"key": "k"}')), text_response("The value is 7."), '{"value": 7}'],
         checks=[offers_tools_without_schema, offers_tools_without_schema, sends_schema_without_tools],
     )
-    runner = AgentLoopRunner(llm, conversation(), tools=[lookup], output_type=Answer)
+    runner = AgentLoopRunner(RunSpec(llm, tools=[lookup], output_type=Answer), conversation())
     events, result = await drain(runner)
     assert kinds(events) == ["tool_call", "tool_result", "thinking", "final_response"]
     thinking = events[2]
@@ -75,14 +76,14 @@ async def test_tool_use_with_tools_sends_tools_and_no_schema_then_final_output_s
 
 async def test_tool_use_without_tools_sends_the_schema_and_decodes_directly() -> None:
     llm = ScriptedLLM(['{"value": 3}'], checks=[sends_schema_without_tools])
-    result = await drain(AgentLoopRunner(llm, conversation(), output_type=Answer))
+    result = await drain(AgentLoopRunner(RunSpec(llm, output_type=Answer), conversation()))
     assert result[1].output == Answer(value=3)
     assert kinds(result[0]) == ["final_response"]
 
 
 async def test_tool_use_without_tools_decode_failure_raises_output_decoding_failed_without_retry() -> None:
     llm = ScriptedLLM(["not json", '{"value": 1}'])
-    runner = AgentLoopRunner(llm, conversation(), output_type=Answer)
+    runner = AgentLoopRunner(RunSpec(llm, output_type=Answer), conversation())
     with pytest.raises(OutputDecodingFailed) as info:
         await drain(runner)
     assert info.value.attempts == 1
@@ -96,7 +97,7 @@ async def test_str_output_has_no_final_output_phase_and_no_schema() -> None:
         [tools_response(call("lookup", '{"key": "a"}')), "plain answer"],
         checks=[offers_tools_without_schema, offers_tools_without_schema],
     )
-    events, result = await drain(AgentLoopRunner(llm, conversation(), tools=[lookup]))
+    events, result = await drain(AgentLoopRunner(RunSpec(llm, tools=[lookup]), conversation()))
     assert kinds(events) == ["tool_call", "tool_result", "final_response"]
     assert result.output == "plain answer"
     assert result.text == "plain answer"
@@ -104,7 +105,7 @@ async def test_str_output_has_no_final_output_phase_and_no_schema() -> None:
 
 async def test_str_output_without_tools_sends_neither_tools_nor_schema() -> None:
     llm = ScriptedLLM(["hello"], checks=[sends_neither])
-    _, result = await drain(AgentLoopRunner(llm, conversation()))
+    _, result = await drain(AgentLoopRunner(RunSpec(llm), conversation()))
     assert result.output == "hello"
 
 
@@ -115,7 +116,7 @@ async def test_decode_retry_count_is_exactly_max_decode_retries_then_output_deco
     bad = ['{"value": "x"}'] * (retries + 1)
     llm = ScriptedLLM([tools_response(call("lookup", '{"key": "a"}')), "draft", *bad, '{"value": 1}'])
     config = AgentConfiguration(max_decode_retries=retries, max_steps=20)
-    runner = AgentLoopRunner(llm, conversation(), tools=[lookup], output_type=Answer, config=config)
+    runner = AgentLoopRunner(RunSpec(llm, tools=[lookup], output_type=Answer, config=config), conversation())
     with pytest.raises(OutputDecodingFailed) as info:
         await drain(runner)
     assert info.value.attempts == retries + 1
@@ -137,7 +138,7 @@ async def test_decode_retry_succeeds_and_the_retry_message_carries_the_validatio
         ],
         checks=[None, None, sends_schema_without_tools, sends_schema_without_tools],
     )
-    runner = AgentLoopRunner(llm, conversation(), tools=[lookup], output_type=Answer)
+    runner = AgentLoopRunner(RunSpec(llm, tools=[lookup], output_type=Answer), conversation())
     events, result = await drain(runner)
     assert kinds(events) == ["tool_call", "tool_result", "thinking", "thinking", "final_response"]
     assert result.output == Answer(value=2)
@@ -151,7 +152,7 @@ async def test_decode_retry_succeeds_and_the_retry_message_carries_the_validatio
 async def test_phase_moves_to_final_output_with_retry_count() -> None:
     seen: list[object] = []
     llm = ScriptedLLM([tools_response(call("lookup", '{"key": "a"}')), "draft", "bad", '{"value": 1}'])
-    runner = AgentLoopRunner(llm, conversation(), tools=[lookup], output_type=Answer)
+    runner = AgentLoopRunner(RunSpec(llm, tools=[lookup], output_type=Answer), conversation())
     async for event in runner:
         seen.append((event.kind, runner.state.phase))
     assert ("thinking", FinalOutputPhase(retry_count=0)) in seen
@@ -161,7 +162,7 @@ async def test_phase_moves_to_final_output_with_retry_count() -> None:
 
 async def test_completed_phase_refuses_a_request_with_invalid_loop_state() -> None:
     llm = ScriptedLLM(["never sent"])
-    runner = AgentLoopRunner(llm, conversation())
+    runner = AgentLoopRunner(RunSpec(llm), conversation())
     runner.state.mark_completed()
     with pytest.raises(InvalidLoopState):
         await drain(runner)
@@ -169,7 +170,7 @@ async def test_completed_phase_refuses_a_request_with_invalid_loop_state() -> No
 
 
 async def test_result_before_completion_is_invalid_loop_state() -> None:
-    runner = AgentLoopRunner(ScriptedLLM(["x"]), conversation())
+    runner = AgentLoopRunner(RunSpec(ScriptedLLM(["x"])), conversation())
     with pytest.raises(InvalidLoopState):
         _ = runner.result
 
@@ -182,7 +183,7 @@ async def test_a_decode_retry_beyond_the_step_budget(on_max_steps: str, error: s
     MaxStepsExceeded; with ``finalize`` there is no step left to retry in, so the decode error stands."""
     llm = ScriptedLLM([tools_response(call("lookup", '{"key": "a"}')), "draft", "not json", '{"value": 1}'])
     config = AgentConfiguration(max_steps=3, on_max_steps=on_max_steps)  # type: ignore[arg-type]
-    runner = AgentLoopRunner(llm, conversation(), tools=[lookup], output_type=Answer, config=config)
+    runner = AgentLoopRunner(RunSpec(llm, tools=[lookup], output_type=Answer, config=config), conversation())
     with pytest.raises(AgentError) as info:
         await drain(runner)
     assert type(info.value).__name__ == error

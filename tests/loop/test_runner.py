@@ -23,6 +23,7 @@ from kanawa.loop.errors import (
 from kanawa.loop.events import FinalResponse, Thinking, ToolResultStep
 from kanawa.loop.policies import ContinueWithThinking, TerminationDecision, TerminationReason
 from kanawa.loop.runner import AgentLoopRunner
+from kanawa.loop.spec import RunSpec
 from kanawa.loop.state import AgentLoopState
 from kanawa.tools.base import ToolErrorKind
 from kanawa.tools.decorator import tool
@@ -79,7 +80,7 @@ def _looping_llm() -> FunctionLLM:
 async def test_max_steps_exceeded_when_the_budget_is_spent_on_error() -> None:
     config = AgentConfiguration(max_steps=3, max_tool_calls_per_tool=None)
     llm = _looping_llm()
-    runner = AgentLoopRunner(llm, conversation(), tools=[lookup], config=config)
+    runner = AgentLoopRunner(RunSpec(llm, tools=[lookup], config=config), conversation())
     with pytest.raises(MaxStepsExceeded) as info:
         await drain(runner)
     assert info.value.steps == 3
@@ -99,7 +100,7 @@ async def test_on_max_steps_finalize_offers_no_tools_in_the_last_request_and_ans
         return "best effort answer"
 
     llm = FunctionLLM(respond)
-    events, result = await drain(AgentLoopRunner(llm, conversation(), tools=[lookup], config=config))
+    events, result = await drain(AgentLoopRunner(RunSpec(llm, tools=[lookup], config=config), conversation()))
     assert [bool(r.tools) for r in llm.requests] == [True, True, False]
     last = llm.requests[-1].messages[-1]
     assert isinstance(last, UserMessage)
@@ -121,7 +122,7 @@ async def test_finalize_round_with_structured_output_sends_the_schema() -> None:
         checks=[None, lambda r: (r.tools == () and r.response_schema is not None) or pytest.fail("shape")],
     )
     _, result = await drain(
-        AgentLoopRunner(llm, conversation(), tools=[lookup], output_type=Out, config=config)
+        AgentLoopRunner(RunSpec(llm, tools=[lookup], output_type=Out, config=config), conversation())
     )
     assert result.output == Out(n=4)
 
@@ -132,7 +133,7 @@ async def test_finalize_round_with_structured_output_sends_the_schema() -> None:
 async def test_duplicate_tool_call_terminates_run_with_duplicate_tool_call_detected() -> None:
     same = call("lookup", '{"key": "x"}')
     llm = ScriptedLLM([tools_response(same), tools_response(same), tools_response(same), "never"])
-    events, result = await drain(AgentLoopRunner(llm, conversation(), tools=[lookup]))
+    events, result = await drain(AgentLoopRunner(RunSpec(llm, tools=[lookup]), conversation()))
     assert result.termination_reason == "duplicate_tool_call_detected"
     assert result.output is None
     assert not result.completed
@@ -148,7 +149,7 @@ async def test_duplicate_tool_call_terminates_run_with_duplicate_tool_call_detec
 async def test_max_tool_calls_per_tool_terminates_with_its_own_reason() -> None:
     config = AgentConfiguration(max_tool_calls_per_tool=2, max_steps=10)
     events, result = await drain(
-        AgentLoopRunner(_looping_llm(), conversation(), tools=[lookup], config=config)
+        AgentLoopRunner(RunSpec(_looping_llm(), tools=[lookup], config=config), conversation())
     )
     assert result.termination_reason == TerminationReason.MAX_TOOL_CALLS_PER_TOOL_EXCEEDED
     assert kinds(events).count("tool_result") == 2
@@ -177,7 +178,7 @@ async def test_bad_model_output_keeps_the_run_going_and_the_model_sees_is_error(
         assert "secret internal detail" not in tool_message.text
 
     llm = ScriptedLLM([tools_response(bad_call), "recovered"], checks=[None, answer_after_error])  # type: ignore[arg-type]
-    events, result = await drain(AgentLoopRunner(llm, conversation(), tools=[lookup, explode]))
+    events, result = await drain(AgentLoopRunner(RunSpec(llm, tools=[lookup, explode]), conversation()))
     tool_result = events[1]
     assert isinstance(tool_result, ToolResultStep)
     assert tool_result.result.is_error
@@ -187,7 +188,7 @@ async def test_bad_model_output_keeps_the_run_going_and_the_model_sees_is_error(
 
 async def test_wrong_option_value_is_a_validation_error_result() -> None:
     llm = ScriptedLLM([tools_response(call("paint", '{"color": "green"}')), "ok"])
-    events, _ = await drain(AgentLoopRunner(llm, conversation(), tools=[paint]))
+    events, _ = await drain(AgentLoopRunner(RunSpec(llm, tools=[paint]), conversation()))
     result = events[1]
     assert isinstance(result, ToolResultStep)
     assert result.result.error_kind is ToolErrorKind.VALIDATION_ERROR
@@ -198,7 +199,7 @@ async def test_strict_tools_raises_tool_not_found_and_tool_execution_failed() ->
     strict = AgentConfiguration(strict_tools=True)
     llm = ScriptedLLM([tools_response(call("missing"))])
     with pytest.raises(ToolNotFound) as missing:
-        await drain(AgentLoopRunner(llm, conversation(), tools=[lookup], config=strict))
+        await drain(AgentLoopRunner(RunSpec(llm, tools=[lookup], config=strict), conversation()))
     assert missing.value.name == "missing"
     # seed 003's AgentError.toolNotFound: the tool layer's error, and a run error with the run so far
     assert isinstance(missing.value, AgentError)
@@ -206,7 +207,7 @@ async def test_strict_tools_raises_tool_not_found_and_tool_execution_failed() ->
     assert missing.value.partial_result is not None
     llm = ScriptedLLM([tools_response(call("explode"))])
     with pytest.raises(ToolExecutionFailed) as failed:
-        await drain(AgentLoopRunner(llm, conversation(), tools=[explode], config=strict))
+        await drain(AgentLoopRunner(RunSpec(llm, tools=[explode], config=strict), conversation()))
     assert failed.value.detail is not None
     assert "secret internal detail" in failed.value.detail
     assert "secret" not in str(failed.value)
@@ -219,7 +220,7 @@ async def test_auto_execute_tools_false_ends_with_tools_pending_and_the_calls() 
     c1, c2 = call("lookup", '{"key": "a"}', "c1"), call("lookup", '{"key": "b"}', "c2")
     llm = ScriptedLLM([tools_response(c1, c2)])
     config = AgentConfiguration(auto_execute_tools=False)
-    events, result = await drain(AgentLoopRunner(llm, conversation(), tools=[lookup], config=config))
+    events, result = await drain(AgentLoopRunner(RunSpec(llm, tools=[lookup], config=config), conversation()))
     assert kinds(events) == ["tool_call", "tool_call"]
     assert result.termination_reason == TerminationReason.TOOLS_PENDING
     assert result.pending_tool_calls == (c1, c2)
@@ -236,7 +237,7 @@ async def test_llm_error_becomes_llm_call_failed_with_cause_and_retry_info() -> 
         raise error
 
     with pytest.raises(LLMCallFailed) as info:
-        await drain(AgentLoopRunner(FunctionLLM(fail), conversation()))
+        await drain(AgentLoopRunner(RunSpec(FunctionLLM(fail)), conversation()))
     assert info.value.__cause__ is error
     assert info.value.error is error
     assert info.value.status_code == 429
@@ -270,7 +271,7 @@ class TruncatedStreamLLM:
 
 
 async def test_a_stream_that_ends_without_a_completed_response_is_llm_call_failed() -> None:
-    runner = AgentLoopRunner(TruncatedStreamLLM(), conversation(), stream=True)
+    runner = AgentLoopRunner(RunSpec(TruncatedStreamLLM(), stream=True), conversation())
     seen: list[object] = []
     with pytest.raises(LLMCallFailed) as info:
         await collect(runner, seen)
@@ -283,7 +284,7 @@ async def test_a_stream_interrupted_mid_way_is_llm_call_failed_after_the_deltas_
     llm = ScriptedLLM([[TextDelta("par"), cut]])
     seen: list[object] = []
     with pytest.raises(LLMCallFailed) as info:
-        await collect(AgentLoopRunner(llm, conversation(), stream=True), seen)
+        await collect(AgentLoopRunner(RunSpec(llm, stream=True), conversation()), seen)
     assert seen == [TextDelta("par")]
     assert info.value.__cause__ is cut
     assert info.value.retryable is False
@@ -301,7 +302,7 @@ async def test_usage_is_summed_over_requests_and_messages_hold_the_whole_convers
         model="m",
     )
     llm = ScriptedLLM([first, second])
-    _, result = await drain(AgentLoopRunner(llm, conversation("question"), tools=[lookup]))
+    _, result = await drain(AgentLoopRunner(RunSpec(llm, tools=[lookup]), conversation("question")))
     assert result.usage == Usage(
         input_tokens=17, output_tokens=8, reasoning_tokens=2, cached_tokens=4, requests=2
     )
@@ -324,7 +325,7 @@ async def test_the_adapter_receives_one_growing_list_not_copies() -> None:
         seen.append(len(request.messages))
         return tools_response(call("lookup", '{"key": "a"}')) if len(seen) == 1 else "ok"
 
-    runner = AgentLoopRunner(FunctionLLM(respond), conversation(), tools=[lookup])
+    runner = AgentLoopRunner(RunSpec(FunctionLLM(respond), tools=[lookup]), conversation())
     await drain(runner)
     assert seen == [2, 4]
     assert runner.result.messages is runner.messages
@@ -344,7 +345,7 @@ async def test_custom_policy_continue_with_thinking_yields_thinking_and_asks_aga
             return StandardTerminationPolicy().decide(response, state)
 
     llm = ScriptedLLM([text_response("hmm"), "answer"])
-    events, result = await drain(AgentLoopRunner(llm, conversation(), policy=ThinkOnce()))
+    events, result = await drain(AgentLoopRunner(RunSpec(llm, policy=ThinkOnce()), conversation()))
     assert kinds(events) == ["thinking", "final_response"]
     first = events[0]
     assert isinstance(first, Thinking)
@@ -353,7 +354,7 @@ async def test_custom_policy_continue_with_thinking_yields_thinking_and_asks_aga
 
 
 async def test_empty_end_turn_completes_without_output() -> None:
-    events, result = await drain(AgentLoopRunner(ScriptedLLM([text_response("")]), conversation()))
+    events, result = await drain(AgentLoopRunner(RunSpec(ScriptedLLM([text_response("")])), conversation()))
     assert events == []
     assert result.output is None
     assert result.termination_reason == "completed"
@@ -372,7 +373,7 @@ async def test_hooks_preprocess_messages_and_postprocess_response() -> None:
         return replace(final, output=final.output.upper())
 
     llm = ScriptedLLM(["shout"])
-    runner = AgentLoopRunner(llm, conversation(), preprocess=pre, postprocess=post)  # type: ignore[arg-type]
+    runner = AgentLoopRunner(RunSpec(llm, preprocess=pre, postprocess=post), conversation())  # type: ignore[arg-type]
     events, result = await drain(runner)
     assert llm.requests[0].messages[-1] == UserMessage("added by hook for agent")
     assert result.output == "SHOUT"
@@ -381,7 +382,7 @@ async def test_hooks_preprocess_messages_and_postprocess_response() -> None:
 
 async def test_aclose_stops_an_unfinished_run() -> None:
     llm = ScriptedLLM([tools_response(call("lookup", '{"key": "a"}')), "never"])
-    runner = AgentLoopRunner(llm, conversation(), tools=[lookup])
+    runner = AgentLoopRunner(RunSpec(llm, tools=[lookup]), conversation())
     first = await runner.__anext__()
     assert first.kind == "tool_call"
     await runner.aclose()
@@ -391,7 +392,7 @@ async def test_aclose_stops_an_unfinished_run() -> None:
 
 
 async def test_result_is_ready_when_the_consumer_stops_at_the_final_response() -> None:
-    runner = AgentLoopRunner(ScriptedLLM(["the answer"]), conversation())
+    runner = AgentLoopRunner(RunSpec(ScriptedLLM(["the answer"])), conversation())
     async for event in runner:
         if isinstance(event, FinalResponse):
             break
@@ -429,7 +430,7 @@ class ClosableStreamLLM:
 
 async def test_aclose_mid_stream_closes_the_model_stream_at_once() -> None:
     llm = ClosableStreamLLM()
-    runner = AgentLoopRunner(llm, conversation(), stream=True)
+    runner = AgentLoopRunner(RunSpec(llm, stream=True), conversation())
     assert await runner.__anext__() == TextDelta("a")
     await runner.aclose()
     assert llm.closed_early
@@ -438,7 +439,9 @@ async def test_aclose_mid_stream_closes_the_model_stream_at_once() -> None:
 async def test_the_runner_is_given_guardrails_as_the_agent_is() -> None:
     # one concept, one parameter name: AgentLoopRunner(guardrails=[...]) like Agent(guardrails=[...])
     guard = Guardrail(regex_blocks={"card number": r"\b(?:\d[ -]?){13,16}\b"}, name="pii")
-    runner = AgentLoopRunner(ScriptedLLM(["card 4111 1111 1111 1111"]), conversation(), guardrails=[guard])
+    runner = AgentLoopRunner(
+        RunSpec(ScriptedLLM(["card 4111 1111 1111 1111"]), guardrails=[guard]), conversation()
+    )
     with pytest.raises(GuardrailViolation) as blocked:
         await drain(runner)
     assert blocked.value.guardrail == "pii"

@@ -10,6 +10,7 @@ from kanawa.llm.tokens import count_text_tokens
 from kanawa.loop import tracing
 from kanawa.loop.errors import LLMCallFailed
 from kanawa.loop.runner import AgentLoopRunner
+from kanawa.loop.spec import RunSpec
 from kanawa.tools.decorator import tool
 from kanawa.trace.events import Tracer
 from kanawa.trace.memory import InMemoryTraceSink
@@ -39,7 +40,9 @@ async def test_trace_events_are_emitted_in_order_with_durations_and_tokens() -> 
     llm = ScriptedLLM(
         [tools_response(call("lookup", '{"key": "a"}', "c1"), call("explode", "{}", "c2")), "done"]
     )
-    runner = AgentLoopRunner(llm, conversation(), tools=[lookup, explode], tracer=tracer, agent_name="Calc")
+    runner = AgentLoopRunner(
+        RunSpec(llm, tools=[lookup, explode], tracer=tracer, agent_name="Calc"), conversation()
+    )
     await drain(runner)
     assert [e.event for e in sink.events] == [
         "agent_start",
@@ -90,7 +93,7 @@ async def test_trace_events_are_emitted_in_order_with_durations_and_tokens() -> 
 async def test_tool_arguments_are_not_traced() -> None:
     sink = InMemoryTraceSink()
     llm = ScriptedLLM([tools_response(call("lookup", '{"key": "SECRET-ARG"}')), "ok"])
-    await drain(AgentLoopRunner(llm, conversation(), tools=[lookup], tracer=Tracer(sinks=[sink])))
+    await drain(AgentLoopRunner(RunSpec(llm, tools=[lookup], tracer=Tracer(sinks=[sink])), conversation()))
     for record in sink.records():
         if record["event"] != "tool_end":
             assert "SECRET-ARG" not in str(record)
@@ -100,7 +103,7 @@ async def test_llm_error_emits_llm_error_and_agent_end_with_the_error() -> None:
     sink = InMemoryTraceSink()
     llm = ScriptedLLM([LLMConnectionError("boom", status_code=502)])
     with pytest.raises(LLMCallFailed):
-        await drain(AgentLoopRunner(llm, conversation(), tracer=Tracer(sinks=[sink])))
+        await drain(AgentLoopRunner(RunSpec(llm, tracer=Tracer(sinks=[sink])), conversation()))
     assert [e.event for e in sink.events] == ["agent_start", "llm_start", "llm_error", "agent_end"]
     error = sink.named("llm_error")[0]
     assert error.data["status_code"] == 502
@@ -117,13 +120,13 @@ async def test_no_trace_events_are_built_when_the_tracer_has_no_sinks(
 
     monkeypatch.setattr(tracing, "TraceEvent", refuse)
     llm = ScriptedLLM([tools_response(call("lookup", '{"key": "a"}')), text_response("ok")])
-    _, result = await drain(AgentLoopRunner(llm, conversation(), tools=[lookup], tracer=Tracer()))
+    _, result = await drain(AgentLoopRunner(RunSpec(llm, tools=[lookup], tracer=Tracer()), conversation()))
     assert result.output == "ok"
 
 
 async def test_agent_end_is_emitted_once_even_if_the_consumer_stops_at_the_final_response() -> None:
     sink = InMemoryTraceSink()
-    runner = AgentLoopRunner(ScriptedLLM(["done"]), conversation(), tracer=Tracer(sinks=[sink]))
+    runner = AgentLoopRunner(RunSpec(ScriptedLLM(["done"]), tracer=Tracer(sinks=[sink])), conversation())
     async for _ in runner:
         break
     await runner.aclose()

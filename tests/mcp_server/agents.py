@@ -19,6 +19,7 @@ from kanawa import Agent, tool
 from kanawa.llm.errors import LLMConnectionError
 from kanawa.llm.testing import FunctionLLM
 from kanawa.llm.testing.models import ModelRequest, Script
+from kanawa.loop.config import AgentConfiguration
 from kanawa.types import AssistantMessage, ToolCall
 
 SECRET = "sk-proj-MCPSERVERTESTSECRET0123456789abcdef"
@@ -96,5 +97,13 @@ agents = [
     Agent("judge", "Score a topic from 1 to 10.", output_type=Verdict, model=FunctionLLM(_judge)),
     Agent("counter", "Count to three.", output_type=list[int], model=FunctionLLM(_counter)),
     Agent("broken", "Always fails.", model=FunctionLLM(_broken)),
-    Agent("waiter", "Waits for ever.", tools=[wait_forever], model=FunctionLLM(_waiter)),
+    # no tool timeout: only a cancellation from the host can end wait_forever (at the default 60 s
+    # timeout the loop would cancel it too, and a test waiting for "cancelled" could not tell who did)
+    Agent(
+        "waiter",
+        "Waits for ever.",
+        tools=[wait_forever],
+        model=FunctionLLM(_waiter),
+        config=AgentConfiguration(tool_timeout=None),
+    ),
 ]

@@ -28,7 +28,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 
 from kanawa.server.http.app import create_app
-from kanawa.server.http.protocols.mcp_tools import RUN_ID_META
+from kanawa.server.http.protocols.mcp.tools import RUN_ID_META
 from kanawa.tools.messages import EXECUTION_ERROR_MESSAGE
 from tests.mcp_server.agents import SECRET, STORY, agents
 from tests.server.composite_agents import Relay

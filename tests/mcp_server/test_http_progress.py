@@ -14,7 +14,7 @@ from typing import Any, cast
 
 import pytest
 
-from kanawa.server.http.protocols import mcp_tools
+from kanawa.server.http.protocols.mcp import tools as mcp_tools
 from kanawa.server.runs.chunks import Chunk
 from kanawa.server.runs.manager import RunManager
 from kanawa.server.store.base import Entry, RunRecord

@@ -61,7 +61,8 @@ async def test_a_run_out_of_steps_is_an_error_result() -> None:
     )
     result = await AgentToolset({"looping": looping}).call("looping", {"input": "go"})
     assert result.is_error
-    assert _text(result) == EXECUTION_ERROR_MESSAGE
+    limit = "MaxStepsExceeded: the agent loop reached its limit of 2 steps without a final answer"
+    assert _text(result) == f"{EXECUTION_ERROR_MESSAGE} ({limit})"  # the cause, as over HTTP
 
 
 async def test_a_custom_start_run_is_what_a_call_runs() -> None:

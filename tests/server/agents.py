@@ -10,7 +10,7 @@ from kanawa import Agent, tool
 from kanawa.llm.errors import LLMConnectionError
 from kanawa.llm.testing import FunctionLLM
 from kanawa.llm.testing.models import ModelRequest, Script
-from kanawa.server.registry import demo_agents
+from kanawa.server.runs.demo_agents import demo_agents
 from kanawa.types import AssistantMessage, ReasoningPart, SystemMessage, ToolCall
 
 SECRET = "sk-proj-SERVERTESTSECRET0123456789abcdefXYZ"

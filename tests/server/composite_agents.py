@@ -21,8 +21,8 @@ from kanawa.loop.errors import AgentError
 from kanawa.loop.events import FinalResponse
 from kanawa.loop.options import RunOptions
 from kanawa.loop.state import LoopCounters
-from kanawa.server.extensions import Extension
 from kanawa.server.runs.chunks import fields_chunk
+from kanawa.server.runs.extensions import Extension
 from kanawa.types import AssistantMessage, Message, Usage, UserMessage
 
 

@@ -44,6 +44,10 @@ VENV_CACHE = ROOT / ".cache" / "docker-venvs"
 KEY = "kw-deploy-test-0123456789abcdef"
 AUTH = {"Authorization": f"Bearer {KEY}"}
 
+# The first test builds the image's venv with pip (tens of seconds on a quiet machine, past the suite's
+# 120 s default on a busy one, where it failed as a timeout); the build's own steps have their limits.
+pytestmark = pytest.mark.timeout(600)
+
 
 # ------------------------------------------------------------------------------- the Dockerfile
 
@@ -414,12 +418,16 @@ SAMPLES = {
     "KANAWA_SSE_WRITE_TIMEOUT": ("2.5", "sse_write_timeout", 2.5),
     "KANAWA_MAX_STREAMS": ("7", "max_streams", 7),
     "KANAWA_MAX_RUN_STREAMS": ("3", "max_run_streams", 3),
+    "KANAWA_MCP_SESSIONS": ("4", "mcp_sessions", 4),
+    "KANAWA_MCP_SESSION_IDLE": ("60", "mcp_session_idle", 60.0),
+    "KANAWA_MCP_EVENT_BYTES": ("1048576", "mcp_event_bytes", 1_048_576),
     "KANAWA_AUTH_FAILURES": ("0", "auth_failures", 0),
     "KANAWA_TENANT_RUN_BYTES": ("1048576", "tenant_run_bytes", 1_048_576),
     "KANAWA_RUN_BYTES": ("0", "run_bytes", 0),
     "KANAWA_PUBLIC_URL": ("https://a.example/k/", "public_url", "https://a.example/k"),
     "KANAWA_ALLOWED_HOSTS": ("A.example,*.b.example", "allowed_hosts", ("a.example", "*.b.example")),
     "KANAWA_A2A_CARD_NEEDS_KEY": ("1", "a2a_card_needs_key", True),
+    "KANAWA_A2A_LIST_BYTES": ("200000", "a2a_list_bytes", 200_000),
     "KANAWA_CORS_ORIGINS": (
         "http://a.example:5173, https://b.example/",
         "cors_origins",

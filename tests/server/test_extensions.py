@@ -16,9 +16,10 @@ from fastapi.responses import PlainTextResponse
 from kanawa import Agent, tool
 from kanawa.llm.testing import FunctionLLM
 from kanawa.llm.testing.models import ModelRequest, Script
-from kanawa.server.extensions import Extension
 from kanawa.server.http.app import create_app
-from kanawa.server.registry import RegistryError, demo_agents, load_extensions
+from kanawa.server.runs.demo_agents import demo_agents
+from kanawa.server.runs.extensions import Extension
+from kanawa.server.runs.loaders import LoadError, load_extensions
 from kanawa.types import AssistantMessage, ToolCall
 from tests.server.conftest import LiveServer, settings_for, wait_for
 from tests.server.sse import AUTH_A, start_run
@@ -134,5 +135,5 @@ def test_extensions_are_loaded_by_name_as_kanawa_serve_and_kanawa_worker_load_th
         ("nocolon", "module:attr"),
         (f"{here}:NAMED,{here}:NAMED", "mounted twice"),
     ):
-        with pytest.raises(RegistryError, match=says):
+        with pytest.raises(LoadError, match=says):
             load_extensions(spec)

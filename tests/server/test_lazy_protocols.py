@@ -22,7 +22,7 @@ from kanawa import Agent, tool
 from kanawa.llm.testing import FunctionLLM
 from kanawa.llm.testing.models import ModelRequest, Script
 from kanawa.server.http.app import create_app
-from kanawa.server.http.protocols import mcp_transport
+from kanawa.server.http.protocols.mcp import transport as mcp_transport
 from kanawa.server.store.memory import MemoryRunStore
 from kanawa.types import AssistantMessage, ToolCall
 from tests.server.conftest import settings_for

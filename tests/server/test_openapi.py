@@ -10,7 +10,7 @@ import schemathesis
 from hypothesis import HealthCheck, given, settings
 
 from kanawa.server.http.app import create_app
-from kanawa.server.registry import demo_agents
+from kanawa.server.runs.demo_agents import demo_agents
 from tests.server.conftest import LiveServer, settings_for
 from tests.server.sse import AUTH_A
 

@@ -339,7 +339,8 @@ def test_redis_commands_packed_by_hand_are_the_protocols_own_encoding() -> None:
     redis-py's own packer sends for the same arguments (multi-byte text included)."""
     from redis.connection import Connection
 
-    from kanawa.server.store.redis import _REFRESH_SCRIPT, _pack, _pack_xadd, _Scripts, _Upkeep
+    from kanawa.server.store.redis.commit import _Upkeep
+    from kanawa.server.store.redis.scripts import _REFRESH_SCRIPT, _pack, _pack_xadd, _Scripts
 
     def library(*args: bytes) -> bytes:
         return b"".join(Connection().pack_command(*args))

@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 from kanawa.loop.state import LoopCounters
-from kanawa.server.extensions import Extension
+from kanawa.server.runs.extensions import Extension
 from tests.server.composite_agents import Relay, RelayRun
 
 

@@ -44,6 +44,7 @@ from kanawa.loop.options import RunOptions
 from kanawa.loop.policies import TerminationPolicy, default_policy
 from kanawa.loop.result import RunResult
 from kanawa.loop.runner import AgentLoopRunner
+from kanawa.loop.spec import RunSpec
 from kanawa.prompts.library import PromptLibrary
 from kanawa.tools.base import Tool
 from kanawa.tools.decorator import tool as make_tool
@@ -381,9 +382,6 @@ class Agent(Generic[OutputT, DepsT]):
         self._check_deps(deps)
         approvals = user_input if isinstance(user_input, Approvals) else None
         merged = self.settings.merged(settings) if self.settings is not None else settings
-        if options is not None:
-            merged = self._run_settings(merged, options)
-        extra = options.instructions if options is not None and options.instructions else None
         cls = type(self)
         prepares = (
             bool(self._dynamic)
@@ -392,13 +390,13 @@ class Agent(Generic[OutputT, DepsT]):
         )
         messages = self._build_messages(user_input, history)
         preprocess: Any = self._prepare if prepares else None
-        if extra is not None:
+        extra = options.instructions if options is not None else None
+        if extra:
             messages = with_instructions(messages, extra)
             if self._dynamic:  # the rendered instructions replace the system message: add them again
                 preprocess = functools.partial(self._prepare, extra=extra)
-        return AgentLoopRunner(
+        spec: RunSpec[OutputT] = RunSpec(
             self.model,
-            messages,
             tools=self._tools,
             output_type=self.output_type,
             config=self.config,
@@ -408,40 +406,19 @@ class Agent(Generic[OutputT, DepsT]):
             policy=self._policy,
             prompts=self.prompts,
             agent_name=self._name,
-            run_id=run_id,
             preprocess=preprocess,
             postprocess=(
                 self._postprocess_response
                 if cls._postprocess_response is not Agent._postprocess_response
                 else None
             ),
-            deps=deps,
-            guardrails=(
-                (*self._guardrails, *options.guardrails)
-                if options is not None and options.guardrails
-                else self._guardrails
-            ),
+            guardrails=self._guardrails,
             approval_policy=self.approval_policy,
-            approvals=approvals,
             handoff_path=handoff_path,
             options=options,
-            client_tools=options.client_tools if options is not None else (),
             compaction=self.compaction if self.compaction is not None else compaction,
         )
-
-    def _run_settings(self, settings: ModelSettings | None, options: RunOptions) -> ModelSettings | None:
-        """``settings`` with what ``options`` ask of every model request: the output cap, and the
-        caller's JSON schema when this agent answers in text (its own output type wins otherwise)."""
-        asked: dict[str, Any] = {}
-        if options.max_output_tokens is not None:
-            asked["max_output_tokens"] = options.max_output_tokens
-        if options.output_schema is not None and self.output_type is str:
-            asked["response_format"] = "json_schema"
-            asked["json_schema"] = dict(options.output_schema.schema)
-        if not asked:
-            return settings
-        run = ModelSettings(**asked)
-        return settings.merged(run) if settings is not None else run
+        return AgentLoopRunner(spec, messages, deps=deps, run_id=run_id, approvals=approvals)
 
     def _start_handoff(
         self,

@@ -21,7 +21,8 @@ from rich.text import Text
 from kanawa import __version__
 from kanawa._cli_help import KanawaCommand, KanawaGroup
 from kanawa.cli.ace_cmd import ace_app
-from kanawa.cli.eval_compare import eval_app  # the `eval` group with `compare` registered
+from kanawa.cli.eval_compare import compare_command as _eval_compare  # noqa: F401  (registers `kanawa eval compare`)
+from kanawa.cli.eval_group import eval_app
 from kanawa.cli.eval_run import run_command as _eval_run  # noqa: F401  (registers `kanawa eval run`)
 from kanawa.cli.extras import require_extra
 from kanawa.cli.smartao_cmd import smartao_app

@@ -17,7 +17,7 @@ import typer
 from kanawa._cli_help import KanawaCommand
 from kanawa.cli.eval_group import eval_app
 
-__all__ = ["OutputFormat", "compare_command", "eval_app"]
+__all__ = ["OutputFormat", "compare_command"]
 
 #: The exit code of a real regression; bad input exits 2 like any usage error.
 REGRESSION_EXIT = 1

@@ -17,12 +17,12 @@ from kanawa.cli.serve_cmd import app_dir_on_path
 async def serve_mcp(err: Console, *, agents: str | None) -> int:
     """Load the registry like ``kanawa serve`` does, then serve it over stdio until stdin closes."""
     from kanawa.mcp_server.stdio import serve_stdio
-    from kanawa.server.registry import RegistryError, load_agents
+    from kanawa.server.runs.loaders import LoadError, load_agents
 
     app_dir_on_path()
     try:
         registry = load_agents(agents)
-    except RegistryError as exc:
+    except LoadError as exc:
         err.print(Text(f"kanawa mcp: {exc}"), soft_wrap=True)
         return EXIT_SETUP
     from kanawa.agents.agent import Agent

@@ -99,6 +99,25 @@ class StreamPrinter:
         self._console.print(Text(text, style=style), end="", soft_wrap=True)
 
     def __call__(self, event: RunEvent[Any]) -> None:
+        if isinstance(event, TextDelta | ReasoningDelta | ToolCallStarted | ToolCallArgsDelta):
+            self._on_delta(event)
+        elif isinstance(event, Thinking | ToolCallStep | ToolResultStep | FinalResponse):
+            self._end_inline()
+            self._on_step(event)
+        elif isinstance(event, GuardrailTripped | HandoffStarted | HandoffEnded | ApprovalRequired):
+            self._end_inline()
+            self._on_notice(event)
+        elif isinstance(event, NestedEvent):
+            inner = event.event
+            if isinstance(
+                inner, ToolCallStep | ToolResultStep | GuardrailTripped | HandoffStarted | HandoffEnded
+            ):
+                self(inner)
+        else:
+            assert_never(event)
+
+    def _on_delta(self, event: TextDelta | ReasoningDelta | ToolCallStarted | ToolCallArgsDelta) -> None:
+        """Streamed text goes inline as it arrives; a tool call's arguments wait for its step."""
         if isinstance(event, TextDelta):
             if self._structured:
                 self._inline_text("json", event.text, "dim", "🧾 ")
@@ -110,49 +129,36 @@ class StreamPrinter:
             self._end_inline()
             if self._show_deltas:
                 self._console.print(Text(f"   … model is writing a call to {event.name}", style="dim"))
-        elif isinstance(event, ToolCallArgsDelta):
-            return  # the complete arguments are printed with the ToolCallStep that follows
-        elif isinstance(event, Thinking):
-            self._end_inline()
+        # ToolCallArgsDelta: the complete arguments are printed with the ToolCallStep that follows
+
+    def _on_step(self, event: Thinking | ToolCallStep | ToolResultStep | FinalResponse[Any]) -> None:
+        if isinstance(event, Thinking):
             self._structured = event.reason in ("final_output_request", "decode_retry")
             self._console.print(Text(f"↻ step {event.step}: {event.reason.replace('_', ' ')}", style="dim"))
         elif isinstance(event, ToolCallStep):
-            self._end_inline()
             self.tool_calls += 1
             self._console.print(self.render_call(event.step, event.call))
         elif isinstance(event, ToolResultStep):
-            self._end_inline()
             if event.result.is_error:
                 self.tool_errors += 1
             self._console.print(self.render_result(event.result))
-        elif isinstance(event, FinalResponse):
-            self._end_inline()
+        else:
             self.final = event
-        elif isinstance(event, GuardrailTripped):
-            self._end_inline()
+
+    def _on_notice(self, event: GuardrailTripped | HandoffStarted | HandoffEnded | ApprovalRequired) -> None:
+        if isinstance(event, GuardrailTripped):
             style = "bold red" if event.action == "block" else "yellow"
             reasons = "; ".join(event.reasons)
             self._console.print(
                 Text(f"⚠ {event.guardrail} ({event.stage}, {event.action}): {reasons}", style=style)
             )
         elif isinstance(event, HandoffStarted):
-            self._end_inline()
             self._console.print(Text(f"⇢ {event.source} hands off to {event.target}", style="magenta"))
         elif isinstance(event, HandoffEnded):
-            self._end_inline()
             self._console.print(Text(f"⇠ {event.target} hands back to {event.source}", style="magenta"))
-        elif isinstance(event, ApprovalRequired):
-            self._end_inline()
+        else:
             names = ", ".join(call.name for call in event.calls)
             self._console.print(Text(f"⏸ waiting for approval: {names}", style="bold yellow"))
-        elif isinstance(event, NestedEvent):
-            inner = event.event
-            if isinstance(
-                inner, ToolCallStep | ToolResultStep | GuardrailTripped | HandoffStarted | HandoffEnded
-            ):
-                self(inner)
-        else:
-            assert_never(event)
 
     @staticmethod
     def render_call(step: int, call: ToolCall) -> Text:

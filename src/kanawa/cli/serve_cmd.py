@@ -46,10 +46,10 @@ def serve(
 
     import uvicorn
 
-    from kanawa.server.extensions import merged_agents
     from kanawa.server.http.auth import KeyConfigError, KeyRing, is_loopback
     from kanawa.server.http.head_limits import uvicorn_options
-    from kanawa.server.registry import RegistryError, load_agents, load_extensions
+    from kanawa.server.runs.extensions import merged_agents
+    from kanawa.server.runs.loaders import LoadError, load_agents, load_extensions
     from kanawa.server.settings import ServerSettings
 
     app_dir_on_path()
@@ -59,7 +59,7 @@ def serve(
         registry = merged_agents(load_agents(agents), mounted)
         if settings.keys_configured:
             KeyRing.parse(settings.api_keys, file=settings.api_keys_file)
-    except (RegistryError, KeyConfigError, ValueError) as exc:
+    except (LoadError, KeyConfigError, ValueError) as exc:
         err.print(Text(f"kanawa serve: {exc}"), soft_wrap=True)
         return EXIT_SETUP
     if settings.celery_broker and not settings.redis_url:
@@ -151,7 +151,7 @@ def trace_view(console: Console, err: Console, file: Path, *, host: str, port: i
 
 def worker(err: Console, *, concurrency: int, log_level: str) -> int:
     """Run a Celery worker until it is stopped; exit code 2 with one line when it is not configured."""
-    from kanawa.server.registry import RegistryError
+    from kanawa.server.runs.loaders import LoadError
     from kanawa.server.runs.workers import run_worker
 
     missing = [name for name in ("KANAWA_CELERY_BROKER", "KANAWA_REDIS_URL") if not os.environ.get(name)]
@@ -161,7 +161,7 @@ def worker(err: Console, *, concurrency: int, log_level: str) -> int:
     app_dir_on_path()
     try:
         run_worker(concurrency=concurrency, loglevel=log_level.upper())
-    except RegistryError as exc:
+    except LoadError as exc:
         err.print(Text(f"kanawa worker: {exc}"), soft_wrap=True)
         return EXIT_SETUP
     return EXIT_OK

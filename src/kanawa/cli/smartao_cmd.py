@@ -234,7 +234,7 @@ def _serve(host: str, port: int, model: str | None, data: Path, textlint: bool |
     from kanawa.server.http.app import create_app
     from kanawa.server.http.auth import KeyConfigError, KeyRing
     from kanawa.server.http.head_limits import uvicorn_options
-    from kanawa.server.registry import demo_agents
+    from kanawa.server.runs.demo_agents import demo_agents
     from kanawa.server.settings import ServerSettings
 
     try:

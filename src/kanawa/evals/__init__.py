@@ -19,6 +19,11 @@ _EXPORTS: dict[str, str] = {
     "Dataset": "kanawa.evals.cases",
     "DatasetFileError": "kanawa.evals.cases",
     "ScorerSpec": "kanawa.evals.cases",
+    "CompareSettings": "kanawa.evals.compare",
+    "Comparison": "kanawa.evals.compare",
+    "ScorerComparison": "kanawa.evals.compare",
+    "Verdict": "kanawa.evals.compare",
+    "compare": "kanawa.evals.compare",
     "Assertion": "kanawa.evals.scoring",
     "Outcome": "kanawa.evals.scoring",
     "Score": "kanawa.evals.scoring",
@@ -42,11 +47,25 @@ _EXPORTS: dict[str, str] = {
     "Regex": "kanawa.evals.scorers",
     "ToolTrajectory": "kanawa.evals.scorers",
     "scorer": "kanawa.evals.scorers",
+    "Eval": "kanawa.evals.runner",
+    "run_eval": "kanawa.evals.runner",
+    "arun_eval": "kanawa.evals.runner",
+    "AgentTarget": "kanawa.evals.targets",
+    "FunctionTarget": "kanawa.evals.targets",
+    "ServedTarget": "kanawa.evals.targets",
+    "RunOutput": "kanawa.evals.targets",
+    "rich_report": "kanawa.evals.render",
+    "to_html": "kanawa.evals.render",
+    "to_markdown": "kanawa.evals.render",
+    "write_report": "kanawa.evals.render",
 }
 
 if TYPE_CHECKING:
     from kanawa.evals.cases import Case, Dataset, DatasetFileError, ScorerSpec
+    from kanawa.evals.compare import CompareSettings, Comparison, ScorerComparison, Verdict, compare
+    from kanawa.evals.render import rich_report, to_html, to_markdown, write_report
     from kanawa.evals.report import CaseResult, EvalReport, ReportFileError
+    from kanawa.evals.runner import Eval, arun_eval, run_eval
     from kanawa.evals.scorers import (
         Contains,
         Equals,
@@ -64,20 +83,26 @@ if TYPE_CHECKING:
         scorer,
     )
     from kanawa.evals.scoring import Assertion, Outcome, Score, ScoreContext, Scorer, register_scorer
+    from kanawa.evals.targets import AgentTarget, FunctionTarget, RunOutput, ServedTarget
 
 __getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)
 
 __all__ = [
+    "AgentTarget",
     "Assertion",
     "Case",
     "CaseResult",
+    "CompareSettings",
+    "Comparison",
     "Contains",
     "Dataset",
     "DatasetFileError",
     "Equals",
     "EqualsExpected",
+    "Eval",
     "EvalReport",
     "FunctionScorer",
+    "FunctionTarget",
     "MatchesSchema",
     "MaxCost",
     "MaxLatency",
@@ -88,11 +113,22 @@ __all__ = [
     "Outcome",
     "Regex",
     "ReportFileError",
+    "RunOutput",
     "Score",
     "ScoreContext",
     "Scorer",
+    "ScorerComparison",
     "ScorerSpec",
+    "ServedTarget",
     "ToolTrajectory",
+    "Verdict",
+    "arun_eval",
+    "compare",
     "register_scorer",
+    "rich_report",
+    "run_eval",
     "scorer",
+    "to_html",
+    "to_markdown",
+    "write_report",
 ]

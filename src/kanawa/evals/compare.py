@@ -47,7 +47,7 @@ class Verdict(StrEnum):
     NO_REAL_CHANGE = "no-real-change"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CompareSettings:
     """How strict the comparison is. The defaults are the ones the simulation test holds to ≤ 5 %.
 
@@ -73,7 +73,7 @@ class CompareSettings:
             raise ValueError("permutations and resamples must each be at least 100")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ScorerComparison:
     """One scorer's comparison: means, the paired change with its interval, p-values and the verdict."""
 
@@ -91,7 +91,7 @@ class ScorerComparison:
     note: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Comparison:
     """The result of `compare`: one `ScorerComparison` per scorer both runs have."""
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -38,6 +38,7 @@ class CaseResult:
     repeat: int
     output: Any
     text: str
+    _: KW_ONLY
     outcomes: list[Outcome] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
     cost_usd: float | None = None
@@ -100,6 +101,7 @@ class EvalReport:
 
     name: str
     target: str
+    _: KW_ONLY
     started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     results: list[CaseResult] = field(default_factory=list)
     stopped_reason: str | None = None

@@ -13,7 +13,7 @@ import json
 import math
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 from dataclasses import field as dc_field
 from typing import Any
 
@@ -57,6 +57,7 @@ class EqualsExpected:
     """The output equals the case's ``expected_output`` (skipped, i.e. passes, when none is set
     unless ``require_expected``). ``strip``/``casefold`` loosen string comparison."""
 
+    _: KW_ONLY
     name: str = "equals_expected"
     strip: bool = True
     casefold: bool = False
@@ -86,6 +87,7 @@ class Equals:
     """The output equals a given ``value``."""
 
     value: Any
+    _: KW_ONLY
     name: str = "equals"
 
     async def ascore(self, ctx: ScoreContext) -> Outcome:
@@ -101,6 +103,7 @@ class Contains:
     """The output's text contains ``value`` (or, with ``all_of``/``any_of``, several strings)."""
 
     value: str | None = None
+    _: KW_ONLY
     all_of: Sequence[str] = ()
     any_of: Sequence[str] = ()
     case_sensitive: bool = True
@@ -133,6 +136,7 @@ class NotContains:
     """The output's text contains none of ``values`` (a leaked secret, a forbidden phrase)."""
 
     values: Sequence[str]
+    _: KW_ONLY
     case_sensitive: bool = True
     name: str = "not_contains"
     field: str = "output"
@@ -152,6 +156,7 @@ class Regex:
     """The output's text matches ``pattern`` (``re.search``; ``full=True`` for ``re.fullmatch``)."""
 
     pattern: str
+    _: KW_ONLY
     full: bool = False
     ignore_case: bool = False
     name: str = "regex"
@@ -190,6 +195,7 @@ class MatchesSchema:
     (``type_name`` in YAML: str, int, float, bool, list, dict). ``strict`` disables coercion."""
 
     model: Any = None
+    _: KW_ONLY
     type_name: str | None = None
     strict: bool = False
     name: str = "schema"
@@ -226,6 +232,7 @@ class NumericTolerance:
     """The output (or the number in its text) is within ``abs_tol``/``rel_tol`` of ``target`` (or of
     the case's ``expected_output``). ``as_score`` gives 1 − relative error (floored at 0) instead."""
 
+    _: KW_ONLY
     target: float | None = None
     abs_tol: float = 0.0
     rel_tol: float = 1e-9
@@ -278,6 +285,7 @@ class CalledTool:
 
     name: str
     arguments: Any
+    _: KW_ONLY
     agent: str | None = None
 
 
@@ -295,7 +303,7 @@ def tool_calls(events: Sequence[Any], *, include_nested: bool = True) -> list[Ca
                 arguments = json.loads(event.call.arguments) if event.call.arguments else {}
             except json.JSONDecodeError:
                 arguments = None
-            calls.append(CalledTool(event.call.name, arguments, agent))
+            calls.append(CalledTool(event.call.name, arguments, agent=agent))
     return calls
 
 
@@ -337,6 +345,7 @@ class ToolExpectation:
     """An expected call: the tool's ``name`` and, optionally, argument matchers."""
 
     name: str
+    _: KW_ONLY
     args: Mapping[str, Any] | None = None
 
     def matches(self, call: CalledTool) -> bool:
@@ -354,7 +363,7 @@ def _expectation(item: Any) -> ToolExpectation:
     if isinstance(item, str):
         return ToolExpectation(item)
     if isinstance(item, Mapping) and "name" in item:
-        return ToolExpectation(str(item["name"]), item.get("args"))
+        return ToolExpectation(str(item["name"]), args=item.get("args"))
     raise TypeError(f"a tool expectation is a name or {{name, args}}, not {item!r}")
 
 
@@ -370,6 +379,7 @@ class ToolTrajectory:
     """
 
     expected: Sequence[Any] = ()
+    _: KW_ONLY
     mode: str = "in_order"
     forbidden: Sequence[str] = ()
     as_score: bool = False
@@ -437,6 +447,7 @@ class MaxCost:
     """The run cost at most ``usd`` (an unpriced run fails unless ``allow_unpriced``)."""
 
     usd: float
+    _: KW_ONLY
     allow_unpriced: bool = False
     name: str = "max_cost"
 
@@ -453,6 +464,7 @@ class MaxLatency:
     """The run took at most ``ms`` milliseconds (wall clock, harness excluded)."""
 
     ms: float
+    _: KW_ONLY
     name: str = "max_latency"
 
     async def ascore(self, ctx: ScoreContext) -> Outcome:
@@ -465,6 +477,7 @@ class MaxLatency:
 class MaxTokens:
     """The run used at most ``total`` (and/or ``input``/``output``) tokens."""
 
+    _: KW_ONLY
     total: int | None = None
     input: int | None = None
     output: int | None = None
@@ -499,6 +512,7 @@ class MaxTokens:
 class NoError:
     """The run finished without an error (timeouts and exceptions fail)."""
 
+    _: KW_ONLY
     name: str = "no_error"
 
     async def ascore(self, ctx: ScoreContext) -> Outcome:
@@ -520,6 +534,7 @@ class FunctionScorer:
     function's; its return is turned into an outcome (see :data:`UserResult`)."""
 
     fn: Callable[[ScoreContext], UserResult | Awaitable[UserResult]]
+    _: KW_ONLY
     name: str = ""
 
     def __post_init__(self) -> None:
@@ -553,8 +568,8 @@ def scorer(
 ) -> Any:
     """Decorator: ``@scorer`` (or ``@scorer(name="x")``) turns a function into a :class:`FunctionScorer`."""
     if fn is None:
-        return lambda f: FunctionScorer(f, name)
-    return FunctionScorer(fn, name)
+        return lambda f: FunctionScorer(f, name=name)
+    return FunctionScorer(fn, name=name)
 
 
 @register_scorer("python")
@@ -564,10 +579,10 @@ def _python_scorer(function: str, name: str = "") -> FunctionScorer:
 
     fn = import_object(function)
     if isinstance(fn, FunctionScorer):
-        return fn if not name else FunctionScorer(fn.fn, name)
+        return fn if not name else FunctionScorer(fn.fn, name=name)
     if not callable(fn):
         raise TypeError(f"{function} is not callable")
-    return FunctionScorer(fn, name)
+    return FunctionScorer(fn, name=name)
 
 
 __all__ = [

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar, runtime_checkable
 
 from kanawa.types import Usage
@@ -32,6 +32,7 @@ class ScoreContext:
     case: Case[Any, Any]
     output: Any
     text: str
+    _: KW_ONLY
     events: tuple[RunEvent[Any], ...] = ()
     usage: Usage = field(default_factory=Usage)
     cost_usd: float | None = None
@@ -46,7 +47,7 @@ class Assertion:
 
     name: str
     passed: bool
-    reason: str = ""
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,7 @@ class Score:
 
     name: str
     value: float
-    reason: str = ""
+    reason: str
 
 
 Outcome: TypeAlias = Assertion | Score
@@ -158,6 +159,7 @@ def open_judge_costs() -> _JudgeCosts:
 
 def _load_builtins() -> None:
     """Import the built-in scorers (they register themselves) on first use."""
+    import kanawa.evals.judges  # llm_judge, pairwise_judge, smartao_judge
     import kanawa.evals.scorers  # noqa: F401
 
 

@@ -14,7 +14,7 @@ import contextlib
 import json
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 from typing import Any, TypeAlias
 
@@ -45,6 +45,7 @@ class RecordedRun:
     run_id: str
     agent: str
     source: str
+    _: KW_ONLY
     termination_reason: str | None = None
     error: str | None = None
     output: Any = None

@@ -42,7 +42,7 @@ _MAX_EXACT_BITS = 8_000_000
 _TOLERANCE = 1e-9
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PairedResult:
     """What the paired analysis found for one scorer: effect, interval, p-value and how it was computed."""
 

@@ -17,7 +17,7 @@ import inspect
 import json
 import sys
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -61,6 +61,7 @@ class RunOutput:
 
     output: Any
     text: str
+    _: KW_ONLY
     events: tuple[Any, ...] = ()
     usage: Usage = field(default_factory=Usage)
     cost_usd: float | None = None
@@ -107,6 +108,7 @@ class AgentTarget:
 
     agent: Any
     """An ``Agent``, an ``AgentTeam`` or anything with ``name`` and ``arun(input, run_id=, options=)``."""
+    _: KW_ONLY
     prompt: PromptFn = default_prompt
 
     @property
@@ -177,6 +179,7 @@ class ServedTarget:
 
     base_url: str
     agent: str
+    _: KW_ONLY
     api_key: str | None = None
     prompt: PromptFn = default_prompt
     timeout: float = 600.0
@@ -286,7 +289,16 @@ def served_output(chunks: Sequence[Mapping[str, Any]], run_id: str | None) -> Ru
                 error = f"run ended: {data.get('termination_reason') or status}"
     if error is None:
         events.append(FinalResponse(0, output, text, usage))
-    return RunOutput(output, text, tuple(events), usage, cost, run_id, error, trace or None)
+    return RunOutput(
+        output,
+        text,
+        events=tuple(events),
+        usage=usage,
+        cost_usd=cost,
+        run_id=run_id,
+        error=error,
+        trace=trace or None,
+    )
 
 
 _USAGE_KEYS = frozenset(
@@ -301,7 +313,7 @@ def as_target(target: Any, *, prompt: PromptFn | None = None) -> Target:
     if hasattr(target, "arun_case"):
         return target  # type: ignore[no-any-return]
     if hasattr(target, "arun") and hasattr(target, "name"):
-        return AgentTarget(target, prompt or default_prompt)
+        return AgentTarget(target, prompt=prompt or default_prompt)
     if callable(target):
         return FunctionTarget(target)
     raise TargetError(f"cannot evaluate {type(target).__name__}: give an Agent, a function or a Target")

@@ -42,6 +42,7 @@ from kanawa.types import (
 
 BodyT = TypeVar("BodyT")
 HandleT = TypeVar("HandleT")
+T = TypeVar("T")
 
 _END = object()
 
@@ -184,13 +185,22 @@ class ProviderAdapter(ClosableAdapter, ABC, Generic[BodyT, HandleT]):
         return await self._whole(self._call(messages, tools, settings, response_schema, stream=False))
 
     async def _whole(self, call: Call[BodyT]) -> LLMResponse:
+        raw = await self._guarded(call, self._send(call))
+        try:
+            return self._parse(raw, call)
+        except LLMError as error:
+            raise self._filled(error) from None
+
+    async def _guarded(self, call: Call[BodyT], request: Awaitable[T]) -> T:
+        """The error path of every whole request (``chat``, and an adapter's own endpoints such as
+        OpenAI's ``responses/compact``): the call's timeout bounds it, the SDK's errors are mapped by
+        ``_map_error`` and every :class:`LLMError` names the model."""
         try:
             try:
                 async with asyncio.timeout(call.timeout):
-                    raw = await self._send(call)
+                    return await request
             except self.SDK_ERRORS as exc:
                 raise self._map_error(exc, call, None) from None
-            return self._parse(raw, call)
         except LLMError as error:
             raise self._filled(error) from None
 

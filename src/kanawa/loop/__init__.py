@@ -16,6 +16,7 @@ _EXPORTS: dict[str, str] = {
     "Approvals": "kanawa.loop.approval",
     "RunResult": "kanawa.loop.result",
     "RunOptions": "kanawa.loop.options",
+    "RunSpec": "kanawa.loop.spec",
     "AgentLoopState": "kanawa.loop.state",
     "ToolCallRecord": "kanawa.loop.state",
     "LoopCounters": "kanawa.loop.state",
@@ -87,6 +88,7 @@ if TYPE_CHECKING:
     )
     from kanawa.loop.result import RunResult
     from kanawa.loop.runner import AgentLoopRunner
+    from kanawa.loop.spec import RunSpec
     from kanawa.loop.state import (
         AgentLoopState,
         CompletedPhase,
@@ -127,6 +129,7 @@ __all__ = [
     "RunEvent",
     "RunOptions",
     "RunResult",
+    "RunSpec",
     "StandardTerminationPolicy",
     "TerminateImmediately",
     "TerminateWithOutput",

@@ -1,18 +1,26 @@
-"""One model request of the loop (seed 003 ``sendRequest``, the "LLM にリクエスト送信" step).
+"""The model side of a run (seed 003 ``sendRequest``, the "LLM にリクエスト送信" step): asking,
+streaming, and keeping the history under the window.
 
-:class:`ModelCaller` sends a request through ``adapter.chat`` or ``adapter.stream``, sums usage over
-the run, emits ``llm_start``/``llm_end``/``llm_error`` trace events and turns every
-:class:`~kanawa.llm.errors.LLMError` into :class:`~kanawa.loop.errors.LLMCallFailed` (the original as
-``__cause__``). A stream that stops without its ``ResponseCompleted`` is a failed request too.
+:class:`ModelCaller` sends a request through ``adapter.chat`` or ``adapter.stream``, sums usage and
+cost over the run (compaction's own requests included), emits ``llm_start``/``llm_end``/``llm_error``
+trace events and turns every :class:`~kanawa.llm.errors.LLMError` into
+:class:`~kanawa.loop.errors.LLMCallFailed` (the original as ``__cause__``). A stream that stops
+without its ``ResponseCompleted`` is a failed request too.
+
+With ``compaction=`` the history is compacted before a request that would pass the trigger, and a
+context-length refusal compacts once more and is retried once (a streamed one only when no delta
+had arrived yet) — :mod:`kanawa.loop.compaction`, loaded only by runs that compact.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import AsyncGenerator, Sequence
+from contextlib import aclosing
+from typing import TYPE_CHECKING
 
 from kanawa.llm.adapter import LLMAdapter
-from kanawa.llm.errors import LLMConnectionError, LLMError
+from kanawa.llm.errors import LLMConnectionError, LLMError, is_context_length_error
 from kanawa.llm.pricing import cost_of
 from kanawa.llm.settings import ModelSettings
 from kanawa.loop.errors import LLMCallFailed
@@ -20,32 +28,55 @@ from kanawa.loop.events import StreamDelta
 from kanawa.loop.tracing import RunTrace
 from kanawa.types import LLMResponse, Message, OutputSchema, ResponseCompleted, ToolSpec, Usage
 
+if TYPE_CHECKING:  # imported when a run has compaction: most runs never load it
+    from kanawa.loop.compaction.compactor import CompactionReport, Compactor
+    from kanawa.loop.compaction.settings import Compaction
+
 
 class ModelCaller:
-    """Sends the requests of one run and keeps their usage."""
+    """Sends the requests of one run, compacts its history when asked to, and keeps the usage."""
 
-    __slots__ = ("_cost", "_model", "_requests", "_settings", "_trace", "_usage")
+    __slots__ = ("_compactor", "_cost", "_model", "_requests", "_settings", "_trace", "_usage")
 
-    def __init__(self, model: LLMAdapter, *, settings: ModelSettings | None, trace: RunTrace | None) -> None:
+    def __init__(
+        self,
+        model: LLMAdapter,
+        *,
+        settings: ModelSettings | None,
+        trace: RunTrace | None,
+        compaction: Compaction | None = None,
+        tools: Sequence[ToolSpec] = (),
+    ) -> None:
         self._model = model
-        self._settings = settings
         self._trace = trace
         self._usage = Usage()
         self._requests = 0
         self._cost: float | None = 0.0
+        self._compactor: Compactor | None = None
+        if compaction is not None:
+            from kanawa.loop.compaction.compactor import Compactor
+
+            self._compactor = Compactor(compaction, model, tools=tools, settings=settings)
+            settings = self._compactor.settings  # with what the strategy adds to every request
+        self._settings = settings
 
     @property
     def cost(self) -> float | None:
         """USD spent so far, priced per response by its model (:mod:`kanawa.llm.pricing`); ``None``
         once any request went to a model without a price, answered or failed (a partial sum would
-        understate it, and a failed run's ``$0`` would be made up)."""
-        return self._cost
+        understate it, and a failed run's ``$0`` would be made up). Compaction's requests count."""
+        cost = self._cost
+        compactor = self._compactor
+        if compactor is None or cost is None:
+            return cost
+        return None if compactor.cost is None else cost + compactor.cost
 
     @property
     def usage(self) -> Usage:
-        """Usage summed over every request so far; ``requests`` counts them (failed ones included)."""
+        """Usage summed over every request so far; ``requests`` counts them (failed ones included),
+        and compaction's requests (a summary, a provider's compaction) are added."""
         u = self._usage
-        return Usage(
+        usage = Usage(
             input_tokens=u.input_tokens,
             output_tokens=u.output_tokens,
             reasoning_tokens=u.reasoning_tokens,
@@ -53,6 +84,78 @@ class ModelCaller:
             cache_write_tokens=u.cache_write_tokens,
             requests=self._requests,
         )
+        return usage if self._compactor is None else usage + self._compactor.usage
+
+    async def ask(
+        self, step: int, messages: list[Message], tools: Sequence[ToolSpec], schema: OutputSchema | None
+    ) -> LLMResponse:
+        """One whole answer; with compaction, ``messages`` is compacted in place first when it has
+        grown past the trigger, and a context-length refusal compacts once more and retries once."""
+        if self._compactor is None:
+            return await self.chat(step, messages, tools, schema)
+        await self._compact(step, messages)
+        try:
+            return await self.chat(step, messages, tools, schema)
+        except LLMCallFailed as failed:
+            if not await self._compact_after(step, messages, failed):
+                raise
+        return await self.chat(step, messages, tools, schema)
+
+    async def ask_streamed(
+        self,
+        step: int,
+        messages: list[Message],
+        tools: Sequence[ToolSpec],
+        schema: OutputSchema | None,
+        held: list[StreamDelta] | None,
+    ) -> AsyncGenerator[StreamDelta | LLMResponse, None]:
+        """:meth:`ask` for a streamed answer: deltas as they arrive (into ``held`` instead when an
+        output guardrail must see the answer first), then the assembled response. A refusal is
+        retried after compaction only when no delta had arrived."""
+        if self._compactor is not None:
+            await self._compact(step, messages)
+        retried = False
+        while True:
+            arrived = False
+            try:
+                async with aclosing(self.stream(step, messages, tools, schema)) as stream:
+                    async for item in stream:
+                        if isinstance(item, LLMResponse):
+                            yield item
+                            return
+                        arrived = True
+                        if held is not None:
+                            held.append(item)
+                        else:
+                            yield item
+            except LLMCallFailed as failed:
+                if retried or arrived or not await self._compact_after(step, messages, failed):
+                    raise
+                retried = True
+
+    async def _compact(self, step: int, messages: list[Message]) -> None:
+        """Compact the history before a request that would pass the compaction trigger."""
+        assert self._compactor is not None
+        try:
+            report = await self._compactor.before_request(messages)
+        except LLMError as exc:  # a summariser's request failed: the run fails as for its own
+            raise LLMCallFailed(exc, step=step) from exc
+        self._traced(step, report)
+
+    async def _compact_after(self, step: int, messages: list[Message], failed: LLMCallFailed) -> bool:
+        """After a provider refused the request as too long: compact and say whether to retry."""
+        if self._compactor is None or not is_context_length_error(failed.error):
+            return False
+        try:
+            report = await self._compactor.after_context_error(messages)
+        except LLMError as exc:
+            raise LLMCallFailed(exc, step=step) from exc
+        self._traced(step, report)
+        return report is not None
+
+    def _traced(self, step: int, report: CompactionReport | None) -> None:
+        if report is not None and self._trace is not None:
+            self._trace.compaction(step, report)
 
     async def chat(
         self, step: int, messages: Sequence[Message], tools: Sequence[ToolSpec], schema: OutputSchema | None

@@ -26,8 +26,9 @@ goes on by running again with ``history=result.messages`` and the caller's
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from kanawa.llm.settings import ModelSettings
 from kanawa.trace.events import TraceEvent, Tracer, TraceSink
 from kanawa.types import OutputSchema, ToolSpec
 
@@ -64,6 +65,20 @@ class RunOptions:
         if not (self.trace_sinks or self.guardrails):
             return NO_OPTIONS
         return RunOptions(trace_sinks=self.trace_sinks, guardrails=self.guardrails)
+
+    def settings_for(self, settings: ModelSettings | None, *, text_answer: bool) -> ModelSettings | None:
+        """``settings`` with what these options ask of every model request: the output cap, and the
+        caller's JSON schema when the run answers in text (an agent's own output type wins)."""
+        asked: dict[str, Any] = {}
+        if self.max_output_tokens is not None:
+            asked["max_output_tokens"] = self.max_output_tokens
+        if self.output_schema is not None and text_answer:
+            asked["response_format"] = "json_schema"
+            asked["json_schema"] = dict(self.output_schema.schema)
+        if not asked:
+            return settings
+        run = ModelSettings(**asked)
+        return settings.merged(run) if settings is not None else run
 
     def tracer_for(self, tracer: Tracer | None) -> Tracer | None:
         """The run's tracer: ``tracer`` (the agent's, or ``None``) with this run's sinks besides —

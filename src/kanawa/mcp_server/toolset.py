@@ -12,8 +12,9 @@ what the tools are and what a call does. The story of one ``tools/call``:
 4. the answer is the result: its text as text content and, for an agent with an output type, the
    structured answer as ``structuredContent`` matching the tool's ``outputSchema`` (:mod:`.schemas`);
 5. a run that fails, or ends without an answer (stopped for a person's approval, out of steps), is an
-   ``isError`` result with the tool rules' wording; what went wrong is logged (masked) for the
-   operator, never sent — no traceback, no exception text, no secret reaches the host.
+   ``isError`` result with the tool rules' wording and, for a failure, its cause as every protocol
+   tells a client (:func:`failure_message`, the same text over stdio and HTTP); the whole story is
+   logged (masked) for the operator — no traceback, no provider's text, no secret reaches the host.
 
 Cancellation is the caller's: when the host cancels the request, the transport cancels the task
 awaiting :meth:`AgentToolset.call`, which stops the run where it is (its model request or tool call).
@@ -36,6 +37,7 @@ from kanawa.loop.result import RunResult
 from kanawa.mcp_server.progress import progress_message
 from kanawa.mcp_server.schemas import INPUT_SCHEMA, OutputShape, describe, output_shape
 from kanawa.secrets import mask
+from kanawa.server.runs.chunks import error_chunk
 from kanawa.tools.messages import EXECUTION_ERROR_MESSAGE, describe_exception, validation_message
 
 logger = get_logger(__name__)
@@ -149,7 +151,8 @@ class AgentToolset:
             result = run.result
         except Exception as exc:  # the run failed: the host gets the tool rules' error, the log the detail
             logger.warning("agent %s failed over MCP: %s", entry.agent.name, mask(describe_exception(exc)))
-            return error_result(EXECUTION_ERROR_MESSAGE)
+            cause = error_chunk(exc, agent=entry.agent.name, now=0.0).data
+            return error_result(failure_message(cause))
         return _answer(entry, result)
 
 
@@ -188,6 +191,17 @@ def approval_message(names: Iterable[str]) -> str:
     return APPROVAL_MESSAGE.format(calls=", ".join(sorted(set(names))))
 
 
+def failure_message(cause: object) -> str:
+    """The error text of a run that failed, the same over stdio and HTTP: the tool rules' wording,
+    then the cause as every protocol tells a client — the run's ``error`` chunk's ``code`` and
+    ``message`` (:func:`~kanawa.server.runs.chunks.error_chunk`): kanawa's own errors by class and
+    masked message, a provider's failure by its class, provider, model and HTTP status and never its
+    text, anything else ``internal_error``. Without a cause, the wording alone."""
+    if not isinstance(cause, Mapping) or not cause.get("code"):
+        return EXECUTION_ERROR_MESSAGE
+    return f"{EXECUTION_ERROR_MESSAGE} ({cause.get('code')}: {cause.get('message')})"
+
+
 def error_result(message: str) -> types.CallToolResult:
     """An ``isError`` result saying ``message`` (already in the tool rules' wording)."""
     return types.CallToolResult(content=[types.TextContent(text=message)], is_error=True)
@@ -204,5 +218,6 @@ __all__ = [
     "answer_result",
     "approval_message",
     "error_result",
+    "failure_message",
     "tool_name",
 ]

@@ -43,9 +43,10 @@ from typing import TYPE_CHECKING
 from kanawa._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from kanawa.server.extensions import Extension
     from kanawa.server.http.app import create_app
-    from kanawa.server.registry import demo_agents, load_agents
+    from kanawa.server.runs.demo_agents import demo_agents
+    from kanawa.server.runs.extensions import Extension
+    from kanawa.server.runs.loaders import load_agents
     from kanawa.server.runs.servable import ServableAgent
     from kanawa.server.settings import ServerSettings
 
@@ -54,10 +55,10 @@ __getattr__, __dir__ = lazy_exports(
     globals(),
     {
         "create_app": "kanawa.server.http.app",
-        "Extension": "kanawa.server.extensions",
+        "Extension": "kanawa.server.runs.extensions",
         "ServableAgent": "kanawa.server.runs.servable",
-        "demo_agents": "kanawa.server.registry",
-        "load_agents": "kanawa.server.registry",
+        "demo_agents": "kanawa.server.runs.demo_agents",
+        "load_agents": "kanawa.server.runs.loaders",
         "ServerSettings": "kanawa.server.settings",
     },
 )

@@ -38,6 +38,13 @@ variable                        meaning                                         
                                 process (429 beyond; 0 = off)
 ``KANAWA_MAX_RUN_STREAMS``      event streams open on one run in one server process         32
                                 (429 beyond; 0 = off)
+``KANAWA_MCP_SESSIONS``         MCP sessions one tenant may have open in one server         32
+                                process: a new one ends the tenant's longest-idle session,
+                                or gets 429 when every one is busy (0 = off)
+``KANAWA_MCP_SESSION_IDLE``     seconds an MCP session may go without a request before it   300
+                                ends
+``KANAWA_MCP_EVENT_BYTES``      memory the MCP event log (kept for resumes) may use over    67108864
+                                every session; the oldest streams are forgotten beyond it
 ``KANAWA_AUTH_FAILURES``        failed authentications per minute from one client address   30
                                 (429 with ``Retry-After`` beyond, for that address; 0 = off)
 ``KANAWA_TENANT_RUN_BYTES``     memory a tenant's kept runs may use before its oldest       268435456
@@ -51,6 +58,8 @@ variable                        meaning                                         
 ``KANAWA_A2A_CARD_NEEDS_KEY``   ``1``: an A2A agent card needs the API key (401 without);   0
                                 ``0``: without a key every name gets the same name-only
                                 card
+``KANAWA_A2A_LIST_BYTES``       the most bytes of tasks one A2A ``ListTasks`` page holds    1048576
+                                (a page ends before the task that would pass it)
 ``KANAWA_CORS_ORIGINS``         origins whose browser pages may call the service            none
                                 (``https://app.example,http://127.0.0.1:5173``; ``*``: any)
 ==============================  ==========================================================  ===========
@@ -97,12 +106,16 @@ ENVIRONMENT: Final[Mapping[str, str]] = MappingProxyType(
         "sse_write_timeout": "KANAWA_SSE_WRITE_TIMEOUT",
         "max_streams": "KANAWA_MAX_STREAMS",
         "max_run_streams": "KANAWA_MAX_RUN_STREAMS",
+        "mcp_sessions": "KANAWA_MCP_SESSIONS",
+        "mcp_session_idle": "KANAWA_MCP_SESSION_IDLE",
+        "mcp_event_bytes": "KANAWA_MCP_EVENT_BYTES",
         "auth_failures": "KANAWA_AUTH_FAILURES",
         "tenant_run_bytes": "KANAWA_TENANT_RUN_BYTES",
         "run_bytes": "KANAWA_RUN_BYTES",
         "public_url": "KANAWA_PUBLIC_URL",
         "allowed_hosts": "KANAWA_ALLOWED_HOSTS",
         "a2a_card_needs_key": "KANAWA_A2A_CARD_NEEDS_KEY",
+        "a2a_list_bytes": "KANAWA_A2A_LIST_BYTES",
         "cors_origins": "KANAWA_CORS_ORIGINS",
     }
 )
@@ -227,8 +240,8 @@ class ServerSettings:
     serve_agents: str | None = None
     """``module:attr`` of the agent registry (``None``: the demo agents)."""
     serve_extensions: str | None = None
-    """``module:attr`` names, comma-separated, of the :class:`~kanawa.server.extensions.Extension`
-    to mount (:func:`~kanawa.server.registry.load_extensions`). The app and every Celery worker read
+    """``module:attr`` names, comma-separated, of the :class:`~kanawa.server.runs.extensions.Extension`
+    to mount (:func:`~kanawa.server.runs.loaders.load_extensions`). The app and every Celery worker read
     the same value, so a run's agents, its events' chunks and its per-process resources are the
     same wherever it executes (``None``: none)."""
     gc_freeze: bool = True
@@ -254,6 +267,18 @@ class ServerSettings:
     process (``0``: no limit); 429 beyond."""
     max_run_streams: int = 32
     """Event streams open on one run in one server process (``0``: no limit); 429 beyond."""
+    mcp_sessions: int = 32
+    """MCP sessions (``/mcp``) one tenant may have open in one server process (``0``: no limit). A
+    session holds a task and its streams' memory in the process that opened it, so a client that
+    opens sessions and walks away must not pile them up: at the cap a new session ends the
+    tenant's session that has been idle longest, and is refused (429) when every one is busy."""
+    mcp_session_idle: float = 300.0
+    """Seconds an MCP session may go without a request in flight before it ends (a client then opens
+    a new one); an open ``GET /mcp`` stream counts as a request."""
+    mcp_event_bytes: int = 64 * 1024 * 1024
+    """Memory the MCP event log may take over every session of the process (the messages kept so that
+    a cut stream resumes, as their JSON); beyond it the least recently written streams are forgotten.
+    A session that ends frees its events at once."""
     auth_failures: int = 30
     """Failed authentications a minute from one client address (``0``: no limit); beyond, that
     address gets 429 with ``Retry-After`` for every request until its allowance refills."""
@@ -274,6 +299,10 @@ class ServerSettings:
     a request without a key gets the same name-only card for every name, known or not — A2A clients
     read a card before they send a key, and nothing in it tells agents apart; with a key the card
     has the agent's ``description`` and ``skills``, and an unknown name is 404."""
+    a2a_list_bytes: int = 1_048_576
+    """The most bytes of tasks (as encoded) one A2A ``ListTasks`` page holds; the page ends before
+    the task that would pass it and ``nextPageToken`` continues (a page holds one task at least,
+    and each listed answer is cut: :mod:`kanawa.server.http.protocols.a2a.listing`)."""
     cors_origins: tuple[str, ...] = ()
     """Origins whose browser pages may call the service (:mod:`kanawa.server.http.cors`;
     ``("*",)``: any). None by default: no response carries CORS headers."""
@@ -316,12 +345,16 @@ class ServerSettings:
             sse_write_timeout=_env_float(env["sse_write_timeout"], 30.0, minimum=0.05),
             max_streams=_env_int(env["max_streams"], 256),
             max_run_streams=_env_int(env["max_run_streams"], 32),
+            mcp_sessions=_env_int(env["mcp_sessions"], 32),
+            mcp_session_idle=_env_float(env["mcp_session_idle"], 300.0, minimum=1.0),
+            mcp_event_bytes=_env_int(env["mcp_event_bytes"], 64 * 1024 * 1024, minimum=65536),
             auth_failures=_env_int(env["auth_failures"], 30),
             tenant_run_bytes=_env_int(env["tenant_run_bytes"], 256 * 1024 * 1024),
             run_bytes=_env_int(env["run_bytes"], 1024 * 1024 * 1024),
             public_url=text("public_url") or None,
             allowed_hosts=checked_hosts(text("allowed_hosts")),
             a2a_card_needs_key=_env_bool(env["a2a_card_needs_key"], False),
+            a2a_list_bytes=_env_int(env["a2a_list_bytes"], 1_048_576, minimum=65_536),
             cors_origins=checked_origins(text("cors_origins")),
         )
         given = {key: value for key, value in overrides.items() if value is not None}

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from kanawa.agents.memory import ShortTermMemory, group_units, trim_messages
 from kanawa.llm.tokens import count_message_tokens, estimate_text_tokens
 from kanawa.types import AssistantMessage, Message, SystemMessage, ToolCall, ToolMessage, UserMessage
+from tests.support.identity import same
 
 WORDS = st.text(alphabet="abc xyz", min_size=0, max_size=40)
 
@@ -65,12 +66,12 @@ def test_trimming_never_separates_a_tool_call_from_its_result(messages: list[Mes
 
     # the pinned system message, then a contiguous, ordered suffix of the rest
     pinned = [m for m in messages[:1] if isinstance(m, SystemMessage)]
-    assert trimmed[: len(pinned)] == pinned
+    assert same(trimmed[: len(pinned)], pinned)
     rest = trimmed[len(pinned) :]
-    assert rest == messages[len(messages) - len(rest) :]
+    assert same(rest, messages[len(messages) - len(rest) :])
     # the current turn (the last unit) is always kept
     last_unit = group_units(messages[len(pinned) :])[-1]
-    assert trimmed[-len(last_unit) :] == last_unit
+    assert same(trimmed[-len(last_unit) :], last_unit)
 
 
 @settings(deadline=None)
@@ -84,9 +85,9 @@ def test_trimmed_conversation_is_within_budget_whenever_possible(
     if tokens(minimum) <= budget:
         assert tokens(trimmed) <= budget
     else:
-        assert trimmed == minimum
+        assert same(trimmed, minimum)
     if tokens(messages) <= budget:
-        assert trimmed == messages
+        assert same(trimmed, messages)
 
 
 def test_trimming_drops_the_oldest_turns_and_keeps_history_starting_at_a_user_message() -> None:

@@ -40,8 +40,8 @@ def test_property_3_prompt_contains_query_and_every_bullet(
 ) -> None:
     prompt = PromptBuilder(prompts_dir=None).build(query, bullets, dataset)
     assert query in prompt
-    for bullet in bullets:
-        assert bullet.content in prompt
+    for bullet in bullets:  # each bullet by its id, not its content alone (one may be inside another)
+        assert f"[{bullet.id}] {bullet.content}" in prompt
 
 
 def test_dataset_template_then_default_then_fallback(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from kanawa.apps.smartao.web import smartao_extension
-from kanawa.server.extensions import Extension
+from kanawa.server.runs.extensions import Extension
 
 MARKS = "lifespan.log"
 """``entered <pid>`` / ``left <pid>`` lines, one per lifespan entered or left."""

@@ -24,7 +24,7 @@ import redis
 
 from kanawa.apps.smartao.web import smartao_extension
 from kanawa.server.http.app import create_app
-from kanawa.server.registry import demo_agents
+from kanawa.server.runs.demo_agents import demo_agents
 from tests.apps.smartao.served import MARKS
 from tests.apps.smartao.test_service import REQUEST, data_dir
 from tests.server.conftest import ROOT, CeleryCluster, LiveServer, _broker, free_port, redis_url, settings_for

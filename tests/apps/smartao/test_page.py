@@ -19,7 +19,7 @@ from kanawa.apps.smartao.patch import PatchJSON
 from kanawa.apps.smartao.session import sample_documents
 from kanawa.apps.smartao.web import smartao_extension
 from kanawa.server.http.app import create_app
-from kanawa.server.registry import demo_agents
+from kanawa.server.runs.demo_agents import demo_agents
 from tests.server.conftest import LiveServer, artifacts, settings_for
 from tests.server.sse import KEY_A, KEY_B
 from tests.server.test_page import page

@@ -23,7 +23,7 @@ from kanawa.apps.smartao.session import sample_text
 from kanawa.apps.smartao.textlint import textlint_available
 from kanawa.apps.smartao.web import smartao_extension
 from kanawa.server.http.app import create_app
-from kanawa.server.registry import demo_agents
+from kanawa.server.runs.demo_agents import demo_agents
 from tests.server.conftest import LiveServer, settings_for
 from tests.server.sse import AUTH_A, AUTH_B, Event, read_stream, resume, start_run
 

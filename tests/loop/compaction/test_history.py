@@ -5,13 +5,14 @@ fits the budget whenever what must be kept fits."""
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from kanawa.llm.tokens import estimate_text_tokens, message_tokens
 from kanawa.loop.compaction import history_units, split_history
 from kanawa.types import AssistantMessage, Message, SystemMessage, ToolMessage, UserMessage
 from tests.loop.compaction.histories import histories, pairing_errors
+from tests.support.identity import contains, same
 
 
 def cost(message: Message) -> int:
@@ -31,6 +32,9 @@ def is_subsequence(part: list[Message], whole: list[Message]) -> bool:
 
 @settings(max_examples=200, deadline=None)
 @given(histories(), st.integers(min_value=0, max_value=6_000), st.integers(min_value=0, max_value=50))
+# Two equal user messages: the older one is the anchor and is priced in; it is not part of the newest
+# turn, however equal it is to it (an oracle comparing by value once thought it was, and failed here).
+@example([SystemMessage(""), UserMessage(""), UserMessage("")], 8, 0)
 def test_a_cut_keeps_pairs_order_instructions_the_newest_turn_and_fits_when_it_can(
     messages: list[Message], budget: int, fixed: int
 ) -> None:
@@ -41,15 +45,16 @@ def test_a_cut_keeps_pairs_order_instructions_the_newest_turn_and_fits_when_it_c
     assert is_subsequence(kept, messages)  # nothing reordered, nothing invented
     pinned = [m for m in messages[: len(split.pinned)]]
     assert all(isinstance(m, SystemMessage) for m in pinned)
-    assert kept[: len(pinned)] == pinned
+    assert same(kept[: len(pinned)], pinned)
     last_unit = list(history_units(messages[len(pinned) :])[-1])
-    assert kept[-len(last_unit) :] == last_unit  # the newest turn is always kept
+    assert same(kept[-len(last_unit) :], last_unit)  # the newest turn is always kept
     users = [m for m in messages if isinstance(m, UserMessage)]
-    assert users[-1] in kept  # the task the model works on survives
-    assert [*split.pinned, *split.older, *split.recent] == messages
+    assert contains(kept, users[-1])  # the task the model works on survives
+    assert same([*split.pinned, *split.older, *split.recent], messages)
 
     must_keep = fixed + sum(cost(m) for m in (*pinned, *last_unit))
-    anchor_cost = 0 if split.anchor is None or split.anchor in last_unit else cost(split.anchor)
+    anchor = split.anchor
+    anchor_cost = 0 if anchor is None or contains(last_unit, anchor) else cost(anchor)
     if must_keep + anchor_cost <= budget:
         assert fixed + sum(cost(m) for m in kept) <= budget
 
@@ -58,7 +63,7 @@ def test_a_cut_keeps_pairs_order_instructions_the_newest_turn_and_fits_when_it_c
 @given(histories())
 def test_a_budget_that_fits_everything_keeps_everything(messages: list[Message]) -> None:
     split = split_history(messages, budget=10**9, cost=cost)
-    assert split.kept == messages
+    assert same(split.kept, messages)
     assert split.older == ()
 
 

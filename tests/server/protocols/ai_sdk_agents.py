@@ -20,7 +20,7 @@ from fastapi.responses import FileResponse
 from kanawa import Agent, tool
 from kanawa.llm.testing import FunctionLLM
 from kanawa.llm.testing.models import ModelRequest, Script
-from kanawa.server.extensions import Extension
+from kanawa.server.runs.extensions import Extension
 from kanawa.types import AssistantMessage, ReasoningPart, ToolCall
 from tests.server.agents import server_agents
 

@@ -15,7 +15,7 @@ import pytest
 import redis
 from mcp import types
 
-from kanawa.server.http.protocols.mcp_tools import RUN_ID_META
+from kanawa.server.http.protocols.mcp.tools import RUN_ID_META
 from tests.mcp_server.test_http import session_of
 from tests.server.conftest import CeleryCluster, ServeProcess
 from tests.server.protocols.celery_agents import mark_key

@@ -90,6 +90,38 @@ def normalised_text(text: str) -> str:
     return re.sub(r"[\s。．.!！]+$", "", " ".join(text.casefold().split()))
 
 
+def _candidate(op: AddOp) -> Bullet | str:
+    """The bullet an ADD would make (its id given later), or why it cannot be made."""
+    try:
+        section = normalise_section(op.section)
+        return Bullet(id=format_id("x", 0), section=section, content=op.content)
+    except ValueError as exc:
+        return _first_line(exc)
+
+
+def _merge(
+    bullets: dict[str, Bullet], op: MergeOp, stamp: datetime
+) -> tuple[Bullet, Bullet, list[Bullet]] | str:
+    """A MERGE: the kept bullet, what it becomes (counters summed, the new content if given) and the
+    bullets it absorbs; or why it cannot apply."""
+    ids = list(dict.fromkeys(op.bullet_ids))
+    missing = [bullet_id for bullet_id in ids if bullet_id not in bullets]
+    if missing:
+        return f"no such bullet: {', '.join(missing)}"
+    if len(ids) < 2:
+        return "needs two distinct bullets"
+    keep, *others = (bullets[bullet_id] for bullet_id in ids)
+    update: dict[str, object] = {
+        "helpful": keep.helpful + sum(b.helpful for b in others),
+        "harmful": keep.harmful + sum(b.harmful for b in others),
+        "neutral": keep.neutral + sum(b.neutral for b in others),
+        "updated_at": stamp,
+    }
+    if op.content is not None and op.content.strip():
+        update["content"] = op.content
+    return keep, Bullet.model_validate({**keep.model_dump(), **update}), others
+
+
 def apply_operations(
     playbook: Playbook, operations: Sequence[Operation], *, at: datetime | None = None
 ) -> tuple[Playbook, list[AuditRecord]]:
@@ -110,13 +142,15 @@ def apply_operations(
         audit.append(AuditRecord(index=index, type=op.type, status=status, at=stamp, **fields))  # type: ignore[arg-type]
 
     for index, op in enumerate(operations):
+        if isinstance(op, UpdateOp | TagOp | RemoveOp) and op.bullet_id not in bullets:
+            record(index, op, "skipped", bullet_id=op.bullet_id, detail="no such bullet")
+            continue
         if isinstance(op, AddOp):
-            try:
-                section = normalise_section(op.section)
-                candidate = Bullet(id=format_id("x", 0), section=section, content=op.content)
-            except ValueError as exc:
-                record(index, op, "skipped", detail=_first_line(exc))
+            candidate = _candidate(op)
+            if isinstance(candidate, str):
+                record(index, op, "skipped", detail=candidate)
                 continue
+            section = candidate.section
             key = normalised_text(candidate.content)
             twin = next((b for b in bullets.values() if normalised_text(b.content) == key), None)
             if twin is not None:
@@ -134,10 +168,7 @@ def apply_operations(
             order.append(bullet_id)
             record(index, op, "applied", bullet_id=bullet_id, after=candidate.content)
         elif isinstance(op, UpdateOp):
-            old = bullets.get(op.bullet_id)
-            if old is None:
-                record(index, op, "skipped", bullet_id=op.bullet_id, detail="no such bullet")
-                continue
+            old = bullets[op.bullet_id]
             try:
                 new = Bullet.model_validate({**old.model_dump(), "content": op.content, "updated_at": stamp})
             except ValueError as exc:
@@ -146,37 +177,20 @@ def apply_operations(
             bullets[op.bullet_id] = new
             record(index, op, "applied", bullet_id=op.bullet_id, before=old.content, after=new.content)
         elif isinstance(op, TagOp):
-            old = bullets.get(op.bullet_id)
-            if old is None:
-                record(index, op, "skipped", bullet_id=op.bullet_id, detail="no such bullet")
-                continue
+            old = bullets[op.bullet_id]
             value = getattr(old, op.tag) + op.count
             bullets[op.bullet_id] = old.model_copy(update={op.tag: value, "updated_at": stamp})
             record(index, op, "applied", bullet_id=op.bullet_id, detail=f"{op.tag}={value}")
         elif isinstance(op, RemoveOp):
-            old = bullets.pop(op.bullet_id, None)
-            if old is None:
-                record(index, op, "skipped", bullet_id=op.bullet_id, detail="no such bullet")
-                continue
+            old = bullets.pop(op.bullet_id)
             order.remove(op.bullet_id)
             record(index, op, "applied", bullet_id=op.bullet_id, before=old.content)
         elif isinstance(op, MergeOp):
-            ids = list(dict.fromkeys(op.bullet_ids))
-            missing = [bullet_id for bullet_id in ids if bullet_id not in bullets]
-            if missing or len(ids) < 2:
-                detail = f"no such bullet: {', '.join(missing)}" if missing else "needs two distinct bullets"
-                record(index, op, "skipped", bullet_id=ids[0], detail=detail)
+            merging = _merge(bullets, op, stamp)
+            if isinstance(merging, str):
+                record(index, op, "skipped", bullet_id=op.bullet_ids[0], detail=merging)
                 continue
-            keep, *others = (bullets[bullet_id] for bullet_id in ids)
-            update: dict[str, object] = {
-                "helpful": keep.helpful + sum(b.helpful for b in others),
-                "harmful": keep.harmful + sum(b.harmful for b in others),
-                "neutral": keep.neutral + sum(b.neutral for b in others),
-                "updated_at": stamp,
-            }
-            if op.content is not None and op.content.strip():
-                update["content"] = op.content
-            merged = Bullet.model_validate({**keep.model_dump(), **update})
+            keep, merged, others = merging
             bullets[keep.id] = merged
             for other in others:
                 del bullets[other.id]

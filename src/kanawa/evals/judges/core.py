@@ -11,8 +11,9 @@ a ledger of what judging cost.
 - **Cache**: the verdict of an identical prompt (same model, instructions, prompt, verdict type) is
   reused from a :class:`JudgeCache` (in memory, or a JSON file that survives between evals), so
   repeats and re-runs of unchanged outputs cost nothing.
-- **Ledger**: :class:`JudgeLedger` adds up requests, tokens and USD; the eval runner reads
-  :func:`judge_cost_usd` into ``EvalReport.judge_cost_usd``.
+- **Cost**: every judging request's cost goes to :func:`kanawa.evals.scoring.record_judge_cost`, which
+  the eval runner sums into ``EvalReport.judge_cost_usd``; :class:`JudgeLedger` keeps this judge's own
+  requests, tokens and USD (:func:`judge_cost_usd` adds ledgers up outside an eval).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
+from kanawa.evals.scoring import record_judge_cost
 from kanawa.llm.adapter import LLMAdapter
 from kanawa.llm.retry import RetryPolicy
 from kanawa.llm.settings import ModelSettings
@@ -56,7 +58,7 @@ class JudgeBudgetExceededError(JudgeError):
     """The judge's own budget is spent; no further judging request was sent."""
 
 
-@dataclass
+@dataclass(kw_only=True)
 class JudgeLedger:
     """What a judge has spent: model requests, tokens and USD (``unpriced`` counts calls with no price)."""
 
@@ -70,7 +72,7 @@ class JudgeLedger:
 class JudgeCache:
     """Verdicts by prompt hash: in memory, and in a JSON file when ``path`` is given (written on put)."""
 
-    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+    def __init__(self, *, path: str | os.PathLike[str] | None = None) -> None:
         self._path = Path(path) if path is not None else None
         self._entries: dict[str, dict[str, Any]] = {}
         if self._path is not None and self._path.exists():
@@ -211,6 +213,7 @@ class JudgeRunner(Generic[VerdictT]):
             raise JudgeBudgetExceededError(f"judge {self.name!r}: budget used up ({exc})") from None
         except AgentError as exc:
             raise JudgeError(f"judge {self.name!r} gave no verdict: {exc}") from None
+        record_judge_cost(result.cost)  # into the running eval's EvalReport.judge_cost_usd
         self.ledger.calls += 1
         self.ledger.usage = self.ledger.usage + result.usage
         if result.cost is None:

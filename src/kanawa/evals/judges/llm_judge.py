@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field
 
 from kanawa.evals.judges.core import JudgeCache, JudgeLedger, JudgeRunner
 from kanawa.evals.judges.guard import Fenced, fence, guard_rules
-from kanawa.evals.scoring import Assertion, Outcome, Score, ScoreContext
+from kanawa.evals.scoring import Assertion, Outcome, Score, ScoreContext, register_scorer
 from kanawa.llm.adapter import LLMAdapter
 from kanawa.llm.retry import RetryPolicy
 from kanawa.llm.settings import ModelSettings
@@ -70,6 +70,7 @@ def _as_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
+@register_scorer("llm_judge")
 class LLMJudge:
     """Grades each answer against ``rubric`` with ``model`` (a model string or an adapter).
 
@@ -115,7 +116,7 @@ class LLMJudge:
             max_cost_usd=max_cost_usd,
             max_tokens=max_tokens,
             max_requests=max_requests,
-            cache=cache if cache is not None else JudgeCache(cache_path),
+            cache=cache if cache is not None else JudgeCache(path=cache_path),
         )
 
     @property

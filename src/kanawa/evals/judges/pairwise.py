@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 from kanawa.evals.judges.core import JudgeCache, JudgeLedger, JudgeRunner
 from kanawa.evals.judges.guard import fence, guard_rules
 from kanawa.evals.judges.llm_judge import _as_text, answer_text
-from kanawa.evals.scoring import Assertion, Outcome, Score, ScoreContext
+from kanawa.evals.scoring import Assertion, Outcome, Score, ScoreContext, register_scorer
 from kanawa.llm.adapter import LLMAdapter
 from kanawa.llm.retry import RetryPolicy
 from kanawa.llm.settings import ModelSettings
@@ -58,6 +58,7 @@ def _vote(choice: PairwiseChoice, answer_is: Literal["A", "B"]) -> int:
     return 1 if choice.winner == answer_is else -1
 
 
+@register_scorer("pairwise_judge")
 class PairwiseJudge:
     """Compares each answer with a reference answer in both orders (see the module docstring)."""
 
@@ -90,7 +91,7 @@ class PairwiseJudge:
             max_cost_usd=max_cost_usd,
             max_tokens=max_tokens,
             max_requests=max_requests,
-            cache=cache if cache is not None else JudgeCache(cache_path),
+            cache=cache if cache is not None else JudgeCache(path=cache_path),
         )
 
     @property

@@ -18,7 +18,7 @@ from typing import Any
 from kanawa.evals.judges.core import JudgeCache, JudgeError, JudgeLedger, JudgeRunner
 from kanawa.evals.judges.guard import fence, guard_rules
 from kanawa.evals.judges.llm_judge import answer_text
-from kanawa.evals.scoring import Assertion, Outcome, Score, ScoreContext
+from kanawa.evals.scoring import Assertion, Outcome, Score, ScoreContext, register_scorer
 from kanawa.llm.adapter import LLMAdapter
 from kanawa.llm.retry import RetryPolicy
 from kanawa.llm.settings import ModelSettings
@@ -45,6 +45,7 @@ def _instructions() -> str:
     )
 
 
+@register_scorer("smartao_judge")
 class SmartAOJudge:
     """Grades essays on SmartAO's seven axes (see the module docstring).
 
@@ -85,7 +86,7 @@ class SmartAOJudge:
             max_cost_usd=max_cost_usd,
             max_tokens=max_tokens,
             max_requests=max_requests,
-            cache=cache if cache is not None else JudgeCache(cache_path),
+            cache=cache if cache is not None else JudgeCache(path=cache_path),
         )
 
     @property

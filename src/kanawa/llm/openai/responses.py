@@ -29,7 +29,6 @@ Contract:
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Unpack
@@ -157,23 +156,21 @@ class OpenAIResponsesAdapter(ProviderAdapter[_Request, AsyncStream[object]]):
         call = self._call(messages, (), settings, None, stream=False)
         audit_request(call.body.context)
         instructions, items = messages_to_responses_input(messages)
-        try:
-            try:
-                async with asyncio.timeout(call.timeout):
-                    raw = await self._client.responses.with_raw_response.compact(
-                        model=self._model,
-                        input=items,  # type: ignore[arg-type]  # the payload builder's items are the params
-                        instructions=instructions if instructions is not None else openai.omit,
-                        timeout=call.timeout if call.timeout is not None else openai.not_given,
-                    )
-                    data = raw.http_response.json()  # as sent: user items are not an SDK output type
-            except self.SDK_ERRORS as exc:
-                raise self._map_error(exc, call, None) from None
-        except LLMError as error:
-            raise self._filled(error) from None
+        data = await self._guarded(call, self._compact(call, instructions, items))
         output = data.get("output") if isinstance(data, dict) else None
         usage = parse_usage(data.get("usage") if isinstance(data, dict) else None)
         return compacted_messages(output if isinstance(output, list) else []), usage
+
+    async def _compact(
+        self, call: Call[_Request], instructions: str | None, items: list[JsonObject]
+    ) -> object:
+        raw = await self._client.responses.with_raw_response.compact(
+            model=self._model,
+            input=items,  # type: ignore[arg-type]  # the payload builder's items are the params
+            instructions=instructions if instructions is not None else openai.omit,
+            timeout=call.timeout if call.timeout is not None else openai.not_given,
+        )
+        return raw.http_response.json()  # as sent: user items are not an SDK output type
 
     # ------------------------------------------------------------------- stream
     async def _open(self, call: Call[_Request]) -> AsyncStream[object]:

@@ -252,6 +252,23 @@ def response_format_of(settings: ModelSettings, response_schema: OutputSchema | 
 # ------------------------------------------------------------------------------------------ payload
 
 
+def _put_if_any(payload: JsonObject, key: str, fields: dict[str, JsonValue]) -> None:
+    """Set ``payload[key]`` to the fields that are not ``None``; leave it out when none is set, so the
+    provider's default applies."""
+    given: JsonObject = {name: value for name, value in fields.items() if value is not None}
+    if given:
+        payload[key] = given
+
+
+def _text_format(s: ModelSettings, response_schema: OutputSchema | None) -> JsonObject | None:
+    """The ``text.format`` of the request: the run's response schema, else the settings' JSON schema."""
+    if response_schema is not None:
+        return _format_from_schema(response_schema)
+    if s.response_format == "json_schema":
+        return _format_from_settings(s.json_schema)
+    return None
+
+
 def build_responses_payload(
     model: str,
     messages: Sequence[Message],
@@ -280,22 +297,8 @@ def build_responses_payload(
             payload["parallel_tool_calls"] = s.parallel_tool_calls
     if s.max_output_tokens is not None:
         payload["max_output_tokens"] = s.max_output_tokens
-    reasoning: JsonObject = {}
-    if s.reasoning_effort is not None:
-        reasoning["effort"] = s.reasoning_effort
-    if s.reasoning_summary is not None:
-        reasoning["summary"] = s.reasoning_summary
-    if reasoning:
-        payload["reasoning"] = reasoning
-    text: JsonObject = {}
-    if s.verbosity is not None:
-        text["verbosity"] = s.verbosity
-    if response_schema is not None:
-        text["format"] = _format_from_schema(response_schema)
-    elif s.response_format == "json_schema":
-        text["format"] = _format_from_settings(s.json_schema)
-    if text:
-        payload["text"] = text
+    _put_if_any(payload, "reasoning", {"effort": s.reasoning_effort, "summary": s.reasoning_summary})
+    _put_if_any(payload, "text", {"verbosity": s.verbosity, "format": _text_format(s, response_schema)})
     if s.temperature is not None:
         payload["temperature"] = s.temperature
     if s.top_p is not None:

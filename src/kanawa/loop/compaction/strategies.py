@@ -5,8 +5,8 @@ The run's compactor (:mod:`kanawa.loop.compaction.compactor`) decides *where* to
 anchor user message, the recent units); a strategy decides what becomes of the older part:
 
 - :class:`DropOldest` forgets it;
-- :class:`Summarize` has a model of the user's choice — run by kanawa's own loop — write a summary of
-  it, which takes its place as one user message;
+- :class:`Summarize` asks a model of the user's choice for a summary of it (one plain request, no
+  loop), which takes its place as one user message;
 - :class:`NativeCompaction` asks the provider: OpenAI's ``responses/compact`` endpoint returns an
   opaque compaction item that replaces it; on Anthropic the server clears old tool results itself
   (the ``clear_tool_uses`` context edit, sent with every request); elsewhere ``fallback`` runs.
@@ -96,7 +96,7 @@ class DropOldest:
 @dataclass(frozen=True, slots=True)
 class Summarize:
     """Replace the older turns with a summary written by ``model`` (a model string such as
-    ``"openai:gpt-5-mini"`` or an adapter), run through kanawa's loop with ``instructions``.
+    ``"openai:gpt-5-mini"`` or an adapter), asked directly with ``instructions``.
 
     The older part is rendered as a plain transcript (who said what, which tool was called with what
     and what it returned) in pieces of at most the compaction target, folded one after another into
@@ -139,21 +139,18 @@ class Summarize:
         return Compacted(messages, usage=usage, model=model.model)
 
     async def _fold(self, model: LLMAdapter, summary: str, chunk: str) -> tuple[str, Usage]:
-        from kanawa.loop.config import AgentConfiguration
-        from kanawa.loop.runner import AgentLoopRunner  # the loop runs the summariser: imported late
-
+        """One summary request, straight to the model: no tools, one answer, so no loop is needed (and
+        compaction, which the loop uses, never calls back up into it). A failed request raises the
+        adapter's :class:`~kanawa.llm.errors.LLMError`; the run's model caller reports it."""
         earlier = f"Summary so far:\n{summary}\n\n" if summary else ""
-        runner: AgentLoopRunner[str] = AgentLoopRunner(
-            model,
+        response = await model.chat(
             [SystemMessage(self.instructions), UserMessage(f"{earlier}Conversation to summarise:\n{chunk}")],
-            config=AgentConfiguration(max_steps=1),
             settings=ModelSettings(max_output_tokens=self.max_summary_tokens),
-            agent_name="compaction",
         )
-        async for _ in runner:
-            pass
-        result = runner.result
-        return result.text.strip(), result.usage
+        usage = response.usage
+        if not usage.requests:
+            usage = usage + Usage(requests=1)
+        return response.message.text.strip(), usage
 
 
 @dataclass(frozen=True, slots=True)

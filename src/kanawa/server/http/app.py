@@ -11,7 +11,7 @@ and the run manager; each route lives in a router module and reads what it needs
 - :mod:`.protocols.agui` — AG-UI (``/ag-ui/{agent}``);
 - :mod:`.protocols.ai_sdk` — the Vercel AI SDK's chat (``/ai-sdk/{agent}``: useChat);
 - :mod:`.protocols.a2a.routes` — every agent as an A2A agent (``/a2a/{agent}``);
-- :mod:`.protocols.mcp_http` — the agents as MCP tools (``/mcp``, streamable HTTP);
+- :mod:`.protocols.mcp.routes` — the agents as MCP tools (``/mcp``, streamable HTTP);
 - :mod:`.runs_api` — the tenant's runs (list, status, cancel, approvals);
 - :mod:`.service_api` — whoami, the agents, liveness;
 - :mod:`.pages` — the live timeline pages; extensions' routers; the root redirect last.
@@ -25,7 +25,6 @@ from fastapi import APIRouter, FastAPI
 from fastapi.exceptions import RequestValidationError
 
 from kanawa import __version__
-from kanawa.server.extensions import Extension, merged_agents, merged_translation
 from kanawa.server.http import pages, runs_api, service_api
 from kanawa.server.http.auth import FailureThrottle, KeyRing, RateLimiter
 from kanawa.server.http.cors import CrossOrigin
@@ -37,14 +36,16 @@ from kanawa.server.http.protocols import (
     agui,
     ai_sdk,
     kanawa_sse,
-    mcp_http,
     openai_chat,
     openai_models,
     openai_responses,
 )
 from kanawa.server.http.protocols.a2a import routes as a2a
+from kanawa.server.http.protocols.errors import ProtocolError, detail_response
+from kanawa.server.http.protocols.mcp import routes as mcp
 from kanawa.server.http.protocols.openai_errors import OpenAIErrorShape
 from kanawa.server.http.validation import validation_failed
+from kanawa.server.runs.extensions import Extension, merged_agents, merged_translation
 from kanawa.server.runs.servable import ServableAgent
 from kanawa.server.settings import ServerSettings
 from kanawa.server.store.base import RunStore
@@ -60,8 +61,8 @@ def create_app(
     """The service for ``agents`` (default: the demo agents). Keys come from ``settings``; with none
     configured, a development key (``settings.dev_key`` or generated) is accepted from loopback only.
     ``extensions`` add routers (pages), agents, their events' chunks and process-wide resources
-    (:mod:`kanawa.server.extensions`)."""
-    from kanawa.server.registry import demo_agents
+    (:mod:`kanawa.server.runs.extensions`)."""
+    from kanawa.server.runs.demo_agents import demo_agents
 
     config = settings if settings is not None else ServerSettings.from_env()
     if config.celery_broker and not config.redis_url:
@@ -86,6 +87,7 @@ def create_app(
     if config.cors_origins:  # outside the limits and error shapes: their answers carry CORS headers too
         app.add_middleware(CrossOrigin, origins=config.cors_origins)
     app.add_exception_handler(RequestValidationError, validation_failed)
+    app.add_exception_handler(ProtocolError, detail_response)
     mask_access_log()
     app.add_middleware(ConnectionHandle)  # added last: the outermost of ours, it sees the server's receive
     app.state.plan = plan
@@ -99,7 +101,7 @@ def create_app(
         _add_routes(app, router)
     for protocol in (openai_responses, openai_chat, openai_models, agui, ai_sdk, a2a):  # each wire protocol
         _add_routes(app, protocol.router)
-    _add_routes(app, mcp_http.router)  # the agents as MCP tools (streamable HTTP)
+    _add_routes(app, mcp.router)  # the agents as MCP tools (streamable HTTP)
     for extension in mounted:
         if extension.router is not None:
             app.include_router(extension.router)

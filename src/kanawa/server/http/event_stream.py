@@ -66,6 +66,13 @@ class OpenStreams:
     def __len__(self) -> int:
         return len(self._senders)
 
+    def held(self, tenant: str | None = None) -> int:
+        """Stream places admitted and not yet released: ``tenant``'s, or every tenant's. What a
+        tenant's cap counts; zero again once each of its requests has ended, whichever way."""
+        if tenant is not None:
+            return self._tenants.get(tenant, 0)
+        return sum(self._tenants.values())
+
     def admit(self, tenant: str, run_id: str | None) -> None:
         """Count a stream about to open (``run_id`` ``None``: a run about to start, whose stream is
         its first); :class:`TooManyStreams` when a cap is reached. Each admitted stream is

@@ -14,7 +14,7 @@ import os
 from fastapi import FastAPI
 
 from kanawa.server.http.app import create_app
-from kanawa.server.registry import load_agents, load_extensions
+from kanawa.server.runs.loaders import load_agents, load_extensions
 from kanawa.server.settings import ServerSettings
 
 

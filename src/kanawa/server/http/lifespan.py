@@ -3,7 +3,7 @@
 The store (in memory, or Redis with ``KANAWA_REDIS_URL``), the Celery dispatcher, the limits shared
 across processes, the tenants' budget guard (given to every run, never put on an agent) and the run
 manager are made in the lifespan — so a Redis connection belongs to the server's event loop — and put
-on ``app.state`` for the routes; then the MCP session manager (:mod:`.protocols.mcp_http`), whose
+on ``app.state`` for the routes; then the MCP session manager (:mod:`.protocols.mcp.routes`), whose
 calls end before the runs are closed. Extensions' resources are entered first and left last: a run never
 sees them closed under it.
 """
@@ -18,11 +18,11 @@ from dataclasses import dataclass
 
 from fastapi import FastAPI
 
-from kanawa.server.extensions import Extension
 from kanawa.server.http.event_stream import OpenStreams
-from kanawa.server.http.protocols.mcp_http import mcp_sessions
+from kanawa.server.http.protocols.mcp.routes import mcp_sessions
 from kanawa.server.runs.budgets import tenant_guard
 from kanawa.server.runs.chunks import ChunkTranslation
+from kanawa.server.runs.extensions import Extension
 from kanawa.server.runs.manager import RunManager
 from kanawa.server.runs.servable import ServableAgent
 from kanawa.server.settings import ServerSettings

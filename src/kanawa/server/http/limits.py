@@ -10,6 +10,19 @@ from typing import Any
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 
+def _length_headers(headers: Any) -> tuple[int | None, bool]:
+    """The declared ``Content-Length`` (``ValueError`` when it is not a number) and whether the body
+    comes chunked."""
+    declared: int | None = None
+    chunked = False
+    for name, value in headers:
+        if name == b"content-length":
+            declared = int(value)
+        elif name == b"transfer-encoding":
+            chunked = True
+    return declared, chunked
+
+
 class BodySizeLimit:
     def __init__(self, app: ASGIApp, *, limit: int) -> None:
         self.app = app
@@ -19,20 +32,14 @@ class BodySizeLimit:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        declared: int | None = None
-        chunked = False
-        for name, value in scope.get("headers", ()):
-            if name == b"content-length":
-                try:
-                    declared = int(value)
-                except ValueError:
-                    await self._refuse(send, 400, "bad Content-Length")
-                    return
-                if declared > self.limit:
-                    await self._refuse(send, 413, f"request body larger than {self.limit} bytes")
-                    return
-            elif name == b"transfer-encoding":
-                chunked = True
+        try:
+            declared, chunked = _length_headers(scope.get("headers", ()))
+        except ValueError:
+            await self._refuse(send, 400, "bad Content-Length")
+            return
+        if declared is not None and declared > self.limit:
+            await self._refuse(send, 413, f"request body larger than {self.limit} bytes")
+            return
         if declared is not None and not chunked:
             # the HTTP server delivers no more than the declared length: nothing to count, and the
             # response's sends (every SSE event of a stream) go straight through

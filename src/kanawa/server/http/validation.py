@@ -10,6 +10,7 @@ surrogate is a validation error — and :func:`validation_failed` answers 422 wi
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Any
 
 from fastapi import Request
@@ -33,6 +34,10 @@ Text = Annotated[str, AfterValidator(_unicode)]
 def _printable(part: object) -> str | int:
     if isinstance(part, int):
         return part
+    return _printable_text(part)
+
+
+def _printable_text(part: object) -> str:
     return str(part).encode("utf-8", "backslashreplace").decode("utf-8")
 
 
@@ -51,4 +56,23 @@ async def validation_failed(request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse({"detail": errors}, status_code=422)
 
 
-__all__ = ["Text", "validation_failed"]
+def non_finite_at(value: object) -> str | None:
+    """Where in parsed JSON ``value`` a number JSON cannot carry sits (``NaN``, ``Infinity``, or one
+    as large as ``1e999``, which Python's parser reads as an infinite float): a dotted path such as
+    ``message.metadata.k`` or ``parts[2].data``, or ``None`` when every number is finite. A door that
+    parses JSON itself (A2A, MCP) refuses such a request as the native routes do (their models), before
+    anything starts: the number could not be written back in any answer. Iterative, so depth costs no
+    recursion."""
+    stack: list[tuple[str, object]] = [("", value)]
+    while stack:
+        path, item = stack.pop()
+        if type(item) is float and not math.isfinite(item):
+            return _printable_text(path or "(the value)")[:200]  # printable: keys may hold lone surrogates
+        if isinstance(item, dict):
+            stack.extend((f"{path}.{key}" if path else str(key), inner) for key, inner in item.items())
+        elif isinstance(item, list):
+            stack.extend((f"{path}[{index}]", inner) for index, inner in enumerate(item))
+    return None
+
+
+__all__ = ["Text", "non_finite_at", "validation_failed"]

@@ -159,6 +159,14 @@ class RunManager:
         as an AG-UI thread), a fresh one without it; :class:`~kanawa.server.store.base.RunExists` when
         another request has just started a run with that id."""
         agent = self.agents[agent_name]
+        if (
+            not isinstance(user_input, str)
+            and user_input
+            and all(isinstance(m, ToolMessage) for m in user_input)
+        ):
+            # tool outputs must answer the calls the history leaves open, on every door: a result for
+            # no call is refused here (InvalidContinuation: 400), never sent on to a provider
+            user_input = check_answers(history, user_input)
         running = self._by_tenant.setdefault(tenant, set())
         derived = run_id is not None
         run_id = run_id if run_id is not None else uuid.uuid4().hex
@@ -391,7 +399,10 @@ class RunManager:
         await self.store.request_cancel(record.run_id)
         task = self._tasks.get(record.run_id)
         if task is not None:
-            task.cancel()
+            # one tick later: a task started this tick has not taken its first step, and cancelled
+            # now its run's code would never run (no status, no done chunk: "running" until the TTL);
+            # its first step is queued before this call, so the cancel finds it inside the run
+            asyncio.get_running_loop().call_soon(task.cancel)
 
     async def _cancel_waiting(self, record: RunRecord) -> bool:
         """End a run that waits for approval (:meth:`cancel`); ``False`` when a decision came first."""

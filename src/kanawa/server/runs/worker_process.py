@@ -23,12 +23,12 @@ from contextlib import AsyncExitStack
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from kanawa.server.registry import RegistryError, load_agents, load_extensions
+from kanawa.server.runs.loaders import LoadError, load_agents, load_extensions
 from kanawa.server.runs.manager import RunManager
 from kanawa.server.settings import ServerSettings
 
 if TYPE_CHECKING:
-    from kanawa.server.extensions import Extension
+    from kanawa.server.runs.extensions import Extension
 
 
 class WorkerProcess:
@@ -48,19 +48,19 @@ class WorkerProcess:
     def manager(self) -> RunManager:
         """The run manager over the registry and the extensions' agents and events (its store is
         set per task: :mod:`kanawa.server.runs.workers`). A bad registry or extension raises
-        :class:`RegistryError` here, at the worker's start."""
-        from kanawa.server.extensions import merged_agents, merged_translation
+        :class:`LoadError` here, at the worker's start."""
         from kanawa.server.runs.budgets import tenant_guard
+        from kanawa.server.runs.extensions import merged_agents, merged_translation
         from kanawa.server.store.memory import MemoryRunStore
 
         guard = tenant_guard(self.settings)
         try:
             agents = merged_agents(load_agents(self.settings.serve_agents), self.extensions)
             translation = merged_translation(self.extensions)
-        except RegistryError:
+        except LoadError:
             raise
         except ValueError as exc:  # a name taken twice, an event translated twice
-            raise RegistryError(str(exc)) from None
+            raise LoadError(str(exc)) from None
         return RunManager(
             agents,
             MemoryRunStore(),

@@ -32,7 +32,7 @@ from kanawa.apps.smartao.rubric import load_rubric
 from kanawa.apps.smartao.service import SMARTAO_EVENT_CHUNKS, SmartAOAgent, SmartAOHost
 from kanawa.apps.smartao.session import sample_text
 from kanawa.llm.adapter import LLMAdapter
-from kanawa.server.extensions import Extension
+from kanawa.server.runs.extensions import Extension
 
 PAGE_PATH = "/smartao/"
 _ASSETS = {"smartao.js": "text/javascript; charset=utf-8", "smartao.css": "text/css; charset=utf-8"}

@@ -29,15 +29,14 @@ from typing import Annotated, Any, Final
 from fastapi import APIRouter, Header, HTTPException, Path, Query, Request, Response
 from fastapi.responses import HTMLResponse
 
-from kanawa.server.http.dependencies import API_ERRORS, BODY_ERRORS, CallerArg, admit_stream, release_stream
+from kanawa.server.http.dependencies import API_ERRORS, BODY_ERRORS, CallerArg
 from kanawa.server.http.page import AGUI_PAGE_HTML, page_response
 from kanawa.server.http.protocols.agui_events import AguiFraming, AguiTranslator, parse_event_id
 from kanawa.server.http.protocols.agui_inputs import AguiInput, run_request, state_of, thread_run_id
-from kanawa.server.http.protocols.openai_errors import OpenAIError
-from kanawa.server.http.protocols.openai_inputs import InvalidInput
+from kanawa.server.http.protocols.errors import ProtocolError
 from kanawa.server.http.protocols.openai_runs import Part, manager_of, owned_part, part_stream
-from kanawa.server.runs.manager import CONTINUABLE, InvalidContinuation, NotContinuable, RunLimitReached
-from kanawa.server.store.base import RunExists
+from kanawa.server.http.protocols.opening import held_stream, opened_run, streams_of
+from kanawa.server.runs.manager import CONTINUABLE
 
 SSE: Final = "text/event-stream"
 _STREAM_DOC: dict[int | str, dict[str, Any]] = {
@@ -59,26 +58,20 @@ def _agent(request: Request, agent: str) -> None:
 
 
 async def _begin(request: Request, tenant: str, agent: str, body: AguiInput) -> Part:
-    """Start the thread's run, or continue it: the part of the run that answers ``body``."""
+    """Start the thread's run, or continue it: the part of the run that answers ``body``. kanawa's
+    refusals are left to the opening's table (:mod:`.errors`)."""
     manager = manager_of(request)
     run_id = thread_run_id(tenant, agent, body.thread_id)
-    try:
-        turn, options = run_request(body)
-        record = await manager.store.get(tenant, run_id)
-        if record is None:
-            await manager.start(
-                tenant, agent, list(turn.turn), history=turn.history, options=options, run_id=run_id
-            )
-            return Part(run_id)
-        if record.status not in CONTINUABLE:
-            raise HTTPException(409, f"the thread's run is {record.status}: it cannot take an input now")
-        return Part(run_id, await manager.go_on(record, list(turn.turn), options=options))
-    except (InvalidInput, InvalidContinuation) as exc:
-        raise HTTPException(400, str(exc)) from None
-    except (NotContinuable, RunExists) as exc:
-        raise HTTPException(409, str(exc)) from None
-    except RunLimitReached as exc:
-        raise HTTPException(429, str(exc), headers={"Retry-After": "1"}) from None
+    turn, options = run_request(body)
+    record = await manager.store.get(tenant, run_id)
+    if record is None:
+        await manager.start(
+            tenant, agent, list(turn.turn), history=turn.history, options=options, run_id=run_id
+        )
+        return Part(run_id)
+    if record.status not in CONTINUABLE:
+        raise ProtocolError(409, f"the thread's run is {record.status}: it cannot take an input now")
+    return Part(run_id, await manager.go_on(record, list(turn.turn), options=options))
 
 
 @router.post(
@@ -97,16 +90,28 @@ async def _begin(request: Request, tenant: str, agent: str, body: AguiInput) -> 
 async def run_agent(agent: AgentArg, body: AguiInput, request: Request, who: CallerArg) -> Response:
     """Run ``agent`` on the thread (module docstring of ``kanawa.server.http.protocols.agui``)."""
     _agent(request, agent)
-    admitted = admit_stream(request, who.tenant, None)
-    try:
-        part = await _begin(request, who.tenant, agent, body)
-    except BaseException:
-        release_stream(request, admitted)
-        raise
-    translator = AguiTranslator(
-        thread_id=body.thread_id, run_id=body.run_id, run=part.run_id, after=part.after, state=state_of(body)
-    )
-    return part_stream(request, part, AguiFraming(translator), admitted)
+
+    async def begin() -> Part:
+        return await _begin(request, who.tenant, agent, body)
+
+    async with opened_run(
+        streams_of(request), manager_of(request), who.tenant, begin, run_of=_run_id
+    ) as opened:
+        part = opened.value
+        translator = AguiTranslator(
+            thread_id=body.thread_id,
+            run_id=body.run_id,
+            run=part.run_id,
+            after=part.after,
+            state=state_of(body),
+        )
+        return opened.hand_over(
+            lambda admitted: part_stream(request, part, AguiFraming(translator), admitted)
+        )
+
+
+def _run_id(part: Part) -> str:
+    return part.run_id
 
 
 @router.get(
@@ -137,15 +142,14 @@ async def resume_run(
     if point is None:
         raise HTTPException(400, "send the last event id you got (Last-Event-ID: <part>:<seq>:<k>)")
     run = thread_run_id(who.tenant, agent, thread_id)
-    try:
-        record, part = await owned_part(request, who.tenant, Part(run, point[0]), kind="thread run")
-    except OpenAIError:
-        raise HTTPException(404, "no such thread run") from None
+    record, part = await owned_part(request, who.tenant, Part(run, point[0]), kind="thread run")
     if point[1] < part.after:
         raise HTTPException(400, "that event id is not one of this run's")
     translator = AguiTranslator(thread_id=thread_id, run_id=run_id, run=record.run_id, after=part.after)
-    admitted = admit_stream(request, who.tenant, record.run_id)
-    return part_stream(request, part, AguiFraming(translator, resume=point), admitted)
+    with held_stream(streams_of(request), who.tenant, record.run_id) as held:
+        return held.hand_over(
+            lambda admitted: part_stream(request, part, AguiFraming(translator, resume=point), admitted)
+        )
 
 
 @router.get("/ag-ui/{agent}/page", response_class=HTMLResponse, include_in_schema=False)

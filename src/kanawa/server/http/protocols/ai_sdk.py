@@ -31,7 +31,7 @@ from fastapi import APIRouter, HTTPException, Path, Request, Response
 
 from kanawa.loop.approval import unanswered_calls
 from kanawa.loop.options import RunOptions
-from kanawa.server.http.dependencies import API_ERRORS, BODY_ERRORS, CallerArg, admit_stream, release_stream
+from kanawa.server.http.dependencies import API_ERRORS, BODY_ERRORS, CallerArg
 from kanawa.server.http.event_stream import RunEventStream
 from kanawa.server.http.protocols.ai_sdk_inputs import (
     ChatRequest,
@@ -40,10 +40,12 @@ from kanawa.server.http.protocols.ai_sdk_inputs import (
     tool_outputs,
 )
 from kanawa.server.http.protocols.ai_sdk_stream import HEADER, UIMessageFraming
-from kanawa.server.http.protocols.openai_inputs import InvalidInput, split_turn
+from kanawa.server.http.protocols.errors import ProtocolError
+from kanawa.server.http.protocols.openai_inputs import split_turn
 from kanawa.server.http.protocols.openai_runs import Part, chunk_of, manager_of, part_stream
+from kanawa.server.http.protocols.opening import held_stream, opened_run, streams_of
 from kanawa.server.runs.checkpoint import Checkpoint
-from kanawa.server.runs.manager import InvalidContinuation, NotContinuable, RunLimitReached
+from kanawa.server.runs.manager import NotContinuable
 from kanawa.server.store.base import ChunksExpired, RunExists, RunRecord, RunStore
 from kanawa.types import Message
 
@@ -116,7 +118,7 @@ async def _answer(request: Request, tenant: str, agent: str, body: ChatRequest) 
     with_tools = body.messages[-1].role == "assistant"
     if current is not None and current.status in ("running", "awaiting_approval"):
         what = "is still going" if current.status == "running" else "waits for a person's approval"
-        raise HTTPException(409, f"this chat's answer {what}")
+        raise ProtocolError(409, f"this chat's answer {what}", code="conflict")
     edits = body.trigger == "regenerate-message" or body.messageId is not None
     if current is not None and not edits:
         if with_tools and current.status == "awaiting_tool_output":
@@ -126,7 +128,9 @@ async def _answer(request: Request, tenant: str, agent: str, body: ChatRequest) 
             asked = split_turn(messages, instructions).turn
             return Part(current.run_id, await manager.go_on(current, list(asked), options=options)), True
     if free is None:
-        raise HTTPException(409, f"this chat has started {MAX_GENERATIONS} runs: start a new chat")
+        raise ProtocolError(
+            409, f"this chat has started {MAX_GENERATIONS} runs: start a new chat", code="conflict"
+        )
     turn = split_turn(messages, instructions)
     run_id = chat_run_id(tenant, agent, chat_id, free)
     record = await manager.start(
@@ -154,21 +158,25 @@ async def chat(agent: AgentArg, body: ChatRequest, request: Request, who: Caller
     ``kanawa.server.http.protocols.ai_sdk``)."""
     if agent not in manager_of(request).agents:
         raise HTTPException(404, f"no agent named {agent!r}")
-    admitted = admit_stream(request, who.tenant, None)
-    try:
-        part, new_message = await _answer(request, who.tenant, agent, body)
-    except BaseException as exc:
-        release_stream(request, admitted)
-        if isinstance(exc, InvalidInput | InvalidContinuation):
-            raise HTTPException(400, str(exc)) from None
-        if isinstance(exc, NotContinuable):
-            raise HTTPException(409, f"the chat cannot go on: {exc}") from None
-        if isinstance(exc, RunExists):
-            raise HTTPException(409, "this chat's answer is still going") from None
-        if isinstance(exc, RunLimitReached):
-            raise HTTPException(429, str(exc), headers={"Retry-After": "1"}) from None
-        raise
-    return _ui_stream(request, part, UIMessageFraming(part, new_message=new_message), admitted)
+
+    async def begin() -> tuple[Part, bool]:
+        try:
+            return await _answer(request, who.tenant, agent, body)
+        except NotContinuable as exc:
+            raise ProtocolError(409, f"the chat cannot go on: {exc}", code="conflict") from None
+        except RunExists:
+            raise ProtocolError(409, "this chat's answer is still going", code="conflict") from None
+
+    async with opened_run(
+        streams_of(request), manager_of(request), who.tenant, begin, run_of=_run_of
+    ) as opened:
+        part, new_message = opened.value
+        framing = UIMessageFraming(part, new_message=new_message)
+        return opened.hand_over(lambda admitted: _ui_stream(request, part, framing, admitted))
+
+
+def _run_of(begun: tuple[Part, bool]) -> str:
+    return begun[0].run_id
 
 
 async def _current_part(store: RunStore, record: RunRecord) -> tuple[int, bool]:
@@ -212,8 +220,9 @@ async def resume(agent: AgentArg, chat_id: ChatIdArg, request: Request, who: Cal
         return Response(status_code=204)
     start, continued = await _current_part(manager.store, current)
     part = Part(current.run_id, start)
-    admitted = admit_stream(request, who.tenant, current.run_id)
-    return _ui_stream(request, part, UIMessageFraming(part, new_message=not continued), admitted)
+    framing = UIMessageFraming(part, new_message=not continued)
+    with held_stream(streams_of(request), who.tenant, current.run_id) as held:
+        return held.hand_over(lambda admitted: _ui_stream(request, part, framing, admitted))
 
 
 __all__ = ["chat_run", "chat_run_id", "router"]

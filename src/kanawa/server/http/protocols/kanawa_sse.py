@@ -22,19 +22,17 @@ from kanawa.server.http.dependencies import (
     BODY_ERRORS,
     CallerArg,
     RunIdArg,
-    admit_stream,
     manager_of,
     owned,
-    release_stream,
 )
 from kanawa.server.http.event_stream import OpenStreams, RunEventStream
+from kanawa.server.http.protocols.opening import held_stream, opened_run, streams_of
 from kanawa.server.http.resume import resume_point
 from kanawa.server.http.validation import Text
 from kanawa.server.runs.chunks import Chunk
-from kanawa.server.runs.manager import RunLimitReached
 from kanawa.server.runs.servable import ServableAgent
 from kanawa.server.settings import ServerSettings
-from kanawa.server.store.base import ChunksExpired, Entry
+from kanawa.server.store.base import ChunksExpired, Entry, RunRecord
 
 _FRAME: Final = b"id: %d\r\ndata: %b\r\n\r\n"
 
@@ -117,15 +115,16 @@ async def start_run(body: RunRequest, request: Request, who: CallerArg) -> Respo
     if body.agent not in agents:
         raise HTTPException(404, f"no agent named {body.agent!r}")
     manager = manager_of(request)
-    admitted = admit_stream(request, who.tenant, None)
-    try:
-        record = await manager.start(who.tenant, body.agent, body.input, session_id=body.session_id)
-    except BaseException as exc:
-        release_stream(request, admitted)
-        if isinstance(exc, RunLimitReached):
-            raise HTTPException(429, str(exc), headers={"Retry-After": "1"}) from None
-        raise
-    return event_stream(request, record.run_id, 0, admitted)
+
+    async def begin() -> RunRecord:
+        return await manager.start(who.tenant, body.agent, body.input, session_id=body.session_id)
+
+    async with opened_run(streams_of(request), manager, who.tenant, begin, run_of=_run_id) as opened:
+        return opened.hand_over(lambda admitted: event_stream(request, opened.run_id, 0, admitted))
+
+
+def _run_id(record: RunRecord) -> str:
+    return record.run_id
 
 
 @router.get(
@@ -159,9 +158,8 @@ async def run_events(
             raise HTTPException(400, "Last-Event-ID must not be negative")
     match await resume_point(manager_of(request).store, record, start):
         case "stream":
-            return event_stream(
-                request, record.run_id, start, admit_stream(request, who.tenant, record.run_id)
-            )
+            with held_stream(streams_of(request), who.tenant, record.run_id) as held:
+                return held.hand_over(lambda admitted: event_stream(request, record.run_id, start, admitted))
         case "ended":
             return Response(status_code=204, headers={"X-Run-Id": record.run_id})
         case "past_end":

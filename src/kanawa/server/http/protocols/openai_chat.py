@@ -32,7 +32,8 @@ from fastapi.responses import JSONResponse
 from pydantic import Field
 
 from kanawa.server.http.dependencies import API_ERRORS, BODY_ERRORS, CallerArg
-from kanawa.server.http.protocols.openai_errors import OpenAIError, run_failure
+from kanawa.server.http.protocols.errors import ProtocolError
+from kanawa.server.http.protocols.openai_errors import OpenAIError, openai_response, run_failure
 from kanawa.server.http.protocols.openai_inputs import (
     Content,
     InvalidInput,
@@ -54,19 +55,17 @@ from kanawa.server.http.protocols.openai_inputs import (
 from kanawa.server.http.protocols.openai_runs import (
     JSON,
     Part,
-    admit_stream,
     chunk_of,
     json_string,
     manager_of,
     part_chunks,
     part_stream,
-    release_stream,
     text_delta,
     top_level,
     usage_counts,
 )
-from kanawa.server.runs.manager import RunLimitReached
-from kanawa.server.store.base import ChunksExpired, Entry
+from kanawa.server.http.protocols.opening import opened_run, streams_of
+from kanawa.server.store.base import ChunksExpired, Entry, RunRecord
 from kanawa.types import AssistantMessage, Message, ToolCall, UserMessage
 
 PREFIX: Final = "chatcmpl"
@@ -429,31 +428,31 @@ async def create_chat_completion(body: ChatRequest, request: Request, who: Calle
             options = _options(body, conversation.instructions)
         except InvalidInput as exc:
             raise OpenAIError(400, str(exc), param=exc.param or "messages") from None
-        admitted = admit_stream(request, who.tenant, None)
-        try:
-            record = await manager.start(
+
+        async def begin() -> RunRecord:
+            return await manager.start(
                 who.tenant, body.model, list(conversation.turn), history=conversation.history, options=options
             )
-        except BaseException as exc:
-            release_stream(request, admitted)
-            if isinstance(exc, RunLimitReached):
-                raise OpenAIError(429, str(exc), headers={"Retry-After": "1"}) from None
-            raise
-        part = Part(record.run_id)
-        translator = ChatTranslator(part, model=body.model, created=record.created or time.time())
-        if body.stream:
-            include = bool(body.stream_options and body.stream_options.include_usage)
-            return part_stream(request, part, ChatFraming(translator, usage=include), admitted)
-        try:
+
+        async with opened_run(streams_of(request), manager, who.tenant, begin, run_of=_run_id) as opened:
+            record = opened.value
+            part = Part(record.run_id)
+            translator = ChatTranslator(part, model=body.model, created=record.created or time.time())
+            if body.stream:
+                include = bool(body.stream_options and body.stream_options.include_usage)
+                framing = ChatFraming(translator, usage=include)
+                return opened.hand_over(lambda admitted: part_stream(request, part, framing, admitted))
             async for chunk in part_chunks(manager.store, part):
                 translator.feed(chunk)
-        finally:
-            release_stream(request, admitted)
         if translator.error is not None:  # the run ended without an answer: whose failure it is
             return run_failure(translator.ended, translator.failure, run_id=part.run_id)
         return JSONResponse(translator.completion(), headers={"X-Run-Id": part.run_id})
-    except OpenAIError as exc:
-        return exc.response()
+    except ProtocolError as exc:
+        return openai_response(exc)
+
+
+def _run_id(record: RunRecord) -> str:
+    return record.run_id
 
 
 __all__ = ["ChatFraming", "ChatRequest", "ChatTranslator", "ContentDelta", "router"]

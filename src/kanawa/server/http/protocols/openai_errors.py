@@ -54,6 +54,8 @@ from typing import Any, Final
 from fastapi.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from kanawa.server.http.protocols.errors import ProtocolError
+
 OPENAI_PATHS: Final = ("/v1/responses", "/v1/chat/completions", "/v1/models")
 """Path prefixes whose errors are in OpenAI's shape."""
 
@@ -79,31 +81,21 @@ def error_body(
     return {"error": {"message": message, "type": kind, "param": param, "code": code or default_code}}
 
 
-class OpenAIError(Exception):
-    """A refusal a route answers in OpenAI's shape (see the module's table)."""
-
-    def __init__(
-        self,
-        status: int,
-        message: str,
-        *,
-        code: str | None = None,
-        param: str | None = None,
-        headers: dict[str, str] | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-        self.code = code
-        self.param = param
-        self.headers = headers
+class OpenAIError(ProtocolError):
+    """A refusal an OpenAI route raises itself (see the module's table); like any
+    :class:`~kanawa.server.http.protocols.errors.ProtocolError`, answered by :func:`openai_response`."""
 
     def response(self) -> JSONResponse:
-        return JSONResponse(
-            error_body(self.status, self.message, code=self.code, param=self.param),
-            status_code=self.status,
-            headers=self.headers,
-        )
+        return openai_response(self)
+
+
+def openai_response(error: ProtocolError) -> JSONResponse:
+    """A neutral protocol error (:mod:`kanawa.server.http.protocols.errors`) in OpenAI's shape."""
+    return JSONResponse(
+        error_body(error.status, error.message, code=error.code, param=error.param),
+        status_code=error.status,
+        headers=error.headers,
+    )
 
 
 _RUN_FAILURES: Final[dict[str, tuple[int, str, str]]] = {
@@ -227,4 +219,12 @@ class OpenAIErrorShape:
         await self.app(scope, receive, shaping_send)
 
 
-__all__ = ["OPENAI_PATHS", "OpenAIError", "OpenAIErrorShape", "error_body", "openai_shaped", "run_failure"]
+__all__ = [
+    "OPENAI_PATHS",
+    "OpenAIError",
+    "OpenAIErrorShape",
+    "error_body",
+    "openai_response",
+    "openai_shaped",
+    "run_failure",
+]

@@ -43,7 +43,8 @@ from fastapi.responses import JSONResponse
 from pydantic import Field
 
 from kanawa.server.http.dependencies import API_ERRORS, BODY_ERRORS, CallerArg
-from kanawa.server.http.protocols.openai_errors import OpenAIError, run_failure
+from kanawa.server.http.protocols.errors import ProtocolError
+from kanawa.server.http.protocols.openai_errors import OpenAIError, openai_response, run_failure
 from kanawa.server.http.protocols.openai_inputs import (
     Content,
     FunctionTool,
@@ -66,14 +67,13 @@ from kanawa.server.http.protocols.openai_inputs import (
 from kanawa.server.http.protocols.openai_response_events import PREFIX, ResponseFraming, ResponseTranslator
 from kanawa.server.http.protocols.openai_runs import (
     Part,
-    admit_stream,
     manager_of,
     owned_part,
     part_chunks,
     part_stream,
-    release_stream,
 )
-from kanawa.server.runs.manager import InvalidContinuation, NotContinuable, RunLimitReached
+from kanawa.server.http.protocols.opening import held_stream, opened_run, streams_of
+from kanawa.server.runs.manager import InvalidContinuation, NotContinuable
 from kanawa.server.store.base import RunRecord
 from kanawa.types import AssistantMessage, Message, ToolCall, UserMessage
 
@@ -364,8 +364,6 @@ async def _begin(request: Request, tenant: str, body: ResponsesRequest) -> tuple
         )
     except (InvalidInput, InvalidContinuation) as exc:
         raise OpenAIError(400, str(exc), param=getattr(exc, "param", None) or "input") from None
-    except RunLimitReached as exc:
-        raise OpenAIError(429, str(exc), headers={"Retry-After": "1"}) from None
     return Part(record.run_id), record
 
 
@@ -378,27 +376,29 @@ async def _begin(request: Request, tenant: str, body: ResponsesRequest) -> tuple
 async def create_response(body: ResponsesRequest, request: Request, who: CallerArg) -> Response:
     """Run the agent named by ``model`` on the input (module docstring of
     ``kanawa.server.http.protocols.openai_responses``)."""
+    manager = manager_of(request)
+
+    async def begin() -> tuple[Part, RunRecord | None]:
+        return await _begin(request, who.tenant, body)
+
     try:
-        admitted = admit_stream(request, who.tenant, None)
-        try:
-            part, record = await _begin(request, who.tenant, body)
+        async with opened_run(streams_of(request), manager, who.tenant, begin, run_of=_run_of) as opened:
+            part, record = opened.value
             await _keep(request, part, body)
-        except BaseException:
-            release_stream(request, admitted)
-            raise
-        created = record.created if record is not None else 0.0
-        translator = ResponseTranslator(part, model=body.model, created=created, echo=_echo(body, None))
-        if body.stream:
-            return _stream_response(request, translator, admitted)
-        try:
+            created = record.created if record is not None else 0.0
+            translator = ResponseTranslator(part, model=body.model, created=created, echo=_echo(body, None))
+            if body.stream:
+                return opened.hand_over(lambda admitted: _stream_response(request, translator, admitted))
             answer = await _finished(request, translator)
-        finally:
-            release_stream(request, admitted)
         if translator.status == "failed":  # no answer: an error whose status says whose failure it is
             return run_failure("failed", translator.failure, run_id=part.run_id)
         return JSONResponse(answer)
-    except OpenAIError as exc:
-        return exc.response()
+    except ProtocolError as exc:
+        return openai_response(exc)
+
+
+def _run_of(begun: tuple[Part, RunRecord | None]) -> str:
+    return begun[0].run_id
 
 
 ResponseIdArg = Annotated[str, Path(max_length=120, description="A response id (``resp_…``).")]
@@ -423,12 +423,14 @@ async def retrieve_response(
         kept = await _stored(request, part)
         translator = ResponseTranslator(part, model=record.agent, created=record.created, echo=kept)
         if stream:
-            admitted = admit_stream(request, who.tenant, record.run_id)
             after = -1 if starting_after is None else starting_after
-            return _stream_response(request, translator, admitted, starting_after=after)
+            with held_stream(streams_of(request), who.tenant, record.run_id) as held:
+                return held.hand_over(
+                    lambda admitted: _stream_response(request, translator, admitted, starting_after=after)
+                )
         return JSONResponse(await _finished(request, translator, until=record.last_seq))
-    except OpenAIError as exc:
-        return exc.response()
+    except ProtocolError as exc:
+        return openai_response(exc)
 
 
 @router.post(
@@ -447,13 +449,10 @@ async def cancel_response(response_id: ResponseIdArg, request: Request, who: Cal
             await manager.cancel(record)
         kept = await _kept(request, part)
         translator = ResponseTranslator(part, model=record.agent, created=record.created, echo=kept)
-        admitted = admit_stream(request, who.tenant, record.run_id)
-        try:
+        with held_stream(streams_of(request), who.tenant, record.run_id):
             return JSONResponse(await _finished(request, translator))
-        finally:
-            release_stream(request, admitted)
-    except OpenAIError as exc:
-        return exc.response()
+    except ProtocolError as exc:
+        return openai_response(exc)
 
 
 __all__ = ["ResponsesRequest", "router"]

@@ -32,8 +32,8 @@ from typing import Any, Final, Protocol
 
 from fastapi import Request
 
-from kanawa.server.http.event_stream import OpenStreams, RunEventStream, TooManyStreams
-from kanawa.server.http.protocols.openai_errors import OpenAIError
+from kanawa.server.http.event_stream import RunEventStream
+from kanawa.server.http.protocols.errors import ProtocolError
 from kanawa.server.runs.chunks import Chunk
 from kanawa.server.runs.manager import RunManager
 from kanawa.server.settings import ServerSettings
@@ -67,16 +67,6 @@ class Part:
 def manager_of(request: Request) -> RunManager:
     manager: RunManager = request.app.state.manager
     return manager
-
-
-def admit_stream(request: Request, tenant: str, run_id: str | None) -> tuple[str, str | None]:
-    """Count a connection about to wait on a run against the stream caps (429 beyond them)."""
-    streams: OpenStreams = request.app.state.streams
-    try:
-        streams.admit(tenant, run_id)
-    except TooManyStreams as exc:
-        raise OpenAIError(429, str(exc), headers={"Retry-After": "1"}) from None
-    return tenant, run_id
 
 
 class Framing(Protocol):
@@ -128,17 +118,12 @@ def chunk_of(entry: Entry) -> dict[str, Any]:
     return chunk
 
 
-def release_stream(request: Request, admitted: tuple[str, str | None]) -> None:
-    streams: OpenStreams = request.app.state.streams
-    streams.release(*admitted)
-
-
 async def owned_part(
     request: Request, tenant: str, part: Part | None, *, kind: str = "response"
 ) -> tuple[RunRecord, Part]:
     """The record of the run ``part`` belongs to, when it is ``tenant``'s and the part exists; else
     404 — another tenant's response exactly like a missing one."""
-    missing = OpenAIError(404, f"no {kind} with that id", code="not_found")
+    missing = ProtocolError(404, f"no {kind} with that id", code="not_found")
     if part is None:
         raise missing
     store = manager_of(request).store
@@ -181,7 +166,7 @@ async def part_chunks(
                 if entry.terminal or (until is not None and entry.seq >= until):
                     return
     except ChunksExpired:
-        raise OpenAIError(404, "this response's events are no longer kept", code="not_found") from None
+        raise ProtocolError(404, "this response's events are no longer kept", code="not_found") from None
     finally:
         with contextlib.suppress(Exception):
             await batches.aclose()  # type: ignore[attr-defined]
@@ -224,14 +209,12 @@ __all__ = [
     "JSON",
     "Framing",
     "Part",
-    "admit_stream",
     "chunk_of",
     "json_string",
     "manager_of",
     "owned_part",
     "part_chunks",
     "part_stream",
-    "release_stream",
     "text_delta",
     "top_level",
     "usage_counts",

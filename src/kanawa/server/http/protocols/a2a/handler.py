@@ -7,8 +7,8 @@ tenant, never the request's own ``tenant`` field):
 
 - ``SendMessage`` starts (or continues) the run and answers its task once the turn has ended or
   waits for input (``returnImmediately``: at once, ``working``);
-- ``GetTask``, ``ListTasks`` read runs of the tenant; ``CancelTask`` cancels one and answers its
-  task once the run has stopped;
+- ``GetTask``, ``ListTasks`` read runs of the tenant (a list bounded in bytes: :mod:`.listing`);
+  ``CancelTask`` cancels one and answers its task once the run has stopped;
 - push notifications and the extended card are not offered (the card says so).
 
 ``SendStreamingMessage`` and ``SubscribeToTask`` never reach this handler: the route streams them
@@ -52,19 +52,21 @@ from a2a.utils.errors import (
 from fastapi import HTTPException
 from starlette.requests import Request
 
-from kanawa.server.http.protocols.a2a.tasks import STATE, TERMINAL, TaskText, build_task, owned_task, snapshot
+from kanawa.server.http.protocols.a2a.errors import a2a_error
+from kanawa.server.http.protocols.a2a.listing import list_page
+from kanawa.server.http.protocols.a2a.tasks import STATE, TERMINAL, owned_task, snapshot
 from kanawa.server.http.protocols.a2a.turns import take_message, wait_for_turn
-from kanawa.server.runs.manager import RunLimitReached, RunManager
+from kanawa.server.http.protocols.errors import REFUSALS, protocol_error
+from kanawa.server.runs.manager import RunManager
 
 TENANT: Final = "kanawa.tenant"
 AGENT: Final = "kanawa.agent"
 MANAGER: Final = "kanawa.manager"
 ROUTE: Final = "kanawa.route"
+LIST_BYTES: Final = "kanawa.list_bytes"
 """Keys of the call state :class:`CallContext` fills in."""
 CANCEL_WAIT_S: Final = 30.0
 """How long ``CancelTask`` waits for the run to stop before answering with its task as it is."""
-MAX_PAGE: Final = 100
-"""The most tasks one ``ListTasks`` answers."""
 
 
 class CallContext(DefaultServerCallContextBuilder):
@@ -83,6 +85,7 @@ class CallContext(DefaultServerCallContextBuilder):
         context.state[AGENT] = request.state.a2a_agent
         context.state[MANAGER] = request.app.state.manager
         context.state[ROUTE] = request.state
+        context.state[LIST_BYTES] = request.app.state.settings.a2a_list_bytes
         return context
 
 
@@ -98,10 +101,13 @@ class RunTaskHandler(RequestHandler):
         manager, tenant, agent = _caller(context)
         try:
             turn = await take_message(manager, tenant, agent, params)
-        except RunLimitReached as exc:
-            refused = HTTPException(429, str(exc), headers={"Retry-After": "1"})
-            context.state[ROUTE].a2a_refused = refused
-            raise refused from None
+        except REFUSALS as exc:
+            error = protocol_error(exc)
+            assert error is not None
+            answer = a2a_error(error)
+            if isinstance(answer, HTTPException):  # a limit: the route answers its HTTP status
+                context.state[ROUTE].a2a_refused = answer
+            raise answer from None
         if not params.configuration.return_immediately:
             await wait_for_turn(manager.store, turn.record.run_id, turn.after)
         return await self._task(manager, tenant, agent, turn.record.run_id)
@@ -124,17 +130,7 @@ class RunTaskHandler(RequestHandler):
 
     async def on_list_tasks(self, params: ListTasksRequest, context: ServerCallContext) -> ListTasksResponse:
         manager, tenant, agent = _caller(context)
-        size = min(params.page_size or MAX_PAGE, MAX_PAGE)
-        records = [r for r in await manager.store.list(tenant, limit=1000) if r.agent == agent]
-        if params.context_id:
-            records = [r for r in records if (r.session_id or r.run_id) == params.context_id]
-        if params.status:
-            records = [r for r in records if STATE[r.status] == params.status]
-        tasks = [
-            await snapshot(manager.store, r) if params.include_artifacts else build_task(r, TaskText())
-            for r in records[:size]
-        ]
-        return ListTasksResponse(tasks=tasks, page_size=size, total_size=len(records))
+        return await list_page(manager.store, tenant, agent, params, max_bytes=context.state[LIST_BYTES])
 
     async def _task(self, manager: RunManager, tenant: str, agent: str, run_id: str) -> Task:
         record = await owned_task(manager.store, tenant, agent, run_id)
@@ -185,4 +181,4 @@ def _streamed_by_the_route() -> tuple[Event, ...]:
     raise UnsupportedOperationError(message="streams are served by the A2A route, not the dispatcher")
 
 
-__all__ = ["AGENT", "MANAGER", "ROUTE", "TENANT", "CallContext", "RunTaskHandler"]
+__all__ = ["AGENT", "LIST_BYTES", "MANAGER", "ROUTE", "TENANT", "CallContext", "RunTaskHandler"]

@@ -44,17 +44,20 @@ from fastapi.responses import JSONResponse
 from google.protobuf.json_format import ParseDict
 from google.protobuf.message import Message as ProtoMessage
 
-from kanawa.server.http.dependencies import Caller, admit_stream, manager_of, optional_caller, release_stream
+from kanawa.server.http.dependencies import Caller, manager_of, optional_caller
 from kanawa.server.http.protocols.a2a import compat03
 from kanawa.server.http.protocols.a2a.card import agent_card, anonymous_card
+from kanawa.server.http.protocols.a2a.errors import a2a_error, quiet_sdk_refusals
 from kanawa.server.http.protocols.a2a.frames import CURRENT, Dialect, RpcId, TaskFraming
 from kanawa.server.http.protocols.a2a.handler import CallContext, RunTaskHandler
 from kanawa.server.http.protocols.a2a.tasks import STATE, TERMINAL, context_of, owned_task, snapshot
-from kanawa.server.http.protocols.a2a.turns import take_message
+from kanawa.server.http.protocols.a2a.turns import Turn, take_message
+from kanawa.server.http.protocols.a2a.validation import refusal, unreadable
+from kanawa.server.http.protocols.errors import ProtocolError
 from kanawa.server.http.protocols.openai_runs import Part, part_stream
+from kanawa.server.http.protocols.opening import held_stream, opened_run, streams_of
 from kanawa.server.http.public_url import public_url
 from kanawa.server.http.resume import MAX_SEQ, resume_point
-from kanawa.server.runs.manager import RunLimitReached
 from kanawa.server.runs.servable import ServableAgent
 from kanawa.server.settings import ServerSettings
 
@@ -66,6 +69,7 @@ STREAMING: Final[dict[str, type[ProtoMessage]]] = {
 STREAMING_METHODS: Final = frozenset(STREAMING) | frozenset(compat03.STREAMING)
 """Every method this route streams itself (1.0's and 0.3's)."""
 SSE_MEDIA: Final = "text/event-stream"
+quiet_sdk_refusals()
 
 
 def _agent(request: Request, name: str) -> ServableAgent:
@@ -100,10 +104,17 @@ async def call(agent: str, request: Request, who: Caller, last_event_id: str | N
     try:
         payload = json.loads(await request.body())
     except (ValueError, RecursionError) as exc:
-        return JSONResponse(build_error_response(None, JSONParseError(message=str(exc)[:200])))
+        return JSONResponse(build_error_response(None, JSONParseError(message=unreadable(exc))))
     method = payload.get("method") if isinstance(payload, dict) else None
     legacy = isinstance(method, str) and method in compat03.METHODS
     request.state.a2a_version = PROTOCOL_VERSION_0_3 if legacy else PROTOCOL_VERSION_CURRENT
+    unfit = refusal(payload)  # values A2A cannot carry: refused before anything reads them
+    if unfit is not None:
+        error, echo = unfit
+        echoed: RpcId = payload.get("id") if echo and _well_formed(payload) else None
+        return JSONResponse(
+            compat03.error_body(echoed, error) if legacy else build_error_response(echoed, error)
+        )
     if isinstance(method, str) and method in STREAMING_METHODS and _well_formed(payload):
         rpc_id: RpcId = payload.get("id")
         try:
@@ -119,10 +130,13 @@ async def call(agent: str, request: Request, who: Caller, last_event_id: str | N
     return answer
 
 
+def _valid_id(rpc_id: object) -> bool:
+    return rpc_id is None or (isinstance(rpc_id, str | int) and not isinstance(rpc_id, bool))
+
+
 def _well_formed(payload: dict[str, Any]) -> bool:
     """A JSON-RPC 2.0 request this route may stream (anything else: the dispatcher's errors)."""
-    rpc_id = payload.get("id")
-    valid_id = rpc_id is None or (isinstance(rpc_id, str | int) and not isinstance(rpc_id, bool))
+    valid_id = _valid_id(payload.get("id"))
     return payload.get("jsonrpc") == "2.0" and valid_id and isinstance(payload.get("params", {}), dict)
 
 
@@ -173,26 +187,33 @@ async def _stream(
 async def _send_streaming(
     request: Request, tenant: str, agent: str, rpc_id: RpcId, parsed: SendMessageRequest, dialect: Dialect
 ) -> Response:
-    admitted = admit_stream(request, tenant, None)
+    manager = manager_of(request)
+
+    async def begin() -> Turn:
+        return await take_message(manager, tenant, agent, parsed)
+
     try:
-        turn = await take_message(manager_of(request), tenant, agent, parsed)
-    except BaseException as exc:
-        release_stream(request, admitted)
-        if isinstance(exc, RunLimitReached):
-            raise HTTPException(429, str(exc), headers={"Retry-After": "1"}) from None
-        raise
-    record = turn.record
-    context_id = context_of(record)
-    status = TaskStatus(state=TaskState.TASK_STATE_WORKING)
-    status.timestamp.FromSeconds(int(record.updated))
-    opening = Task(id=record.run_id, context_id=context_id, status=status)
-    message = opening.history.add()
-    message.CopyFrom(parsed.message)
-    message.task_id, message.context_id = record.run_id, context_id
-    framing = TaskFraming(
-        rpc_id, record.run_id, context_id, opening=opening, answered=turn.after > 0, dialect=dialect
-    )
-    return part_stream(request, Part(record.run_id, turn.after), framing, admitted)
+        async with opened_run(streams_of(request), manager, tenant, begin, run_of=_run_of) as opened:
+            turn = opened.value
+            record = turn.record
+            context_id = context_of(record)
+            status = TaskStatus(state=TaskState.TASK_STATE_WORKING)
+            status.timestamp.FromSeconds(int(record.updated))
+            opening = Task(id=record.run_id, context_id=context_id, status=status)
+            message = opening.history.add()
+            message.CopyFrom(parsed.message)
+            message.task_id, message.context_id = record.run_id, context_id
+            framing = TaskFraming(
+                rpc_id, record.run_id, context_id, opening=opening, answered=turn.after > 0, dialect=dialect
+            )
+            part = Part(record.run_id, turn.after)
+            return opened.hand_over(lambda admitted: part_stream(request, part, framing, admitted))
+    except ProtocolError as exc:
+        raise a2a_error(exc) from None
+
+
+def _run_of(turn: Turn) -> str:
+    return turn.record.run_id
 
 
 async def _subscribe(
@@ -229,9 +250,13 @@ async def _subscribe(
         )
         if task.status.state in TERMINAL:  # it ended while the snapshot was read: nothing follows
             return Response(framing.opening(), media_type=SSE_MEDIA)
-    return part_stream(
-        request, Part(record.run_id, after), framing, admit_stream(request, tenant, record.run_id)
-    )
+    try:
+        with held_stream(streams_of(request), tenant, record.run_id) as held:
+            return held.hand_over(
+                lambda admitted: part_stream(request, Part(record.run_id, after), framing, admitted)
+            )
+    except ProtocolError as exc:
+        raise a2a_error(exc) from None
 
 
 __all__ = ["STREAMING", "STREAMING_METHODS", "call", "card_response", "endpoint_url"]

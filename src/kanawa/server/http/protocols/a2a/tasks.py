@@ -36,6 +36,8 @@ from kanawa.server.store.base import ChunksExpired, RunRecord, RunStatus, RunSto
 
 ARTIFACT_ID: Final = "answer"
 """The id (and name) of the one artifact of a task: the served agent's answer."""
+TRUNCATED: Final = "kanawa/truncated"
+"""The artifact metadata key set (``true``) when a list holds only the start of an answer."""
 TASK_ID: Final = re.compile(r"^[0-9a-f]{32}$")
 """What a task id looks like (a run id); anything else names no task."""
 
@@ -86,16 +88,32 @@ def approval_text(calls: object) -> str:
 
 class TaskText:
     """What a task's chunks say, gathered in order: the answer's text, the run's error, the calls
-    waiting for approval, and the state of the last ``done`` chunk."""
+    waiting for approval, and the state of the last ``done`` chunk.
 
-    __slots__ = ("answer", "calls", "error", "final", "state")
+    With ``limit``, the answer keeps its first ``limit`` characters only (``truncated`` tells that
+    more was said): a list of tasks holds a bounded part of each answer, never the whole of it."""
 
-    def __init__(self) -> None:
+    __slots__ = ("answer", "calls", "error", "final", "kept", "limit", "needs_rest", "state", "truncated")
+
+    def __init__(self, *, limit: int | None = None, needs_rest: bool = True) -> None:
         self.answer: list[str] = []
         self.final = ""
         self.error = ""
         self.calls: object = None
         self.state: TaskState | None = None
+        self.limit = limit
+        self.kept = 0
+        self.truncated = False
+        self.needs_rest = needs_rest
+        """What the chunks after a cut answer say is wanted (a failure's error, the calls waiting)."""
+
+    def _keep(self, text: str) -> str:
+        """``text`` as far as the ``limit`` leaves room for it."""
+        if self.limit is not None and self.kept + len(text) > self.limit:
+            text = text[: max(self.limit - self.kept, 0)]
+            self.truncated = True
+        self.kept += len(text)
+        return text
 
     def add(self, chunk: dict[str, Any]) -> str | None:
         """Take one chunk in; the answer text it adds, if any."""
@@ -106,11 +124,15 @@ class TaskText:
         if kind == "delta":
             text = data.get("text")
             if isinstance(text, str) and text:
-                self.answer.append(text)
-                return text
+                kept = self._keep(text)
+                if kept:
+                    self.answer.append(kept)
+                return kept or None
         elif kind == "final":
             text = data.get("text")
             self.final = text if isinstance(text, str) else ""
+            if self.limit is not None and len(self.final) > self.limit:
+                self.final, self.truncated = self.final[: self.limit], True
         elif kind == "error":
             self.error = str(data.get("message") or data.get("code") or "the run failed")
         elif kind == "approval_required":
@@ -148,15 +170,20 @@ def build_task(record: RunRecord, text: TaskText) -> Task:
     task = Task(id=record.run_id, context_id=context_id, status=status)
     answer = text.text()
     if answer:
-        task.artifacts.append(Artifact(artifact_id=ARTIFACT_ID, name=ARTIFACT_ID, parts=[Part(text=answer)]))
+        artifact = Artifact(artifact_id=ARTIFACT_ID, name=ARTIFACT_ID, parts=[Part(text=answer)])
+        if text.truncated:
+            artifact.metadata[TRUNCATED] = True
+        task.artifacts.append(artifact)
     return task
 
 
-async def read_text(store: RunStore, run_id: str, *, until: int) -> TaskText:
-    """What the run's stored chunks up to seq ``until`` say (whatever is kept of them). A store's
-    reading ends at a ``done`` chunk, and a run that waited for approval has one in the middle: the
-    chunks are read part after part."""
-    text = TaskText()
+async def read_text(store: RunStore, run_id: str, *, until: int, text: TaskText | None = None) -> TaskText:
+    """What the run's stored chunks up to seq ``until`` say (whatever is kept of them), gathered in
+    ``text`` (a new one by default). A store's reading ends at a ``done`` chunk, and a run that
+    waited for approval has one in the middle: the chunks are read part after part. A ``text`` with
+    limit stops the reading once its answer is cut, unless it ``needs_rest`` (a failed run's error,
+    the calls an approval waits on: what the status says comes after the answer)."""
+    text = TaskText() if text is None else text
     after = 0
     while after < until:
         batches = store.read_batches(run_id, after=after)
@@ -166,7 +193,7 @@ async def read_text(store: RunStore, run_id: str, *, until: int) -> TaskText:
                 for entry in batch:
                     text.add(chunk_of(entry))
                     after = entry.seq
-                    if entry.seq >= until:
+                    if entry.seq >= until or (text.truncated and not text.needs_rest):
                         return text
         except ChunksExpired:
             return text
@@ -218,6 +245,7 @@ __all__ = [
     "STATE",
     "TASK_ID",
     "TERMINAL",
+    "TRUNCATED",
     "TaskText",
     "agent_message",
     "approval_text",

@@ -25,7 +25,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, cast
 
-import anyio
 import mcp_types as types
 from pydantic import ValidationError
 
@@ -40,15 +39,18 @@ from kanawa.mcp_server.toolset import (
     answer_result,
     approval_message,
     error_result,
+    failure_message,
     tool_name,
 )
 from kanawa.server.http.direct import WriterFed
-from kanawa.server.http.event_stream import OpenStreams, TooManyStreams
+from kanawa.server.http.event_stream import OpenStreams
+from kanawa.server.http.protocols.errors import ProtocolError
 from kanawa.server.http.protocols.openai_runs import chunk_of, text_delta
+from kanawa.server.http.protocols.opening import opened_run
 from kanawa.server.runs.chunks import Chunk
-from kanawa.server.runs.manager import RunLimitReached, RunManager
+from kanawa.server.runs.manager import RunManager
 from kanawa.server.runs.servable import ServableAgent
-from kanawa.server.store.base import ChunksExpired, Entry
+from kanawa.server.store.base import ChunksExpired, Entry, RunRecord
 from kanawa.tools.messages import EXECUTION_ERROR_MESSAGE
 
 _log = get_logger("kanawa.server")
@@ -100,7 +102,8 @@ class _Outcome:
     text: str = ""
     output: object = None
     approvals: tuple[str, ...] = ()
-    error: str | None = None
+    error: Mapping[str, Any] | None = None
+    """The top agent's ``error`` chunk's data (``code``, ``message``)."""
 
 
 class ServedToolset:
@@ -147,26 +150,25 @@ class ServedToolset:
         text = agent_input(arguments)
         if not isinstance(text, str):
             return text
+        question: str = text
+
+        async def begin() -> RunRecord:
+            return await manager.start(tenant, served.agent, question)
+
         try:
-            streams.admit(tenant, None)
-        except TooManyStreams as exc:
-            return error_result(LIMIT_MESSAGE.format(reason=exc))
-        try:
-            try:
-                record = await manager.start(tenant, served.agent, text)
-            except RunLimitReached as exc:
-                return error_result(LIMIT_MESSAGE.format(reason=exc))
-            try:
+            async with opened_run(streams, manager, tenant, begin, run_of=_run_id) as opened:
+                record = opened.value
                 outcome = await _follow(manager, record.run_id, served.chunk_agent, report)
-            except BaseException:  # cancelled (or the connection failed): the run stops too
-                with anyio.CancelScope(shield=True):
-                    await manager.cancel(record)
-                raise
-        finally:
-            streams.release(tenant, None)
+        except ProtocolError as exc:  # cancelled or failed otherwise: the opening stopped the run
+            reason = LIMIT_MESSAGE.format(reason=exc.message) if exc.status == 429 else exc.message
+            return error_result(reason)
         result = _result(served, outcome, record.run_id)
         result.meta = {RUN_ID_META: record.run_id}
         return result
+
+
+def _run_id(record: RunRecord) -> str:
+    return record.run_id
 
 
 async def _follow(manager: RunManager, run_id: str, top: str, report: Report | None) -> _Outcome:
@@ -336,7 +338,7 @@ def _note(outcome: _Outcome, chunk: Mapping[str, Any], top: str) -> None:
         names = [str(call.get("name")) for call in calls or () if isinstance(call, dict)]
         outcome.approvals = (*outcome.approvals, *names)
     elif kind == "error":
-        outcome.error = f"{data.get('code')}: {data.get('message')}"
+        outcome.error = data
 
 
 def _result(served: ServedTool, outcome: _Outcome, run_id: str) -> types.CallToolResult:
@@ -346,8 +348,7 @@ def _result(served: ServedTool, outcome: _Outcome, run_id: str) -> types.CallToo
         _log.warning(
             "agent %s ended without an answer over MCP (run %s, %s)", served.agent, run_id, outcome.status
         )
-        detail = f" ({outcome.error})" if outcome.error else ""
-        return error_result(EXECUTION_ERROR_MESSAGE + detail)
+        return error_result(failure_message(outcome.error))
     if served.shape is None:
         text = outcome.text
         if not text and outcome.output is not None:  # a composite's answer that is not text

@@ -15,6 +15,9 @@ origin, one set of API keys, its runs ordinary runs:
   manager has cancelled and drained the runs still going — so a run never sees its resources closed
   under it.
 
+The run layer holds this class (a Celery worker loads extensions for their agents, events and
+lifespans, and never imports FastAPI); the HTTP layer mounts the router.
+
 The router's own ``lifespan`` (FastAPI's) is not used for this: FastAPI nests it inside the app's,
 which would close the resources while runs are still being cancelled.
 """
@@ -24,12 +27,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import KW_ONLY, dataclass, field
-from typing import Any
-
-from fastapi import APIRouter
+from typing import TYPE_CHECKING, Any
 
 from kanawa.server.runs.chunks import ChunkTranslation, EventChunks
 from kanawa.server.runs.servable import ServableAgent
+
+if TYPE_CHECKING:  # only the HTTP layer mounts the router: a worker process never imports FastAPI
+    from fastapi import APIRouter
 
 ExtensionLifespan = Callable[[], AbstractAsyncContextManager[object]]
 
