@@ -23,6 +23,7 @@ import asyncio
 import re
 import time
 import uuid
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -212,7 +213,7 @@ class Eval:
             if reason is not None:
                 state.stop(reason)
                 return
-            job = state.queue.pop(0)
+            job = state.queue.popleft()
             result, interrupted = await self._run_job(job)
             if interrupted is not None:
                 state.skipped.append(job)
@@ -304,43 +305,42 @@ class Eval:
         return result, None
 
     async def _score(self, ctx: ScoreContext, scorers: list[Scorer]) -> list[Outcome]:
-        if not scorers:
-            return []
-        results = await asyncio.gather(*(s.ascore(ctx) for s in scorers), return_exceptions=True)
+        """Every scorer's outcomes, in order. One after another: cases already run concurrently, and a
+        task per scorer would cost more than most scorers do."""
         outcomes: list[Outcome] = []
-        for scorer, result in zip(scorers, results, strict=True):
-            if isinstance(result, BaseException):
-                if not isinstance(result, Exception):
-                    raise result
-                reason = f"the scorer raised {type(result).__name__}: {result}"
+        for scorer in scorers:
+            try:
+                outcomes.extend(as_outcomes(await scorer.ascore(ctx)))
+            except Exception as exc:  # a broken scorer fails its case with the reason, the eval goes on
+                reason = f"the scorer raised {type(exc).__name__}: {exc}"
                 outcomes.append(Assertion(scorer.name, False, reason))
-            else:
-                outcomes.extend(as_outcomes(result))
         return outcomes
 
     # --- progress -----------------------------------------------------------------------------------
 
     def _progress(self, total: int) -> Any:
+        """A context manager yielding ``advance(case_name)``; rich is imported only to draw a bar."""
         from contextlib import contextmanager
 
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-        console = self.console or Console(stderr=True)
-        show = self.progress if self.progress is not None else console.is_terminal
+        show = self.progress
+        if show is None:
+            show = self.console.is_terminal if self.console is not None else _stderr_is_terminal()
 
         @contextmanager
         def bar() -> Any:
             if not show:
                 yield lambda name: None
                 return
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
             with Progress(
                 TextColumn("[bold]{task.description}"),
                 BarColumn(),
                 MofNCompleteColumn(),
                 TimeElapsedColumn(),
                 TextColumn("{task.fields[last]}"),
-                console=console,
+                console=self.console or Console(stderr=True),
                 transient=False,
             ) as progress:
                 task = progress.add_task(self.name, total=total, last="")
@@ -349,11 +349,17 @@ class Eval:
         return bar()
 
 
+def _stderr_is_terminal() -> bool:
+    import sys
+
+    return bool(getattr(sys.stderr, "isatty", lambda: False)())
+
+
 class _RunState:
     """The queue and what came of it, shared by the workers (one event loop: no locks needed)."""
 
     def __init__(self, jobs: list[_Job]) -> None:
-        self.queue = list(jobs)
+        self.queue: deque[_Job] = deque(jobs)
         self.done: list[tuple[_Job, CaseResult]] = []
         self.skipped: list[_Job] = []
         self.stopped_reason: str | None = None
