@@ -45,7 +45,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("kanawa.server.store", "kanawa.server.settings"),
     ("kanawa.server.runs",),
     ("kanawa.server",),
+    ("kanawa.evals",),
     ("kanawa.apps",),
+    ("kanawa.evals.judges",),
     ("kanawa.cli",),
 )
 """The layers, bottom to top (``docs/design.md`` draws the same list)."""

@@ -7,6 +7,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from kanawa import Agent, FunctionLLM
 from kanawa.agents.budget import TokenGuard
 from kanawa.evals import Case, Dataset, ScorerSpec
 from kanawa.evals.runner import Eval
@@ -150,3 +153,27 @@ def test_sync_run_and_report_json(tmp_path: Path) -> None:
     data = json.loads(report.to_json())
     assert data["results"][0]["trace"][0]["event"] == "agent_start"
     assert data["target"] == "agent calculator"
+
+
+async def test_a_money_budget_stops_the_eval_and_costs_are_in_the_report() -> None:
+    priced = Agent("priced", "Answer.", model=FunctionLLM(lambda request: "hello there", model="gpt-5-mini"))
+    one_run = (await priced.arun("What is 0+1?")).cost
+    assert one_run is not None
+    assert one_run > 0
+    budget = one_run * 3.5  # three runs fit, the fourth starts (spend below the limit) and the fifth does not
+    report = await Eval(sums(8), priced, concurrency=1, max_cost_usd=budget).arun()
+    assert [r.case for r in report.results] == ["sum-0", "sum-1", "sum-2", "sum-3"]
+    assert report.skipped == [f"sum-{i}#0" for i in range(4, 8)]
+    assert report.stopped_reason is not None
+    assert report.stopped_reason.startswith("budget: $")
+    assert report.stopped_reason.endswith("spent after 4 case run(s)")
+    assert report.total_cost_usd == pytest.approx(4 * one_run)
+    assert report.metadata["budget"]["spent_usd"] == pytest.approx(4 * one_run)
+
+
+async def test_a_token_budget_stops_the_eval() -> None:
+    first = await Eval(sums(1), make_calculator()).arun()
+    per_run = first.results[0].usage.total_tokens
+    report = await Eval(sums(5), make_calculator(), concurrency=1, max_tokens=per_run * 2).arun()
+    assert len(report.results) == 2
+    assert report.stopped_reason == f"budget: {per_run * 2} of {per_run * 2} tokens spent after 2 case run(s)"

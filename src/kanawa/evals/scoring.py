@@ -157,13 +157,35 @@ def open_judge_costs() -> _JudgeCosts:
     return costs
 
 
+SCORER_ENTRY_POINTS = "kanawa.evals.scorers"
+"""The entry-point group of modules that register scorer types when imported. kanawa's own are
+``builtin`` (:mod:`kanawa.evals.scorers`) and ``judges`` (:mod:`kanawa.evals.judges`, which sit above
+the applications they judge for, so this module never imports them); a package adds its own here."""
+
+_LOADED: list[bool] = []
+
+
 def _load_builtins() -> None:
-    """Import the built-in scorers (they register themselves) on first use."""
-    import kanawa.evals.judges  # llm_judge, pairwise_judge, smartao_judge
-    import kanawa.evals.scorers  # noqa: F401
+    """Import every module of the entry-point group once (each registers its scorers), so a dataset
+    file can name any installed scorer type. One that fails to import is skipped with a warning."""
+    if _LOADED:
+        return
+    _LOADED.append(True)
+    import importlib
+    from importlib.metadata import entry_points
+
+    from kanawa._logging import get_logger
+
+    for entry in entry_points(group=SCORER_ENTRY_POINTS):
+        try:
+            importlib.import_module(entry.value.partition(":")[0])
+        except Exception as exc:  # one broken plugin must not take the others down
+            get_logger(__name__).warning("scorer plugin %s could not be loaded: %s", entry.name, exc)
+    import kanawa.evals.scorers  # noqa: F401  (the built-ins even without installed metadata)
 
 
 __all__ = [
+    "SCORER_ENTRY_POINTS",
     "Assertion",
     "Outcome",
     "Score",
