@@ -291,8 +291,15 @@ def test_each_epoch_writes_eval_reports_that_compare_can_read(tmp_path: Path) ->
     assert before.case_names() == after.case_names() == report.held_out_cases
     assert all(v == [0.0] for v in before.per_case_scores()["equals_expected"].values())
     assert all(v == [1.0] for v in after.per_case_scores()["equals_expected"].values())
+    # each case is an ordinary kanawa run of the Generator, traced: the drill-down has its timeline
+    first = after.results[0]
+    assert first.run_id is not None
+    assert first.trace
+    assert {r["run_id"] for r in first.trace} == {first.run_id}
+    assert "llm_end" in {r["event"] for r in first.trace}
     page = (tmp_path / "held-out-epoch-2.html").read_text(encoding="utf-8")
     assert "amount-held-1" in page  # the evals HTML report, one per split and epoch
+    assert "ace-generator" in page  # with the Generator's run in each case's timeline
     assert "<script" not in page.lower()
     train = EvalReport.load(tmp_path / "train-epoch-1.json")
     assert [r.passed for r in train.results] == [False, False, True, True, True, True]
@@ -309,7 +316,7 @@ async def test_grader_threshold_json_outputs_and_query_from_dict_inputs() -> Non
     def closeness(ctx: ScoreContext) -> Score:
         return Score("closeness", 0.8, "close enough")
 
-    async def generate(query: str) -> Trajectory:
+    async def generate(query: str, _options: object) -> Trajectory:
         seen.append(query)
         return Trajectory(
             query=query,

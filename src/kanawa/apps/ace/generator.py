@@ -44,6 +44,7 @@ from kanawa.llm.adapter import LLMAdapter
 from kanawa.loop.config import AgentConfiguration
 from kanawa.loop.errors import LLMCallFailed, OutputDecodingFailed
 from kanawa.loop.events import ToolCallStep
+from kanawa.loop.options import RunOptions
 from kanawa.secrets import mask
 from kanawa.tools.base import Tool
 from kanawa.tools.decorator import make_tool
@@ -136,8 +137,9 @@ class GeneratorAgent:
     async def aclose(self) -> None:
         await self.agent.aclose()
 
-    async def arun(self, query: str, dataset: str) -> Trajectory:
-        """Answer ``query`` with ``dataset``'s playbook; never raises for store, search or model faults."""
+    async def arun(self, query: str, dataset: str, *, options: RunOptions | None = None) -> Trajectory:
+        """Answer ``query`` with ``dataset``'s playbook; never raises for store, search or model faults.
+        ``options`` go to the model's run (trace sinks, guardrails): how an eval traces each case."""
         steps: list[str] = []
         try:
             playbook = await self.playbook_store.aload(dataset)
@@ -154,7 +156,7 @@ class GeneratorAgent:
             deps = GeneratorDeps(
                 dataset=dataset, playbook=playbook, retrieved=bullets, search=self.hybrid_search
             )
-            answer, reasoning, cited = await self._ask(prompt, deps, steps)
+            answer, reasoning, cited = await self._ask(prompt, deps, steps, options)
         except Exception as exc:  # seed 004: every failure becomes a failed Trajectory
             return Trajectory(
                 query=query,
@@ -183,11 +185,11 @@ class GeneratorAgent:
         )
 
     async def _ask(
-        self, prompt: str, deps: GeneratorDeps, steps: list[str]
+        self, prompt: str, deps: GeneratorDeps, steps: list[str], options: RunOptions | None = None
     ) -> tuple[str, list[str], list[str]]:
         """Run the model; returns (answer, the model's reasoning steps, cited ids)."""
         try:
-            result = await self.agent.arun(prompt, deps=deps)
+            result = await self.agent.arun(prompt, deps=deps, options=options)
         except OutputDecodingFailed as exc:
             steps.append("The model did not answer in the requested JSON; read its text as the answer")
             answer, reasoning, cited = parse_answer(exc.text)

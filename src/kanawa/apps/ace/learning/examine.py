@@ -31,11 +31,15 @@ from kanawa.apps.ace.trajectory import Trajectory
 from kanawa.evals.cases import Case, Dataset, ScorerSpec
 from kanawa.evals.report import CaseResult, EvalReport
 from kanawa.evals.scoring import Assertion, Outcome, ScoreContext, Scorer, as_outcomes, outcome_value
+from kanawa.loop.options import RunOptions
+from kanawa.trace.memory import InMemoryTraceSink
+from kanawa.types import JsonValue
 
 PASSED = "every scorer passed"
 """The feedback of a case that passed (what the Reflector reads with ``learn_from_passes``)."""
 
-Generate = Callable[[str], Awaitable[Trajectory]]
+Generate = Callable[[str, RunOptions], Awaitable[Trajectory]]
+"""The Generator on one task; the options carry the case's trace sink."""
 QueryOf = Callable[[Case[Any, Any]], str]
 
 _QUERY_KEYS = ("question", "query", "task", "input", "prompt")
@@ -90,6 +94,8 @@ class Graded:
     passed: bool
     spend: Spend
     duration_ms: float
+    trace: list[dict[str, JsonValue]] | None = None
+    """The Generator's run as trace records (the evals HTML drill-down shows its timeline)."""
 
     @property
     def feedback(self) -> str:
@@ -114,6 +120,8 @@ class Graded:
             cost_usd=self.spend.cost_usd,
             duration_ms=self.duration_ms,
             error=trajectory.error_message if trajectory.status == "failure" else None,
+            run_id=_run_id(self.trace),
+            trace=self.trace,
         )
 
     def as_score(self, *, with_feedback: bool) -> CaseScore:
@@ -135,6 +143,14 @@ class Graded:
         for outcome in self.outcomes:
             values.setdefault(outcome.name, []).append(outcome_value(outcome))
         return {name: sum(v) / len(v) for name, v in values.items()}
+
+
+def _run_id(trace: list[dict[str, JsonValue]] | None) -> str | None:
+    for record in trace or ():
+        value = record.get("run_id")
+        if isinstance(value, str):
+            return value
+    return None
 
 
 def _passes(outcome: Outcome, threshold: float) -> bool:
@@ -169,8 +185,9 @@ class Grader:
 
     async def agrade(self, case: Case[Any, Any], generate: Generate) -> Graded:
         started = time.perf_counter()
+        sink = InMemoryTraceSink()
         with MeteredModel.case() as spend:
-            trajectory = await generate(self.query_of(case))
+            trajectory = await generate(self.query_of(case), RunOptions(trace_sinks=(sink,)))
         duration_ms = (time.perf_counter() - started) * 1000.0
         answer = trajectory.generated_answer
         error = trajectory.error_message if trajectory.status == "failure" else None
@@ -192,7 +209,9 @@ class Grader:
             outcomes.append(Assertion(name="generator", passed=False, reason=error))
         score = sum(outcome_value(o) for o in outcomes) / len(outcomes) if outcomes else 0.0
         passed = bool(outcomes) and all(_passes(o, self.pass_threshold) for o in outcomes)
-        return Graded(case, trajectory, tuple(outcomes), score, passed, spend.copy(), duration_ms)
+        return Graded(
+            case, trajectory, tuple(outcomes), score, passed, spend.copy(), duration_ms, sink.records()
+        )
 
 
 async def _run_scorer(scorer: Scorer, context: ScoreContext) -> list[Outcome]:

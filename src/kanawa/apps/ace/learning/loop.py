@@ -60,8 +60,10 @@ from kanawa.apps.ace.reflector import Reflector
 from kanawa.apps.ace.search.hybrid import HybridSearch
 from kanawa.apps.ace.store.base import PlaybookStore, check_dataset
 from kanawa.apps.ace.store.json_store import JsonPlaybookStore
+from kanawa.apps.ace.trajectory import Trajectory
 from kanawa.evals.cases import Dataset
 from kanawa.llm.adapter import LLMAdapter
+from kanawa.loop.options import RunOptions
 
 Tick = Callable[[str, int], None]
 """Progress: called with the phase (``"train"`` / ``"held_out"``) and the epoch after each case."""
@@ -158,8 +160,8 @@ class _Learner:
         self._curator = curator
         self.use_ground_truth = use_ground_truth
 
-    async def generate(self, query: str) -> Any:
-        return await self.generator.arun(query, self.key)
+    async def generate(self, query: str, options: RunOptions) -> Trajectory:
+        return await self.generator.arun(query, self.key, options=options)
 
     async def learn_from(self, graded: Graded, *, epoch: int, index: int) -> LearningStep:
         """Reflect on one training case and curate; an error is recorded, never raised."""

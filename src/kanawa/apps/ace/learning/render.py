@@ -9,6 +9,8 @@ one self-contained file with no script: every text from a case, a model or the p
 from __future__ import annotations
 
 import html
+import re
+from collections.abc import Callable
 
 from rich.table import Table
 
@@ -121,7 +123,9 @@ def rich_cost_table(report: LearningReport) -> Table:
 
 
 def _md_cell(text: str) -> str:
-    return " ".join(text.split()).replace("|", "\\|")
+    """One line of Markdown text: HTML escaped (a case's output must not become markup where the
+    Markdown is rendered), table pipes escaped, whitespace collapsed."""
+    return html.escape(" ".join(text.split()), quote=False).replace("|", "\\|").replace("`", "&#96;")
 
 
 def _md_table(headers: list[str], rows: list[list[str]]) -> list[str]:
@@ -131,35 +135,42 @@ def _md_table(headers: list[str], rows: list[list[str]]) -> list[str]:
 
 
 def _fence(text: str, lang: str = "") -> list[str]:
-    longest = max((len(run) for run in text.split("\n") if set(run) == {"`"}), default=0)
+    """A fenced block longer than any backtick run inside ``text``, so nothing in it can close it."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * max(3, longest + 1)
     return [fence + lang, text.rstrip("\n"), fence]
 
 
-def _step_lines(epoch: EpochRecord) -> list[str]:
+def _plain(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _step_lines(epoch: EpochRecord, cell: Callable[[str], str] = _md_cell) -> list[str]:
+    """Each step as list lines; ``cell`` makes a text safe for the output (Markdown, or plain text
+    that the HTML view escapes)."""
     lines: list[str] = []
     for step in epoch.steps:
-        lines.append(f"- case `{step.case}` scored {step.score:.2f}; feedback: {_md_cell(step.feedback)}")
+        lines.append(f"- case {cell(step.case)} scored {step.score:.2f}; feedback: {cell(step.feedback)}")
         if step.key_insight:
-            lines.append(f"  - insight: {_md_cell(step.key_insight)}")
+            lines.append(f"  - insight: {cell(step.key_insight)}")
         for entry in step.audit:
             what = entry.after or entry.before or entry.detail
             lines.append(
-                f"  - {entry.type} {entry.status} `{entry.bullet_id or '–'}`"
-                + (f": {_md_cell(what)}" if what else "")
-                + (f" ({_md_cell(entry.detail)})" if entry.detail and what != entry.detail else "")
+                f"  - {entry.type} {entry.status} {cell(entry.bullet_id or '–')}"
+                + (f": {cell(what)}" if what else "")
+                + (f" ({cell(entry.detail)})" if entry.detail and what != entry.detail else "")
             )
         if step.error:
-            lines.append(f"  - error: {_md_cell(step.error)}")
+            lines.append(f"  - error: {cell(step.error)}")
     return lines
 
 
 def to_markdown(report: LearningReport) -> str:
     total = report.total_cost_usd
     lines = [
-        f"# ACE learning — {report.dataset}",
+        f"# ACE learning — {_md_cell(report.dataset)}",
         "",
-        f"Playbook `{report.playbook}`; {len(report.train_cases)} training and "
+        f"Playbook {_md_cell(report.playbook)}; {len(report.train_cases)} training and "
         f"{len(report.held_out_cases)} held-out cases; {len(report.epochs) - 1} epochs; "
         f"total cost {_usd(total)}.",
         "",
@@ -240,7 +251,7 @@ def to_html(report: LearningReport) -> str:
     ]
     for epoch in report.epochs[1:]:
         items = "".join(
-            f"<li>{html.escape(line.strip().removeprefix('- '))}</li>" for line in _step_lines(epoch)
+            f"<li>{html.escape(line.strip().removeprefix('- '))}</li>" for line in _step_lines(epoch, _plain)
         )
         parts.append(
             f"<details open><summary>Epoch {epoch.epoch}: {len(epoch.steps)} failed training cases, "
