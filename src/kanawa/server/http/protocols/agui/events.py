@@ -170,6 +170,10 @@ class AguiTranslator:
             return []
         if not top_level(chunk):
             return []
+        return self._feed_own(kind, data, seq)
+
+    def _feed_own(self, kind: object, data: dict[str, Any], seq: int) -> list[BaseEvent]:
+        """The events of a chunk of the served agent's own (a handed-off agent's come nested)."""
         if kind == "delta":
             text = data.get("text")
             return self._text(str(text), seq) if text else []
