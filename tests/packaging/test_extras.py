@@ -38,6 +38,8 @@ NEEDS_EXTRA: dict[str, tuple[str, list[str]]] = {
     "ace adapt": ("ace", ["ace", "adapt", "train.jsonl", "--dataset", "demo", "--model", "test"]),
     "ace export": ("ace", ["ace", "export", "--dataset", "demo"]),
     "ace demo": ("ace", ["ace", "demo"]),
+    "ace learn": ("ace", ["ace", "learn", "--demo"]),
+    "eval run": ("evals", ["eval", "run", "dataset.yaml", "--agent", "app:agent"]),
     "smartao coach": ("smartao", ["smartao", "coach", "essay.txt"]),
     "smartao serve": ("smartao", ["smartao", "serve"]),
     "smartao setup": ("smartao", ["smartao", "setup"]),
@@ -50,9 +52,10 @@ BASE: dict[str, list[str]] = {
     "trace show": ["trace", "show", "run.jsonl"],
     "models": ["models"],
     "smartao reflexion": ["smartao", "reflexion", "--db", "missing.sqlite3"],
+    "eval compare": ["eval", "compare", "base.json", "candidate.json"],
 }
 """The commands of the base install, with the exit code each ends with here."""
-BASE_EXIT = {"demo": 0, "run": 0, "models": 0, "trace show": 1, "smartao reflexion": 1}
+BASE_EXIT = {"demo": 0, "run": 0, "models": 0, "trace show": 1, "smartao reflexion": 1, "eval compare": 2}
 
 
 def _leaf_commands(group: click.Command, prefix: str = "") -> set[str]:

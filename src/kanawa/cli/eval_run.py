@@ -22,6 +22,7 @@ import typer
 
 from kanawa._cli_help import KanawaCommand
 from kanawa.cli.eval_group import eval_app
+from kanawa.cli.extras import require_extra
 
 USAGE_EXIT = 2
 BELOW_THRESHOLD_EXIT = 1
@@ -75,6 +76,7 @@ def run_command(
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show a progress bar.")] = True,
 ) -> None:
     """Run a dataset against an agent and report how every case scored."""
+    require_extra("eval run", "evals")  # YAML datasets, served targets
     from rich.console import Console
 
     from kanawa.evals.cases import Dataset, DatasetFileError

@@ -31,6 +31,7 @@ EXTRA_DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     "smartao": (*_MEMORY, "datasketch", *_SUDACHI, *_SERVER),
     "postgres": ("asyncpg",),
     "mcp": ("mcp",),
+    "evals": ("pyyaml", "httpx"),
 }
 """The distributions (as ``pyproject.toml`` names them) that each extra's commands import."""
 
