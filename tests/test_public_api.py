@@ -424,7 +424,7 @@ EXPORTED_MEMBERS: dict[str, list[str]] = {
     "kanawa.server.http.protocols.openai": [],
     "kanawa.server.runs": [],
     "kanawa.server.store": [],
-    "kanawa.server.store.redis": ["RedisRunStore", "StreamHub"],
+    "kanawa.server.store.redis": [],
     "kanawa.tools": [
         "DEFAULT_FILES_ROOT",
         "DEFAULT_MAX_BYTES",

@@ -30,7 +30,7 @@ from kanawa.server.http.head_limits import serve_config
 from kanawa.server.settings import ServerSettings
 from kanawa.server.store.base import RunStore
 from kanawa.server.store.memory import MemoryRunStore
-from kanawa.server.store.redis import RedisRunStore
+from kanawa.server.store.redis.store import RedisRunStore
 from tests.server.agents import server_agents
 from tests.server.sse import KEY_A, KEY_B
 

@@ -21,7 +21,7 @@ from kanawa.server.http.direct import DirectSender
 from kanawa.server.http.protocols.kanawa_sse import sse_frame, sse_frames
 from kanawa.server.store.base import Entry, RunRecord, RunStore
 from kanawa.server.store.memory import MemoryRunStore
-from kanawa.server.store.redis import RedisRunStore
+from kanawa.server.store.redis.store import RedisRunStore
 from tests.server.conftest import LiveServer, run_store, settings_for
 from tests.server.sse import AUTH_A, KEY_A, parse_blocks
 

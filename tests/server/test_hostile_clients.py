@@ -27,7 +27,7 @@ import pytest
 from redis.asyncio import Redis
 
 from kanawa.server.http.app import create_app
-from kanawa.server.store.redis import RedisRunStore
+from kanawa.server.store.redis.store import RedisRunStore
 from tests.server.agents import server_agents
 from tests.server.conftest import ROOT, LiveServer, free_port, settings_for
 from tests.server.sse import AUTH_A, AUTH_B, KEY_A, KEY_B, parse_blocks

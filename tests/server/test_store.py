@@ -17,7 +17,7 @@ from redis.exceptions import NoScriptError
 from kanawa.server.http.resume import resume_point
 from kanawa.server.store.base import RECORD_BYTES, ChunksExpired, Entry, RunExists, RunRecord, RunStore
 from kanawa.server.store.memory import MemoryRunStore
-from kanawa.server.store.redis import RedisRunStore
+from kanawa.server.store.redis.store import RedisRunStore
 from tests.server.conftest import run_store
 
 

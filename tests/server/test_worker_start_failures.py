@@ -17,7 +17,7 @@ from kanawa.server.runs.checkpoint import Checkpoint
 from kanawa.server.runs.manager import RunManager
 from kanawa.server.store.base import RunRecord, RunStore
 from kanawa.server.store.memory import MemoryRunStore
-from kanawa.server.store.redis import RedisRunStore
+from kanawa.server.store.redis.store import RedisRunStore
 from kanawa.types import UserMessage
 from tests.server.worker_start_agents import agents
 

@@ -58,7 +58,7 @@ def _make_store(plan: ServicePlan) -> RunStore:
     if plan.store is not None:
         return plan.store
     if config.redis_url:
-        from kanawa.server.store.redis import RedisRunStore
+        from kanawa.server.store.redis.store import RedisRunStore
 
         return RedisRunStore(
             config.redis_url,
@@ -88,7 +88,7 @@ async def _serving(app: FastAPI, plan: ServicePlan) -> AsyncIterator[None]:
         dispatcher = Dispatcher(config.celery_broker, queue=config.celery_queue)
     slots = None
     if config.redis_url and plan.store is None:  # the limits hold across processes (shared_limits)
-        from kanawa.server.store.redis import RedisRunStore
+        from kanawa.server.store.redis.store import RedisRunStore
         from kanawa.server.store.shared_limits import SharedRateLimiter, SharedRunSlots
 
         assert isinstance(run_store, RedisRunStore)

@@ -36,7 +36,7 @@ from celery import Celery, signals
 from kanawa.llm.tokens import text_counter
 from kanawa.server.runs.worker_process import WorkerProcess
 from kanawa.server.settings import ServerSettings
-from kanawa.server.store.redis import RedisRunStore
+from kanawa.server.store.redis.store import RedisRunStore
 from kanawa.server.store.shared_limits import SharedRunSlots
 
 TASK_NAME: Final = "kanawa.execute_run"

@@ -6,11 +6,9 @@ The package's modules, read in this order:
 - :mod:`.hub` — :class:`StreamHub`: one ``XREAD BLOCK`` connection per process, fanning entries out;
 - :mod:`.commit` — the group commit of all runs' writes, and a run's writer-side upkeep;
 - :mod:`.store` — :class:`RedisRunStore` itself (its docstring has the key layout).
+
+Internal to the server, like the rest of :mod:`kanawa.server.store`: import the store from
+:mod:`.store`.
 """
 
-from __future__ import annotations
-
-from kanawa.server.store.redis.hub import StreamHub
-from kanawa.server.store.redis.store import RedisRunStore
-
-__all__ = ["RedisRunStore", "StreamHub"]
+__all__: list[str] = []
