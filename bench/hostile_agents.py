@@ -7,11 +7,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from kanawa.server.registry import demo_agents
-
 from kanawa import Agent
 from kanawa.llm.testing import FunctionLLM
 from kanawa.llm.testing.models import ModelRequest, Script, response_from
+from kanawa.server.runs.demo_agents import demo_agents
 from kanawa.types import ResponseCompleted, TextDelta
 
 ANSWER_BYTES = 8 * 1024 * 1024

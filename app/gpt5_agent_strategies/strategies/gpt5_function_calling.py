@@ -34,7 +34,7 @@ from internal.tooling import ToolOutput, dify_tool, summarize_tool_messages
 from pydantic import BaseModel, ConfigDict, Field
 
 from kanawa.llm.openai.credentials import coerce_bool
-from kanawa.loop import AgentLoopRunner, FinalResponse, ToolCallStep, ToolResultStep
+from kanawa.loop import AgentLoopRunner, FinalResponse, RunSpec, ToolCallStep, ToolResultStep
 from kanawa.loop.config import AgentConfiguration
 from kanawa.loop.errors import MaxStepsExceeded
 from kanawa.tools import Tool
@@ -143,9 +143,10 @@ class GPT5FunctionCallingStrategy(AgentStrategy):
         missing: list[bool],
         config: AgentConfiguration,
     ) -> Generator[AgentInvokeMessage, None, None]:
-        runner: AgentLoopRunner[str] = AgentLoopRunner(
-            adapter, messages, tools=tools, config=config, stream=True, agent_name=self.strategy_name
+        spec: RunSpec[str] = RunSpec(
+            adapter, tools=tools, config=config, stream=True, agent_name=self.strategy_name
         )
+        runner: AgentLoopRunner[str] = AgentLoopRunner(spec, messages)
 
         exhausted: list[MaxStepsExceeded] = []
 
