@@ -111,7 +111,7 @@ def _repository_copy(dest: Path) -> Path:
     ``.venv`` (and uv's bootstrap) are the repository's own, linked: the copy keeps the files' times,
     so ``make`` sees the environment as up to date exactly when it is for the repository itself.
     """
-    for name in ("Makefile", "pyproject.toml", "uv.lock", "README.md", "LICENSE"):  # what a build reads
+    for name in ("Makefile", "pyproject.toml", "uv.lock"):
         shutil.copy2(REPO / name, dest / name)
     skip = shutil.ignore_patterns("__pycache__", "*.pyc", "node_modules", "*.difypkg", ".venv", ".env")
     for folder in ("app", "tools", "src/kanawa"):

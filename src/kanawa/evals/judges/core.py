@@ -39,6 +39,7 @@ from kanawa.loop.options import RunOptions
 from kanawa.types import Usage
 
 __all__ = [
+    "JudgeBase",
     "JudgeBudgetExceededError",
     "JudgeCache",
     "JudgeError",
@@ -231,3 +232,19 @@ def judge_cost_usd(scorers: Iterable[object]) -> float:
         if isinstance(ledger, JudgeLedger):
             total += ledger.cost_usd
     return total
+
+
+class JudgeBase:
+    """What every judge shares: its scorer name and the :class:`JudgeRunner` it asks through."""
+
+    _name: str
+    runner: JudgeRunner[Any]
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def ledger(self) -> JudgeLedger:
+        """What this judge has spent (the eval report's ``judge_cost_usd`` adds these up)."""
+        return self.runner.ledger

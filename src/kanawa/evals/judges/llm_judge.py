@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from kanawa.evals.judges.core import JudgeCache, JudgeLedger, JudgeRunner
+from kanawa.evals.judges.core import JudgeBase, JudgeCache, JudgeRunner
 from kanawa.evals.judges.guard import Fenced, fence, guard_rules
 from kanawa.evals.scoring import Assertion, Outcome, Score, ScoreContext, register_scorer
 from kanawa.llm.adapter import LLMAdapter
@@ -71,7 +71,7 @@ def _as_text(value: Any) -> str:
 
 
 @register_scorer("llm_judge")
-class LLMJudge:
+class LLMJudge(JudgeBase):
     """Grades each answer against ``rubric`` with ``model`` (a model string or an adapter).
 
     ``threshold``: when given, the pass is ``score >= threshold`` (a stricter or looser bar than the
@@ -118,15 +118,6 @@ class LLMJudge:
             max_requests=max_requests,
             cache=cache if cache is not None else JudgeCache(path=cache_path),
         )
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def ledger(self) -> JudgeLedger:
-        """What this judge has spent (the eval report's ``judge_cost_usd`` adds these up)."""
-        return self.runner.ledger
 
     def prompt(self, ctx: ScoreContext) -> tuple[str, str]:
         """The user message and the per-call system text (the fences) for one case's answer."""

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field
 
-from kanawa.evals.judges.core import JudgeCache, JudgeLedger, JudgeRunner
+from kanawa.evals.judges.core import JudgeBase, JudgeCache, JudgeRunner
 from kanawa.evals.judges.guard import fence, guard_rules
 from kanawa.evals.judges.llm_judge import _as_text, answer_text
 from kanawa.evals.scoring import Assertion, Outcome, Score, ScoreContext, register_scorer
@@ -59,7 +59,7 @@ def _vote(choice: PairwiseChoice, answer_is: Literal["A", "B"]) -> int:
 
 
 @register_scorer("pairwise_judge")
-class PairwiseJudge:
+class PairwiseJudge(JudgeBase):
     """Compares each answer with a reference answer in both orders (see the module docstring)."""
 
     def __init__(
@@ -93,14 +93,6 @@ class PairwiseJudge:
             max_requests=max_requests,
             cache=cache if cache is not None else JudgeCache(path=cache_path),
         )
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def ledger(self) -> JudgeLedger:
-        return self.runner.ledger
 
     def prompt(self, task: str, first: str, second: str) -> tuple[str, str]:
         """The user message with the task and answers A and B fenced, and the fencing rules."""

@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any
 
-from kanawa.evals.judges.core import JudgeCache, JudgeError, JudgeLedger, JudgeRunner
+from kanawa.evals.judges.core import JudgeBase, JudgeCache, JudgeError, JudgeRunner
 from kanawa.evals.judges.guard import fence, guard_rules
 from kanawa.evals.judges.llm_judge import answer_text
 from kanawa.evals.scoring import Assertion, Outcome, Score, ScoreContext, register_scorer
@@ -46,7 +45,7 @@ def _instructions() -> str:
 
 
 @register_scorer("smartao_judge")
-class SmartAOJudge:
+class SmartAOJudge(JudgeBase):
     """Grades essays on SmartAO's seven axes (see the module docstring).
 
     ``policy``: the admission policy to judge fit against; a case's ``metadata["policy"]`` wins.
@@ -76,7 +75,7 @@ class SmartAOJudge:
         self.policy = policy
         self.pass_mean = pass_mean
         self._english = {a["name"]: a["name_en"] for a in load_rubric()["axes"]}
-        self.runner: JudgeRunner[Any] = JudgeRunner(
+        self.runner = JudgeRunner(
             name=name,
             instructions=_instructions(),
             verdict_type=Rubric,
@@ -88,14 +87,6 @@ class SmartAOJudge:
             max_requests=max_requests,
             cache=cache if cache is not None else JudgeCache(path=cache_path),
         )
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def ledger(self) -> JudgeLedger:
-        return self.runner.ledger
 
     def prompt(self, ctx: ScoreContext) -> tuple[str, str]:
         """The essay (and the policy) fenced, and the fencing rules."""
