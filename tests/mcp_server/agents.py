@@ -23,6 +23,12 @@ from kanawa.loop.config import AgentConfiguration
 from kanawa.types import AssistantMessage, ToolCall
 
 SECRET = "sk-proj-MCPSERVERTESTSECRET0123456789abcdef"
+STORY_INSTRUCTIONS = (
+    "Tell a short story about joinery.\nLooks things up first.\nThe house code is KW-JOINT-5512."
+)
+"""``storyteller``'s instructions: private, so no tool list shows them (its ``description`` is what
+callers read)."""
+STORY_DESCRIPTION = "Tells a short story about joinery."
 STORY = "A joint that holds without nails is made by cutting both timbers so each locks the other."
 
 
@@ -90,9 +96,10 @@ def _waiter(request: ModelRequest) -> Script:
 agents = [
     Agent(
         "storyteller",
-        "Tell a short story about joinery.\nLooks things up first.",
+        STORY_INSTRUCTIONS,
         tools=[look_up],
         model=FunctionLLM(_storyteller),
+        description=STORY_DESCRIPTION,
     ),
     Agent("judge", "Score a topic from 1 to 10.", output_type=Verdict, model=FunctionLLM(_judge)),
     Agent("counter", "Count to three.", output_type=list[int], model=FunctionLLM(_counter)),

@@ -30,7 +30,7 @@ from mcp.shared.exceptions import MCPError
 from kanawa.server.http.app import create_app
 from kanawa.server.http.protocols.mcp.tools import RUN_ID_META
 from kanawa.tools.messages import EXECUTION_ERROR_MESSAGE
-from tests.mcp_server.agents import SECRET, STORY, agents
+from tests.mcp_server.agents import SECRET, STORY, STORY_DESCRIPTION, agents
 from tests.server.composite_agents import Relay
 from tests.server.conftest import LiveServer, redis_url, settings_for
 from tests.server.sse import AUTH_A, AUTH_B, KEY_A, KEY_B
@@ -109,7 +109,11 @@ async def test_every_agent_is_a_tool_with_its_schemas(server: LiveServer) -> Non
         listed = await session.list_tools()
     tools = {tool.name: tool for tool in listed.tools}
     assert list(tools) == ["storyteller", "judge", "counter", "broken", "waiter", "relay"]
-    assert tools["storyteller"].description == "Tell a short story about joinery.\nLooks things up first."
+    assert tools["storyteller"].description == STORY_DESCRIPTION  # what it says of itself to callers
+    assert tools["judge"].description == "The kanawa agent 'judge'."  # none: its name, not its instructions
+    for listed_tool in tools.values():
+        assert "joinery.\nLooks" not in (listed_tool.description or "")
+        assert "KW-JOINT" not in listed_tool.model_dump_json()
     assert tools["storyteller"].input_schema["required"] == ["input"]
     assert tools["storyteller"].output_schema is None
     judge = tools["judge"].output_schema

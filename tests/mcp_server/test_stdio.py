@@ -18,7 +18,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 
 from kanawa.tools.messages import EXECUTION_ERROR_MESSAGE
-from tests.mcp_server.agents import SECRET, STORY
+from tests.mcp_server.agents import SECRET, STORY, STORY_DESCRIPTION
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -75,7 +75,10 @@ async def test_every_agent_is_listed_as_a_tool_with_its_schemas(marker: Path, er
     tools = {tool.name: tool for tool in listed.tools}
     assert list(tools) == ["storyteller", "judge", "counter", "broken", "waiter"]
     story = tools["storyteller"]
-    assert story.description == "Tell a short story about joinery.\nLooks things up first."
+    assert story.description == STORY_DESCRIPTION  # what it says of itself to callers
+    assert tools["judge"].description == "The kanawa agent 'judge'."  # none: its name, not its instructions
+    for listed_tool in tools.values():
+        assert "KW-JOINT" not in listed_tool.model_dump_json()
     assert story.input_schema["required"] == ["input"]
     assert story.input_schema["properties"]["input"]["type"] == "string"
     assert story.output_schema is None

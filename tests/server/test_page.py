@@ -61,9 +61,8 @@ last model call stays open, so the page sees the run running however loaded the 
 
 
 async def _gated(request: ModelRequest) -> Script:
-    """Two tool calls, then an answer that waits for :data:`LIVE_GATE`. The calls before it go at once:
-    the server stores a step's trace records with the step's first chunk, so the page sees the run's
-    tool calls (and its agent bar still open) only once a model call has answered."""
+    """Two tool calls, then an answer that waits for :data:`LIVE_GATE`: the model call still waiting
+    (no chunk of it yet) is on the page, drawn open, as soon as it starts."""
     if len(request.tool_results) < 2:
         n = len(request.tool_results)
         return AssistantMessage(tool_calls=(ToolCall(f"call_{n}", "tick", f'{{"n": {n}}}'),))
@@ -180,6 +179,11 @@ async def test_the_run_page_follows_a_live_run_to_its_end(
         await page.wait_for_selector("body[data-status=running]")
         await page.wait_for_selector(".bar.open")  # the agent, still at work, is drawn open-ended
         await page.locator(".bar[data-kind=tool]").nth(1).wait_for()  # both tool calls, live
+        # the third model call has sent nothing yet (it waits for the gate): it is shown all the same
+        waiting = page.locator(".bar[data-kind=llm].open")
+        await waiting.wait_for()
+        assert await waiting.count() == 1
+        assert await page.locator(".bar[data-kind=llm]").count() == 3
         assert await page.get_attribute("body", "data-status") == "running"
     finally:
         LIVE_GATE.set()

@@ -3,8 +3,9 @@
 An agent's instructions are its system prompt — often private: a discount code, the shape of an
 internal process, the words a guardrail looks for. Whatever describes an agent to the outside (an
 A2A agent card, :mod:`kanawa.server.http.protocols.a2a.card`) therefore shows only what was written
-for that purpose: ``Agent(description=..., skills=[AgentSkill(...)])``. Nothing is derived from the
-instructions or from the tools' docstrings.
+for that purpose: ``Agent(description=..., skills=[AgentSkill(...)])`` (:func:`public_description`;
+an MCP tool's description, :mod:`kanawa.mcp_server.schemas`, follows the same rule). Nothing is
+derived from the instructions or from the tools' docstrings.
 """
 
 from __future__ import annotations
@@ -52,6 +53,15 @@ def published_description(description: str) -> str:
     return description.strip()
 
 
+def public_description(agent: object) -> str:
+    """What ``agent`` says of itself to its callers: its ``description`` (an :class:`Agent`'s, or the
+    attribute a composite carries), stripped and at most :data:`MAX_TEXT` characters; ``""`` when it
+    has none. Never its instructions (module docstring): every door that describes an agent — an
+    A2A card, an MCP tool — uses this, and names the agent when it is empty."""
+    said = getattr(agent, "description", None)
+    return said.strip()[:MAX_TEXT] if isinstance(said, str) else ""
+
+
 def published_skills(skills: Iterable[AgentSkill]) -> tuple[AgentSkill, ...]:
     """``skills`` checked as an agent's public skills: :class:`AgentSkill` objects with distinct ids."""
     made: tuple[object, ...] = tuple(skills)
@@ -66,4 +76,4 @@ def published_skills(skills: Iterable[AgentSkill]) -> tuple[AgentSkill, ...]:
     return checked
 
 
-__all__ = ["MAX_TEXT", "AgentSkill", "published_description", "published_skills"]
+__all__ = ["MAX_TEXT", "AgentSkill", "public_description", "published_description", "published_skills"]

@@ -4,7 +4,8 @@ kanawa agents take a user turn as text, so every agent's input schema is one req
 string. An agent with an output type other than ``str`` declares an ``outputSchema`` built from that
 type (pydantic's JSON schema), and its answer goes out as ``structuredContent`` too. MCP requires both
 to describe a JSON object: an output type that is not an object (``list[int]``, ``int`` …) is wrapped
-as ``{"result": <value>}``, in the schema and in the content alike.
+as ``{"result": <value>}``, in the schema and in the content alike. A tool's description is the
+agent's own ``description``, never its instructions (:func:`describe`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from kanawa.agents.agent import Agent
+from kanawa.agents.skills import public_description
 from kanawa.types import JsonObject
 
 INPUT_FIELD = "input"
@@ -70,10 +72,12 @@ def output_shape(agent: Agent[Any, Any]) -> OutputShape | None:
     return OutputShape(wrapper, adapter, wrapped=True)
 
 
-def describe(agent: Agent[Any, Any]) -> str:
-    """The tool description: the agent's instructions as written (dynamic-only agents: their name)."""
-    text = agent.instructions.strip()
-    return text or f"The kanawa agent {agent.name!r}."
+def describe(agent: object, name: str) -> str:
+    """The tool description: what the agent says of itself to callers (``Agent(description=...)``,
+    :func:`~kanawa.agents.skills.public_description`), else a sentence naming it (``name``). Never its
+    instructions: a system prompt may hold what callers must not see, and a tool list is shown to
+    every key holder (and to the host's model)."""
+    return public_description(agent) or f"The kanawa agent {name!r}."
 
 
 __all__ = ["INPUT_FIELD", "INPUT_SCHEMA", "WRAPPED_FIELD", "OutputShape", "describe", "output_shape"]

@@ -123,7 +123,7 @@ class AgentToolset:
             tool = types.Tool(
                 name=name,
                 title=agent.name,
-                description=describe(agent),
+                description=describe(agent, agent.name),
                 input_schema=INPUT_SCHEMA,
                 output_schema=None if shape is None else shape.schema,
             )

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping, Sequence
@@ -314,6 +315,7 @@ class RunManager:
         earlier parts, added to this runner's; ``options``: the request's, kept in checkpoints."""
         writer = ChunkWriter(self.store, run_id, agent.name, seq, replayed_to)
         traces = self._router.pending.setdefault(run_id, [])
+        self._router.starts[run_id] = functools.partial(writer.flush_soon, traces)
         before = spent if spent is not None else Spent()
         offset = before.usage
         if continuation:

@@ -6,9 +6,12 @@ page's routes and the lifespan of the process's SmartAO resources. The page itse
 data — ``index.html``, ``smartao.css`` and ``smartao.js`` (vanilla JavaScript, no build step) — plus
 ``samples.json``, the shipped sample essays and admission policy the form is prefilled from (and the
 rubric's axes with their English names). None of these routes needs a key: the page holds nothing
-private. Its runs go through ``/v1/runs`` with the
-caller's Bearer key (``#key=…`` in the URL fragment, or typed in; kept in ``sessionStorage`` under the
-same name as the timeline page's, so one key serves both), exactly like any other client.
+private. Its runs go through ``/v1/runs`` with the caller's Bearer key, exactly like any other client.
+The key is handled by the script every kanawa page loads (``/page/key.js``,
+:mod:`kanawa.server.http.page`): from the URL fragment (``#key=…``) or typed in, kept in the tab's
+``sessionStorage`` (one key serves every page), and never silently replaced by a key a link brings.
+The page is sent with the same ``Content-Security-Policy`` as kanawa's own pages (scripts, images,
+fonts and connections of this origin only).
 
 The page does no coaching of its own: it shows the chunks of the run (Style's issues and patch, Draft's
 suggestions, Guard's passages, Ref's references, Eval's rubric, usage and cost) and applies the changes
@@ -32,6 +35,7 @@ from kanawa.apps.smartao.rubric import load_rubric
 from kanawa.apps.smartao.service import SMARTAO_EVENT_CHUNKS, SmartAOAgent, SmartAOHost
 from kanawa.apps.smartao.session import sample_text
 from kanawa.llm.adapter import LLMAdapter
+from kanawa.server.http.page import page_response
 from kanawa.server.runs.extensions import Extension
 
 PAGE_PATH = "/smartao/"
@@ -84,7 +88,7 @@ def smartao_router() -> APIRouter:
 
     @router.get(PAGE_PATH, response_class=HTMLResponse)
     async def smartao_page() -> HTMLResponse:
-        return HTMLResponse(page)
+        return page_response(page)
 
     @router.get(PAGE_PATH + "samples.json")
     async def smartao_samples() -> Response:

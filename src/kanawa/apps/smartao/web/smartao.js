@@ -5,7 +5,6 @@
 "use strict";
 (() => {
   const $ = (id) => document.getElementById(id);
-  const KEY_NAME = "kanawa-key"; // shared with the timeline page at /runs
   const AGENTS = ["GuardAgent", "StyleAgent", "DraftAgent", "RefAgent", "Coordinator", "EvalAgent"];
 
   // ---------------------------------------------------------------- words (Japanese, English)
@@ -138,58 +137,23 @@
   const axisName = (axis) => (lang === "en" && axesEn.get(axis)) || axis;
   const issueText = (issue) => (issue.messages && issue.messages[lang]) || issue.message;
 
-  // ---------------------------------------------------------------- the API key (as on /runs)
-  // A #key= never silently replaces the key this tab holds (a link could otherwise send the user's essay
-  // to another tenant): the page asks, naming both tenants, and always shows the active tenant.
-  const hashKey = new URLSearchParams(location.hash.slice(1)).get("key");
-  let apiKey = sessionStorage.getItem(KEY_NAME) || "";
-  let offeredKey = "";
-  if (hashKey) {
-    history.replaceState(null, "", location.pathname);
-    if (!apiKey || apiKey === hashKey) { apiKey = hashKey; sessionStorage.setItem(KEY_NAME, hashKey); }
-    else offeredKey = hashKey;
-  }
-  const auth = () => (apiKey ? { Authorization: "Bearer " + apiKey } : {});
-  /** The tenant of `key` (GET /v1/whoami), or null when the server does not accept it. */
-  async function tenantOf(key) {
-    try {
-      const response = await fetch("/v1/whoami", { headers: { Authorization: "Bearer " + key } });
-      return response.ok ? (await response.json()).tenant : null;
-    } catch (error) { return null; }
-  }
-  async function showTenant() {
-    const tenant = apiKey ? await tenantOf(apiKey) : null;
-    $("tenant-name").textContent = tenant || "";
-    $("tenant").hidden = !tenant;
-  }
-  let offered = null; // [current tenant, offered tenant] while the page asks
-  async function offerSwitch() {
-    offered = await Promise.all([tenantOf(apiKey), tenantOf(offeredKey)]);
-    $("switch-text").textContent = t("switchText", ...offered);
-    $("switchbox").hidden = false;
-    $("switch-keep").focus();
-  }
-  function closeSwitch() { offered = null; offeredKey = ""; $("switchbox").hidden = true; }
-  $("switch-keep").addEventListener("click", closeSwitch);
-  $("switch-yes").addEventListener("click", () => {
-    apiKey = offeredKey;
-    sessionStorage.setItem(KEY_NAME, apiKey);
-    closeSwitch();
-    hideAlert();
-    showTenant();
-    checkDemo();
-  });
+  // ---------------------------------------------------------------- the API key (as on every page)
+  // The tab's key, handled by the script every kanawa page loads (/page/key.js, before this one): a
+  // #key= in a link never silently replaces it (a link could otherwise send the user's essay to
+  // another tenant). The page asks first, in its own language, naming both tenants, and sends nothing
+  // with either key before the person has chosen; the tenant of the key in use is always shown.
+  const keys = window.kanawaKey;
+  const auth = () => (keys.get() ? { Authorization: "Bearer " + keys.get() } : {});
   function askKey(key) {
     $("keybox").hidden = false;
     showAlert(key);
     $("key").focus();
   }
   $("keygo").addEventListener("click", () => {
-    apiKey = $("key").value.trim();
-    sessionStorage.setItem(KEY_NAME, apiKey);
+    keys.set($("key").value.trim());
     $("keybox").hidden = true;
     hideAlert();
-    showTenant();
+    keys.showTenant();
     checkDemo();
   });
 
@@ -265,7 +229,8 @@
     $("lang").setAttribute("aria-pressed", String(lang === "en"));
     if (said) $("status").textContent = t(said[0], ...said[1]);
     if (alerted) $("alert").textContent = t(alerted[0], ...alerted[1]);
-    if (offered) $("switch-text").textContent = t("switchText", ...offered);
+    const asked = keys.asking();
+    if (asked) $("switch-text").textContent = t("switchText", ...asked);
     for (const option of document.querySelectorAll("#sample option[data-ja], #school option[data-ja]")) {
       option.textContent = lang === "en" ? option.dataset.en : option.dataset.ja;
     }
@@ -622,7 +587,7 @@
     hideAlert();
     const essay = $("essay").value;
     if (!essay.trim()) { showAlert("emptyEssay"); $("essay").focus(); return; }
-    if (!apiKey) { askKey("needKey"); return; }
+    if (!keys.get()) { askKey("needKey"); return; }
     const request = {
       essay, kind: $("kind").value, university: $("university").value, faculty: $("faculty").value,
       policy: $("policy").value,
@@ -709,7 +674,7 @@
 
   /** The demo label: the service lists the smartao agent's model as "smartao-demo" without a key. */
   async function checkDemo() {
-    if (!apiKey) return;
+    if (!keys.get()) return;
     try {
       const response = await fetch("/v1/agents", { headers: auth() });
       if (response.status === 401 || response.status === 403) { askKey("badKey"); return; }
@@ -724,6 +689,9 @@
 
   applyWords();
   loadSamples();
-  if (apiKey) { showTenant(); checkDemo(); } else askKey("needKey");
-  if (offeredKey) offerSwitch();
+  $("run").disabled = true; // until the key is settled: nothing is sent with a key before
+  keys.settle((current, other) => t("switchText", current, other)).then(() => {
+    $("run").disabled = false;
+    if (keys.get()) { keys.showTenant(); checkDemo(); } else askKey("needKey");
+  });
 })();

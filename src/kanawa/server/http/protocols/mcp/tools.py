@@ -83,16 +83,11 @@ class ServedTool:
 
 def _served_tool(registered: str, agent: ServableAgent) -> ServedTool:
     name = tool_name(registered)
-    if isinstance(agent, Agent):
-        shape = output_shape(agent)
-        description = describe(agent)
-    else:
-        shape = None
-        description = f"The kanawa agent {agent.name!r} (it answers in text)."
+    shape = output_shape(agent) if isinstance(agent, Agent) else None
     tool = types.Tool(
         name=name,
         title=agent.name,
-        description=description,
+        description=describe(agent, agent.name),  # its own description, never its instructions
         input_schema=INPUT_SCHEMA,
         output_schema=None if shape is None else shape.schema,
     )
