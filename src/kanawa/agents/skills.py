@@ -62,6 +62,12 @@ def public_description(agent: object) -> str:
     return said.strip()[:MAX_TEXT] if isinstance(said, str) else ""
 
 
+def description_or_name(agent: object, name: str) -> str:
+    """:func:`public_description`, else a sentence naming the agent: what every door that lists an
+    agent (an A2A card, an MCP tool) says of it, worded the same everywhere."""
+    return public_description(agent) or f"The kanawa agent {name!r}."
+
+
 def published_skills(skills: Iterable[AgentSkill]) -> tuple[AgentSkill, ...]:
     """``skills`` checked as an agent's public skills: :class:`AgentSkill` objects with distinct ids."""
     made: tuple[object, ...] = tuple(skills)

@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from kanawa.agents.agent import Agent
-from kanawa.agents.skills import public_description
+from kanawa.agents.skills import description_or_name
 from kanawa.types import JsonObject
 
 INPUT_FIELD = "input"
@@ -77,7 +77,7 @@ def describe(agent: object, name: str) -> str:
     :func:`~kanawa.agents.skills.public_description`), else a sentence naming it (``name``). Never its
     instructions: a system prompt may hold what callers must not see, and a tool list is shown to
     every key holder (and to the host's model)."""
-    return public_description(agent) or f"The kanawa agent {name!r}."
+    return description_or_name(agent, name)
 
 
 __all__ = ["INPUT_FIELD", "INPUT_SCHEMA", "WRAPPED_FIELD", "OutputShape", "describe", "output_shape"]

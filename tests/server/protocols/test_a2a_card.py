@@ -111,9 +111,9 @@ async def test_a_card_never_shows_the_instructions_or_a_tools_docstring(
         for secret in (SECRET, TOOL_SECRET, "discount", "ledger", "Be brief"):
             assert secret not in raw.text
     card = await _resolved(base, "vault", headers)
-    assert (card.name, card.description) == ("vault", "The kanawa agent vault.")
+    assert (card.name, card.description) == ("vault", "The kanawa agent 'vault'.")
     assert [(s.id, s.name, s.description) for s in card.skills] == [
-        ("vault", "vault", "The kanawa agent vault.")
+        ("vault", "vault", "The kanawa agent 'vault'.")
     ]
 
 

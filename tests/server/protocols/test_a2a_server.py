@@ -54,7 +54,7 @@ async def test_the_card_names_the_agent_the_bearer_scheme_and_endpoint(live: Liv
     async with httpx.AsyncClient() as http:  # no key: the card is public, it says a key is needed
         card = await A2ACardResolver(http, f"{live.url}/a2a/concierge").get_agent_card()
     assert card.name == "concierge"
-    assert card.description == "The kanawa agent concierge."
+    assert card.description == "The kanawa agent 'concierge'."
     assert [skill.id for skill in card.skills] == ["concierge"]
     interface = card.supported_interfaces[0]
     assert (interface.url, interface.protocol_binding, interface.protocol_version) == (

@@ -34,6 +34,7 @@ from a2a.types.a2a_pb2 import (
 from a2a.utils.constants import PROTOCOL_VERSION_0_3, PROTOCOL_VERSION_CURRENT
 
 from kanawa import __version__
+from kanawa.agents.skills import description_or_name
 from kanawa.server.runs.servable import ServableAgent
 
 SCHEME = "bearer"
@@ -43,11 +44,9 @@ MAX_DESCRIPTION = 500
 
 
 def describe(agent: object, name: str) -> str:
-    """The agent's own ``description`` (module docstring), else one naming it."""
-    said = getattr(agent, "description", None)
-    if isinstance(said, str) and said.strip():
-        return said.strip()[:MAX_DESCRIPTION]
-    return f"The kanawa agent {name}."
+    """The agent's own ``description`` (module docstring), else one naming it — never its
+    instructions (:func:`kanawa.agents.skills.description_or_name`, as on every door)."""
+    return description_or_name(agent, name)
 
 
 def skills(agent: object, name: str, description: str) -> list[AgentSkill]:
