@@ -33,8 +33,15 @@ if TYPE_CHECKING:
     from typing import Any
 
 SYSTEMS = ("kanawa", "pydantic_ai", "openai_agents", "agno")
+PEERS = SYSTEMS[1:]
+REFERENCES = ("kanawa_base", "floor")
+"""``kanawa_base``: kanawa from another source tree (``--base``, e.g. main), measured in the same rounds.
+``floor``: what kanawa's two runtime dependencies cost on their own — asyncio plus pydantic with one
+arguments model validated in an event loop (pydantic's plugin scan included) — no agent at all."""
 IMPORTS = {
     "kanawa": "from kanawa import Agent, tool",
+    "kanawa_base": "from kanawa import Agent, tool",
+    "floor": "import asyncio; from pydantic import BaseModel, ConfigDict, create_model",
     "pydantic_ai": "from pydantic_ai import Agent",
     "openai_agents": "from agents import Agent, Runner",
     "agno": "from agno.agent import Agent",
@@ -240,8 +247,27 @@ def build_agno() -> Any:
     return run_once
 
 
+def build_floor() -> Any:
+    from pydantic import BaseModel, ConfigDict, create_model
+
+    class Arguments(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+
+    add = create_model("add", __base__=Arguments, a=(int, ...), b=(int, ...))
+    add.model_json_schema()
+
+    async def run_once() -> str:
+        for raw in ('{"a": 1, "b": 2}', '{"a": 3, "b": 4}', '{"a": 5, "b": 6}'):
+            add.model_validate_json(raw)
+        return FINAL_TEXT
+
+    return run_once
+
+
 BUILDERS = {
     "kanawa": build_kanawa,
+    "kanawa_base": build_kanawa,
+    "floor": build_floor,
     "pydantic_ai": build_pydantic_ai,
     "openai_agents": build_openai_agents,
     "agno": build_agno,
@@ -270,6 +296,7 @@ def child(system: str) -> None:
     first = asyncio.run(run_once())
     if first != FINAL_TEXT:
         raise RuntimeError(f"{system} produced {first!r}, expected {FINAL_TEXT!r}")
+    out["import_and_first_run_ms"] = round((time.perf_counter() - start) * 1000, 1)
     out["first_run_modules"] = len(sys.modules)
     out["first_run_rss_mib"] = peak_mib()
 
@@ -316,7 +343,7 @@ def medians(samples: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def parent(rounds: int) -> None:
+def parent(rounds: int, base: str | None) -> None:
     import os
     import tempfile
     from pathlib import Path
@@ -330,23 +357,37 @@ def parent(rounds: int) -> None:
     source = {k: v for k, v in os.environ.items() if k != "PYTHONPYCACHEPREFIX"}
     source["PYTHONDONTWRITEBYTECODE"] = "1"
     modes = {"bytecode": cached, "source": source}
-    for system in SYSTEMS:  # fill the bytecode cache (the first import writes it)
-        run_child(system, cached)
-    samples: dict[str, dict[str, list[dict[str, Any]]]] = {m: {s: [] for s in SYSTEMS} for m in modes}
+    systems = (*SYSTEMS, *(("kanawa_base",) if base else ()), "floor")
+
+    def env_for(system: str, mode: str) -> dict[str, str]:
+        if system != "kanawa_base" or base is None:
+            return modes[mode]
+        return {**modes[mode], "PYTHONPATH": base}
+
+    for system in systems:  # fill the bytecode cache (the first import writes it)
+        run_child(system, env_for(system, "bytecode"))
+    samples: dict[str, dict[str, list[dict[str, Any]]]] = {m: {s: [] for s in systems} for m in modes}
     for round_no in range(rounds):
-        for mode, env in modes.items():
-            for system in SYSTEMS:
+        for mode in modes:
+            for system in systems:
                 print(f"... round {round_no + 1}/{rounds} {mode} {system}", file=sys.stderr)
-                samples[mode][system].append(run_child(system, env))
-    results = {system: {mode: medians(samples[mode][system]) for mode in modes} for system in SYSTEMS}
+                samples[mode][system].append(run_child(system, env_for(system, mode)))
+    results = {system: {mode: medians(samples[mode][system]) for mode in modes} for system in systems}
+    keys = (
+        "import_rss_mib",
+        "first_run_rss_mib",
+        "after_runs_rss_mib",
+        "import_ms",
+        "import_and_first_run_ms",
+    )
     ratios = {
         mode: {
-            f"kanawa_vs_{peer}": {
-                key: round(results["kanawa"][mode][key] / results[peer][mode][key], 3)
-                for key in ("import_rss_mib", "first_run_rss_mib", "after_runs_rss_mib", "import_ms")
+            f"{system}_vs_{peer}": {
+                key: round(results[system][mode][key] / results[peer][mode][key], 3) for key in keys
             }
-            for peer in SYSTEMS
-            if peer != "kanawa"
+            for system in ("kanawa", *REFERENCES)
+            if system in results
+            for peer in PEERS
         }
         for mode in modes
     }
@@ -357,6 +398,7 @@ def parent(rounds: int) -> None:
         "machine": machine(),
         "load_average": [round(x, 2) for x in load],
         "rounds": rounds,
+        "base": base,
         "workload": {"sequential": SEQUENTIAL, "concurrent": CONCURRENT},
     }
     write_results("import_memory", payload, table(results, ratios, payload))
@@ -364,14 +406,17 @@ def parent(rounds: int) -> None:
 
 def table(results: dict[str, Any], ratios: dict[str, Any], payload: dict[str, Any]) -> str:
     rows = [
-        "| system | import ms (best) | modules after import / first run | peak RSS MiB: import "
-        "| first run | after 100 + 100 concurrent runs | same three, compiling from source |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "| system | import ms (best) | import + first run ms | modules after import / first run "
+        "| peak RSS MiB: import | first run | after 100 + 100 concurrent runs "
+        "| same three, compiling from source |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for system in SYSTEMS:
+    labels = {"kanawa_base": f"kanawa at `{payload['base']}`", "floor": "floor: asyncio + pydantic, no agent"}
+    for system in results:
         b, s = results[system]["bytecode"], results[system]["source"]
         rows.append(
-            f"| {system} | {b['import_ms']} ({b['import_ms_best']}) "
+            f"| {labels.get(system, system)} | {b['import_ms']} ({b['import_ms_best']}) "
+            f"| {b['import_and_first_run_ms']} "
             f"| {int(b['import_modules'])} / {int(b['first_run_modules'])} "
             f"| {b['import_rss_mib']} | {b['first_run_rss_mib']} | {b['after_runs_rss_mib']} "
             f"| {s['import_rss_mib']} / {s['first_run_rss_mib']} / {s['after_runs_rss_mib']} |"
@@ -384,7 +429,13 @@ def table(results: dict[str, Any], ratios: dict[str, Any], payload: dict[str, An
         "",
         f"- kanawa / pydantic_ai peak RSS: **{vs['first_run_rss_mib']}** after one run, "
         f"{vs['after_runs_rss_mib']} after 100 + 100 concurrent runs, {vs['import_rss_mib']} after the import "
-        "(target < 0.5)",
+        "(target < 0.5)"
+        + (
+            f"; kanawa at the base: {ratios['bytecode']['kanawa_base_vs_pydantic_ai']['first_run_rss_mib']} "
+            if "kanawa_base" in results
+            else ""
+        )
+        + f"; the floor alone: {ratios['bytecode']['floor_vs_pydantic_ai']['first_run_rss_mib']} after one run",
         f"- `from kanawa import Agent, tool`: {results['kanawa']['bytecode']['import_ms']} ms median, "
         f"{results['kanawa']['bytecode']['import_ms_best']} ms best (target < 150 ms); "
         f"compiling from source {results['kanawa']['source']['import_ms']} ms",
@@ -409,10 +460,13 @@ def main() -> None:
     import argparse
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--child", choices=SYSTEMS, help="measure one system in this interpreter")
+    parser.add_argument(
+        "--child", choices=[*SYSTEMS, *REFERENCES], help="measure one system in this interpreter"
+    )
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--base", help="another kanawa source tree (its src directory) to measure beside")
     args = parser.parse_args()
-    parent(args.rounds)
+    parent(args.rounds, args.base)
 
 
 if __name__ == "__main__":
