@@ -169,3 +169,14 @@ def test_a_planted_eager_import_is_caught(source_copy: Path, where: str, planted
     finally:
         path.write_text(original, encoding="utf-8")
     assert expected in found
+
+
+def test_the_import_alone_builds_no_pydantic_model() -> None:
+    """``from kanawa import Agent, tool`` defines no validated model: pydantic's plugin loader and
+    :mod:`importlib.metadata` (about fifty modules) wait for the first tool."""
+    code = "import json, sys\nfrom kanawa import Agent, tool\nprint(json.dumps(sorted(sys.modules)))\n"
+    env = {**os.environ, "PYTHONPATH": str(SOURCE)}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    modules = set(json.loads(proc.stdout.strip().splitlines()[-1]))
+    assert "kanawa.tools.schema" in modules
+    assert {"pydantic.plugin._loader", "importlib.metadata"} & modules == set()

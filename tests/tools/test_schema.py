@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from kanawa.tools.schema import _SECTION_MARKS, clean_schema, make_strict, parse_docstring
 from kanawa.types import JsonObject
@@ -150,3 +151,15 @@ def test_real_docstrings_read_the_same_with_and_without_the_fast_path(text: str)
 def test_a_docstring_the_parser_trips_on_still_builds_a_tool() -> None:
     # docstring_parser's reST reader raises IndexError on a ": :" line; the tool keeps the raw text
     assert parse_docstring(_documented("Sum.\n\n: :")) == ("Sum.\n\n: :", {})
+
+
+def test_arguments_models_are_built_when_defined_though_their_base_waits() -> None:
+    from kanawa.tools.schema import ToolArguments
+
+    class Mine(ToolArguments):
+        a: int
+
+    assert Mine.__pydantic_complete__
+    assert Mine.model_validate({"a": "3"}).a == 3
+    with pytest.raises(ValidationError):
+        Mine.model_validate({"a": 1, "b": 2})  # extra="forbid" is inherited

@@ -66,7 +66,16 @@ class ToolArguments(BaseModel):
     when ``kanawa_plain`` is false, so the common case is ``function(**instance.__dict__)``.
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+    """``defer_build``: this base is never validated itself, so ``import kanawa``'s tools need not build
+    a validator for it (nor load pydantic's plugin machinery). Its subclasses are built when defined,
+    as any model is (:meth:`__pydantic_init_subclass__`)."""
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        if not cls.__pydantic_complete__:
+            cls.model_rebuild(raise_errors=False)
 
     kanawa_plain: ClassVar[bool] = True
     """Every field is a keyword parameter of the same name."""
