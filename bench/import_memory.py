@@ -21,7 +21,12 @@ warm-up child per system first; the same figures compiling from source are shown
 Rounds are interleaved (system by system within a round) and every figure is the median over the
 rounds; import time also shows the best round, as the machine is shared.
 
-Usage: ``python bench/import_memory.py [--rounds 5]`` (writes bench/results/import_memory.{json,md}).
+Beside the peers: ``floor`` (asyncio plus pydantic with one arguments model, no agent: what any loop
+validating tool arguments with pydantic pays) and, with ``--base SRC``, kanawa from another source tree
+(e.g. a worktree of main) in the same rounds, for before/after figures.
+
+Usage: ``python bench/import_memory.py [--rounds 5] [--base ../main/src]`` (writes
+bench/results/import_memory.{json,md}).
 """
 
 from __future__ import annotations
@@ -283,7 +288,9 @@ def child(system: str) -> None:
     def peak_mib() -> float:
         return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
-    out: dict[str, Any] = {"start_rss_mib": peak_mib(), "start_modules": len(sys.modules)}
+    with open("/proc/self/statm") as statm:  # resident now: ru_maxrss starts at the parent's peak
+        start_rss = int(statm.read().split()[1]) * resource.getpagesize() / 2**20
+    out: dict[str, Any] = {"start_rss_mib": round(start_rss, 1), "start_modules": len(sys.modules)}
     start = time.perf_counter()
     exec(IMPORTS[system], {})
     out["import_ms"] = round((time.perf_counter() - start) * 1000, 1)
@@ -345,6 +352,7 @@ def medians(samples: list[dict[str, Any]]) -> dict[str, Any]:
 
 def parent(rounds: int, base: str | None) -> None:
     import os
+    import resource
     import tempfile
     from pathlib import Path
 
@@ -399,6 +407,7 @@ def parent(rounds: int, base: str | None) -> None:
         "load_average": [round(x, 2) for x in load],
         "rounds": rounds,
         "base": base,
+        "parent_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "workload": {"sequential": SEQUENTIAL, "concurrent": CONCURRENT},
     }
     write_results("import_memory", payload, table(results, ratios, payload))
@@ -439,9 +448,10 @@ def table(results: dict[str, Any], ratios: dict[str, Any], payload: dict[str, An
         f"- `from kanawa import Agent, tool`: {results['kanawa']['bytecode']['import_ms']} ms median, "
         f"{results['kanawa']['bytecode']['import_ms_best']} ms best (target < 150 ms); "
         f"compiling from source {results['kanawa']['source']['import_ms']} ms",
-        "- a bare interpreter starts at "
+        "- peak RSS is `ru_maxrss`, which Linux carries over `exec` from the forking parent (here about "
+        f"{payload['parent_rss_mib']} MiB, below every figure above); a bare interpreter holds "
         f"{results['kanawa']['bytecode']['start_rss_mib']} MiB and {int(results['kanawa']['bytecode']['start_modules'])} "
-        "modules; the harness imports nothing else before the measurement.",
+        "modules when the harness starts, and it imports nothing else before the measurement.",
         "- Each system in its own fresh interpreter; bytecode columns use a warmed `PYTHONPYCACHEPREFIX` cache "
         "(as a pip install has `.pyc` files), the last column compiles every module from source "
         "(`PYTHONDONTWRITEBYTECODE=1` over a venv without `.pyc`, as this repository's environment runs).",
