@@ -350,7 +350,7 @@ def medians(samples: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def parent(rounds: int, base: str | None) -> None:
+def parent(rounds: int, base: str | None, base_label: str | None) -> None:
     import os
     import resource
     import tempfile
@@ -406,7 +406,7 @@ def parent(rounds: int, base: str | None) -> None:
         "machine": machine(),
         "load_average": [round(x, 2) for x in load],
         "rounds": rounds,
-        "base": base,
+        "base": base_label or base,
         "parent_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "workload": {"sequential": SEQUENTIAL, "concurrent": CONCURRENT},
     }
@@ -440,7 +440,7 @@ def table(results: dict[str, Any], ratios: dict[str, Any], payload: dict[str, An
         f"{vs['after_runs_rss_mib']} after 100 + 100 concurrent runs, {vs['import_rss_mib']} after the import "
         "(target < 0.5)"
         + (
-            f"; kanawa at the base: {ratios['bytecode']['kanawa_base_vs_pydantic_ai']['first_run_rss_mib']} "
+            f"; kanawa at the base: {ratios['bytecode']['kanawa_base_vs_pydantic_ai']['first_run_rss_mib']}"
             if "kanawa_base" in results
             else ""
         )
@@ -475,8 +475,9 @@ def main() -> None:
     )
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--base", help="another kanawa source tree (its src directory) to measure beside")
+    parser.add_argument("--base-label", help="what to call it in the table (a branch and commit)")
     args = parser.parse_args()
-    parent(args.rounds, args.base)
+    parent(args.rounds, args.base, args.base_label)
 
 
 if __name__ == "__main__":
