@@ -163,3 +163,17 @@ def test_arguments_models_are_built_when_defined_though_their_base_waits() -> No
     assert Mine.model_validate({"a": "3"}).a == 3
     with pytest.raises(ValidationError):
         Mine.model_validate({"a": 1, "b": 2})  # extra="forbid" is inherited
+
+
+def test_an_arguments_model_pydantic_cannot_build_still_fails_where_it_is_defined() -> None:
+    from pydantic import PydanticSchemaGenerationError
+
+    from kanawa.tools.schema import ToolArguments
+
+    class Opaque:
+        pass
+
+    with pytest.raises(PydanticSchemaGenerationError):
+
+        class Broken(ToolArguments):
+            a: Opaque
