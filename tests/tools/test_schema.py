@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
-from kanawa.tools.schema import clean_schema, make_strict, parse_docstring
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+from kanawa.tools.schema import _SECTION_MARKS, clean_schema, make_strict, parse_docstring
 from kanawa.types import JsonObject
 
 
@@ -82,3 +88,92 @@ def test_docstring_numpy_multiple_names_share_a_description() -> None:
     description, params = parse_docstring(f)
     assert description == "Add."
     assert params == {"x": "the operands", "y": "the operands"}
+
+
+# A docstring without section marks is read without docstring_parser; the reading must be the one
+# docstring_parser gives (the oracle), and no text docstring_parser finds a section in may skip it.
+_DOC_PIECES = st.sampled_from(
+    ["a", "b.", " ", "  ", "\t", "\n", "\n\n", "\r", ":", "-", "-------", "==", "@param", "Args", "Returns",
+     "Raises", "Parameters", "x : int", "int"]
+)  # fmt: skip
+
+
+def _parser_reading(text: str) -> tuple[str, dict[str, str], int]:
+    import docstring_parser
+
+    try:
+        doc = docstring_parser.parse(inspect.cleandoc(text))
+    except (docstring_parser.ParseError, IndexError):
+        return text.strip(), {}, -1
+    description = "\n\n".join(p.strip() for p in (doc.short_description, doc.long_description) if p)
+    params = {p.arg_name: p.description.strip() for p in doc.params if p.description}
+    return description, params, len(doc.meta)
+
+
+def _documented(text: str) -> Any:
+    def f() -> None:
+        return None
+
+    f.__doc__ = text
+    return f
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_DOC_PIECES, max_size=24).map("".join))
+def test_prose_docstrings_read_as_docstring_parser_reads_them(text: str) -> None:
+    if not inspect.getdoc(_documented(text)):
+        return
+    description, params, sections = _parser_reading(inspect.getdoc(_documented(text)) or "")
+    if sections != 0:  # docstring_parser found a section (or failed): the fast path must not apply
+        assert _SECTION_MARKS.search(inspect.getdoc(_documented(text)) or "") is not None
+    if _SECTION_MARKS.search(inspect.getdoc(_documented(text)) or "") is None:
+        assert parse_docstring(_documented(text)) == (description, params)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Add two integers.",
+        "Add two\nintegers.\n\nSecond paragraph.",
+        "Summary.\n\n    indented detail\n\n",
+        "Args:\n    a: the first",
+        "Sum.\n\nParameters\n----------\na : int\n    first",
+        "Sum.\n\n@param a: first",
+        "Sum.\n\n:param a: first",
+        "Sum.\n\nReturns\n-------\nint\n    the sum",
+    ],
+)
+def test_real_docstrings_read_the_same_with_and_without_the_fast_path(text: str) -> None:
+    description, params, _ = _parser_reading(inspect.getdoc(_documented(text)) or "")
+    assert parse_docstring(_documented(text)) == (description, params)
+
+
+def test_a_docstring_the_parser_trips_on_still_builds_a_tool() -> None:
+    # docstring_parser's reST reader raises IndexError on a ": :" line; the tool keeps the raw text
+    assert parse_docstring(_documented("Sum.\n\n: :")) == ("Sum.\n\n: :", {})
+
+
+def test_arguments_models_are_built_when_defined_though_their_base_waits() -> None:
+    from kanawa.tools.schema import ToolArguments
+
+    class Mine(ToolArguments):
+        a: int
+
+    assert Mine.__pydantic_complete__
+    assert Mine.model_validate({"a": "3"}).a == 3
+    with pytest.raises(ValidationError):
+        Mine.model_validate({"a": 1, "b": 2})  # extra="forbid" is inherited
+
+
+def test_an_arguments_model_pydantic_cannot_build_still_fails_where_it_is_defined() -> None:
+    from pydantic import PydanticSchemaGenerationError
+
+    from kanawa.tools.schema import ToolArguments
+
+    class Opaque:
+        pass
+
+    with pytest.raises(PydanticSchemaGenerationError):
+
+        class Broken(ToolArguments):
+            a: Opaque

@@ -10,7 +10,6 @@ included — is reachable neither as ``__cause__`` nor as ``__context__``.
 
 from __future__ import annotations
 
-import email.utils
 import functools
 import math
 import re
@@ -150,6 +149,8 @@ def parse_retry_after(headers: Mapping[str, str] | None, *, now: float | None = 
     raw_date = headers.get("retry-after")
     if not raw_date:
         return None
+    import email.utils  # deferred: an HTTP-date Retry-After is rare, the email package is not small
+
     try:
         when = email.utils.parsedate_to_datetime(raw_date.strip())
     except (TypeError, ValueError, IndexError):

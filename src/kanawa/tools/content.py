@@ -22,15 +22,17 @@ inline bytes), :func:`image_from_url` (``ImagePart(url=...)``) and :func:`file_f
 
 from __future__ import annotations
 
-import mimetypes
 import os
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from pydantic_core import to_json
 
 from kanawa.tools.errors import FileAccessError
-from kanawa.tools.sandbox import FileSandbox
 from kanawa.types import ContentPart, FilePart, ImagePart, TextPart
+
+if TYPE_CHECKING:  # the invoker imports this module for to_content; the file helpers are rarer
+    from kanawa.tools.sandbox import FileSandbox
 
 __all__ = ["file_from_path", "image_from_file", "image_from_url", "to_content"]
 
@@ -65,6 +67,8 @@ def _is_part_sequence(items: Sequence[object]) -> bool:
 
 
 def _media_type(path: str | os.PathLike[str]) -> str | None:
+    import mimetypes  # deferred: only the file helpers guess media types
+
     media_type, _ = mimetypes.guess_type(os.fspath(path), strict=False)
     return media_type
 

@@ -53,6 +53,11 @@ __all__ = [
 TOOL_NAME_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,64}")
 """Names every provider accepts (the intersection of OpenAI, Anthropic and Gemini rules)."""
 
+_SECTION_MARKS = re.compile(r":|^\s*-+\s*$", re.MULTILINE)
+"""What every docstring section needs: a colon (Google ``Args:``, reST ``:param``, Epydoc ``@param x:``,
+Sphinx directives) or a line of dashes (a NumPy underline). A docstring without either is prose, and
+:func:`parse_docstring` reads it without importing ``docstring_parser``."""
+
 
 class ToolArguments(BaseModel):
     """Base class of every generated arguments model.
@@ -61,7 +66,16 @@ class ToolArguments(BaseModel):
     when ``kanawa_plain`` is false, so the common case is ``function(**instance.__dict__)``.
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+    """``defer_build``: this base is never validated itself, so ``import kanawa``'s tools need not build
+    a validator for it (nor load pydantic's plugin machinery). Its subclasses are built when defined,
+    as any model is (:meth:`__pydantic_init_subclass__`)."""
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        if not cls.__pydantic_complete__:
+            cls.model_rebuild(raise_errors=False)
 
     kanawa_plain: ClassVar[bool] = True
     """Every field is a keyword parameter of the same name."""
@@ -120,11 +134,13 @@ def parse_docstring(fn: Callable[..., Any]) -> tuple[str, dict[str, str]]:
         text = inspect.getdoc(fn)  # a callable object's class docstring
     if not text:
         return "", {}
-    import docstring_parser  # deferred: only paid when a tool is built
+    if _SECTION_MARKS.search(text) is None:
+        return _prose_description(text), {}
+    import docstring_parser  # deferred: only paid when a tool's docstring has sections
 
     try:
         doc = docstring_parser.parse(text)
-    except docstring_parser.ParseError:
+    except (docstring_parser.ParseError, IndexError):  # its reST reader indexes past ": :" lines
         return text.strip(), {}
     description = "\n\n".join(p.strip() for p in (doc.short_description, doc.long_description) if p)
     params: dict[str, str] = {}
@@ -134,6 +150,14 @@ def parse_docstring(fn: Callable[..., Any]) -> tuple[str, dict[str, str]]:
         for arg_name in param.arg_name.split(","):  # NumPy allows "x, y : int"
             params.setdefault(arg_name.strip().lstrip("*"), param.description.strip())
     return description, params
+
+
+def _prose_description(text: str) -> str:
+    """The description ``docstring_parser`` gives a docstring without sections (its reST reading wins
+    when no style finds any): the first line, then the rest, each stripped, a blank line between."""
+    first, *rest = inspect.cleandoc(text).split("\n", 1)
+    long = rest[0].strip() if rest else ""
+    return "\n\n".join(part.strip() for part in (first, long) if part)
 
 
 # ---------------------------------------------------------------------------------------- functions

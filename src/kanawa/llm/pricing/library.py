@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
 from functools import cache
-from importlib.metadata import PackageNotFoundError, version
 
 from kanawa.types import Usage
 
@@ -53,6 +52,8 @@ class LibraryModel:
 def library_version() -> str | None:
     """The installed genai-prices version (its data version), or ``None`` when it is not installed.
     Cached: reading package metadata costs ~0.3 ms, and every priced model call asks."""
+    from importlib.metadata import PackageNotFoundError, version  # deferred: ~50 modules, asked once
+
     try:
         return version(LIBRARY)
     except PackageNotFoundError:
