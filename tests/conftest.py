@@ -90,13 +90,14 @@ def pgvector_url() -> Iterator[str]:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "slow: outside programs dominate its time; 3.12 only in make test")
-    config.addinivalue_line("markers", "each_python: a slow test that runs on 3.11 as well")
+    config.addinivalue_line("markers", "slow: outside programs dominate its time (3.12 only in make test)")
+    config.addinivalue_line("markers", "one_python: the same code on 3.11 and 3.12; 3.12 only in make test")
+    config.addinivalue_line("markers", "each_python: a one_python test that runs on 3.11 as well")
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """xdist groups, the slow/each_python marks and slow-first order (tests/support/scheduling.py)."""
+    """xdist groups, the slow/one_python/each_python marks, slow-first order (tests/support/scheduling.py)."""
     from tests.support.scheduling import arrange
 
     arrange(items)
