@@ -148,11 +148,12 @@ explore: $(VENV)/.synced
 	|| { echo "property tests failed with seed $$seed: make explore SEED=$$seed replays them;" \
 	          "pin each falsifying example above with @example"; exit 1; }
 
-# The edit loop: ruff, mypy for 3.12 and the unit tests that start no service, in under two minutes.
+# The edit loop: ruff, mypy for 3.12 and the unit tests that start no service, in under two minutes
+# (property tests with the derandomized `check` profile: 50 examples each, `make test` tries 400).
 CHECK_TESTS := tests/loop tests/tools tests/prompts tests/trace tests/llm tests/test_public_api.py \
 	tests/test_secrets.py tests/test_eager.py tests/test_api_faces.py
 check: lint typecheck-3.12
-	$(BIN)/python -m pytest -q -p no:cacheprovider $(XDIST) --hypothesis-profile=ci -m "not slow" \
+	$(BIN)/python -m pytest -q -p no:cacheprovider $(XDIST) --hypothesis-profile=check -m "not slow" \
 		$(CHECK_TESTS)
 
 # The static checks run at once, then the suites (pytest runs its two at once as well), then explore.
