@@ -38,9 +38,9 @@ What differs between the two Pythons, and so what the 3.11 pass is for (measured
   ``sys.version_info`` without being listed there;
 - the standard library under the same code: ``asyncio.TaskGroup`` and ``asyncio.timeout`` (the tool
   invoker, the loop's tool executor, the provider adapter's deadlines, the eval runner, the server's
-  event stream) are implemented differently in 3.11 and 3.12 — the core layers' tests (``tests/llm``,
-  ``tests/loop``, ``tests/agents``, ``tests/tools``, ``tests/trace``, ``tests/evals``, ``tests/prompts``)
-  run on both;
+  event stream, the A2A client) are implemented differently in 3.11 and 3.12 — the core layers' tests
+  (``tests/llm``, ``tests/loop``, ``tests/agents``, ``tests/tools``, ``tests/trace``, ``tests/evals``,
+  ``tests/prompts``) and the A2A client's (``tests/a2a``) run on both;
 - the packages ``uv.lock`` resolves differently: numpy 2.4 / 2.5 and scipy 1.17 / 1.18 (memory
   embeddings and stores, ACE search: ``tests/agents/memory``, ``tests/apps/ace``), ``async-timeout``
   under redis-py on Python < 3.11.3 (the Redis run store: ``tests/server/test_store.py``), the Dify SDK
@@ -49,9 +49,8 @@ What differs between the two Pythons, and so what the 3.11 pass is for (measured
   ``tests/test_examples.py``).
 
 Everything else is transport and presentation over the same code with the same packages: HTTP and
-protocol endpoints, MCP and A2A servers and clients, the CLI, SmartAO's pages, the pytest plugin — on
-3.11 their 1,049 tests cost 304 s of test time (40 % of that suite) and reach no path the list above
-does not.
+protocol endpoints, the MCP server, the CLI, SmartAO's pages, the pytest plugin — on 3.11 they cost
+about 300 s of test time (40 % of that suite) and reach no path the list above does not.
 """
 
 from __future__ import annotations
@@ -109,7 +108,6 @@ SLOW_GROUPS: frozenset[str] = frozenset({"celery"})
 ONE_PYTHON: tuple[str, ...] = (
     "tests/server/",  # HTTP, SSE and the protocol endpoints over the run layer (module docstring)
     "tests/mcp_server/",
-    "tests/a2a/",
     "tests/cli/",
     "tests/apps/smartao/",  # SmartAO's agents run on the core layers, tested on both
     "tests/testing/",  # the suite's pytest plugin and cassettes
