@@ -127,14 +127,15 @@ pytest-3.12: $(VENV)/.synced browser smartao-textlint node-clients
 	@echo "── the test suite on Python 3.12 ($(BIN)/python) ──"
 	$(BIN)/python -m pytest -q $(XDIST) --hypothesis-profile=ci $(PYTEST_ARGS)
 
-# On 3.11 every test runs except the `slow` ones (their time goes to programs outside the interpreter:
-# Chromium, Node clients, Celery workers, wheel builds) that are not also marked `each_python`;
-# docs/testing.md ("kanawa's own suite") says why. The Dify plugin tests are skipped here, with the reason: the Dify
-# SDK needs Python 3.12.
+# On 3.11 the tests whose path can differ by Python version run (the core layers, the stores, the docs
+# blocks, the server's version-dependent sends): `one_python` tests — transports, the CLI, pages and
+# every `slow` one, the same code on both — run on 3.12 only unless also marked `each_python`;
+# tests/support/scheduling.py and docs/testing.md ("kanawa's own suite") say why. The Dify plugin
+# tests are skipped here, with the reason: the Dify SDK needs Python 3.12.
 pytest-3.11: $(VENV311)/.synced browser smartao-textlint node-clients
 	@echo "── the test suite on Python 3.11 ($(VENV311)/bin/python) ──"
 	$(VENV311)/bin/python -m pytest -q -o cache_dir=.cache/pytest-3.11 $(XDIST) --hypothesis-profile=ci \
-		-m "not slow or each_python" $(PYTEST_ARGS)
+		-m "not one_python or each_python" $(PYTEST_ARGS)
 
 # The property tests (Hypothesis) with a fresh random seed, printed first and again on failure, and
 # 50 examples each: CI explores as a newcomer's own run would. `make explore SEED=123` replays a run.
@@ -147,11 +148,12 @@ explore: $(VENV)/.synced
 	|| { echo "property tests failed with seed $$seed: make explore SEED=$$seed replays them;" \
 	          "pin each falsifying example above with @example"; exit 1; }
 
-# The edit loop: ruff, mypy for 3.12 and the unit tests that start no service, in under two minutes.
+# The edit loop: ruff, mypy for 3.12 and the unit tests that start no service, in under two minutes
+# (property tests with the derandomized `check` profile: 50 examples each, `make test` tries 400).
 CHECK_TESTS := tests/loop tests/tools tests/prompts tests/trace tests/llm tests/test_public_api.py \
 	tests/test_secrets.py tests/test_eager.py tests/test_api_faces.py
 check: lint typecheck-3.12
-	$(BIN)/python -m pytest -q -p no:cacheprovider $(XDIST) --hypothesis-profile=ci -m "not slow" \
+	$(BIN)/python -m pytest -q -p no:cacheprovider $(XDIST) --hypothesis-profile=check -m "not slow" \
 		$(CHECK_TESTS)
 
 # The static checks run at once, then the suites (pytest runs its two at once as well), then explore.

@@ -5,6 +5,8 @@ Property tests stay randomised where people develop, and are deterministic where
 - ``dev`` (the default): random seeds, 200 examples per property;
 - ``ci`` (chosen when the ``CI`` environment variable is set, as CI does): derandomised — the same
   examples on every run — with 400 examples per property, so a green CI run is reproducible;
+- ``check`` (``make check``, the edit loop): derandomised like ``ci``, with 50 examples per property,
+  so the loop stays under two minutes; ``make test`` searches with ``ci``'s 400;
 - ``explore`` (``make explore``, part of ``make test``): random seeds and 50 examples per property —
   the pass that finds what a newcomer's own run would; the Makefile prints the seed, and
   ``make explore SEED=<seed>`` (``--hypothesis-seed``) replays it;
@@ -32,6 +34,14 @@ settings.register_profile("dev", max_examples=200, deadline=None)
 settings.register_profile(
     "ci",
     max_examples=400,
+    deadline=None,
+    derandomize=True,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile(
+    "check",
+    max_examples=50,
     deadline=None,
     derandomize=True,
     print_blob=True,
@@ -90,13 +100,14 @@ def pgvector_url() -> Iterator[str]:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "slow: outside programs dominate its time; 3.12 only in make test")
-    config.addinivalue_line("markers", "each_python: a slow test that runs on 3.11 as well")
+    config.addinivalue_line("markers", "slow: outside programs dominate its time (3.12 only in make test)")
+    config.addinivalue_line("markers", "one_python: the same code on 3.11 and 3.12; 3.12 only in make test")
+    config.addinivalue_line("markers", "each_python: a one_python test that runs on 3.11 as well")
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """xdist groups, the slow/each_python marks and slow-first order (tests/support/scheduling.py)."""
+    """xdist groups, the slow/one_python/each_python marks, slow-first order (tests/support/scheduling.py)."""
     from tests.support.scheduling import arrange
 
     arrange(items)

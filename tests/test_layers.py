@@ -13,6 +13,7 @@ type-only imports included.)
 from __future__ import annotations
 
 import ast
+import functools
 import shutil
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -89,6 +90,20 @@ def _is_module(root: Path, name: str) -> bool:
     return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
 
 
+@functools.cache
+def _import_statements(text: str) -> tuple[tuple[int, str, tuple[str, ...]], ...]:
+    """Every run-time import statement of a module's source ``text``, as ``(level, module, names)``:
+    ``import a.b`` is ``(-1, "", ("a.b",))``; ``from ..a import b`` is ``(2, "a", ("b",))``. Cached by
+    the text: the copied tree of the planted-import tests parses each unchanged module once."""
+    found: list[tuple[int, str, tuple[str, ...]]] = []
+    for node in _runtime_nodes(ast.parse(text)):
+        if isinstance(node, ast.Import):
+            found.append((-1, "", tuple(alias.name for alias in node.names)))
+        elif isinstance(node, ast.ImportFrom):
+            found.append((node.level, node.module or "", tuple(alias.name for alias in node.names)))
+    return tuple(found)
+
+
 def imports_of(path: Path, module: str, root: Path) -> set[str]:
     """The modules of the package at ``root`` that ``path`` (the module ``module``) imports at run
     time: for ``from a import b``, ``a.b`` when it is a module, else ``a``."""
@@ -96,18 +111,18 @@ def imports_of(path: Path, module: str, root: Path) -> set[str]:
     is_package = path.name == "__init__.py"
     here = module if is_package else module.rpartition(".")[0]
     found: set[str] = set()
-    for node in _runtime_nodes(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = here.split(".")[: len(here.split(".")) - (node.level - 1)]
-                target = ".".join([*base, node.module] if node.module else base)
-            else:
-                target = node.module or ""
-            for alias in node.names:
-                named = f"{target}.{alias.name}"
-                found.add(named if _is_module(root, named) else target)
+    for level, source, names in _import_statements(path.read_text(encoding="utf-8")):
+        if level < 0:
+            found.update(names)
+            continue
+        if level:
+            base = here.split(".")[: len(here.split(".")) - (level - 1)]
+            target = ".".join([*base, source] if source else base)
+        else:
+            target = source
+        for name in names:
+            named = f"{target}.{name}"
+            found.add(named if _is_module(root, named) else target)
     return {name for name in found if name == package or name.startswith(package + ".")}
 
 

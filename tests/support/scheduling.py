@@ -19,11 +19,38 @@ Markers (registered in ``tests/conftest.py``):
 
 - ``slow`` — set here on the tests of :data:`SLOW` and :data:`SLOW_GROUPS`: their time goes to
   programs outside the interpreter under test (Chromium, Node clients, Celery workers, mypy, ``uv``
-  building wheels), so a second run on another Python repeats the same outside work. ``make test``
-  runs them on 3.12 only.
-- ``each_python`` — a slow test that must still run on 3.11 too, because what it checks goes through
-  a path that differs by Python version (``kanawa._eager``: 3.12's eager tasks against 3.11's
-  hand-driven first step, under the server's sends).
+  building wheels), so a second run on another Python repeats the same outside work.
+- ``one_python`` — what the test checks runs the same code on 3.11 and 3.12, so ``make test`` runs it
+  on 3.12 only: every ``slow`` test, and every test under :data:`ONE_PYTHON` (the transports, the
+  CLI, the applications' pages, the suite's own tools, the static checks of the sources).
+- ``each_python`` — a test under :data:`ONE_PYTHON` (or a slow one) that still runs on 3.11, because
+  it is the one that takes a version-dependent path there (:data:`EACH_PYTHON`).
+
+The 3.11 suite is ``-m "not one_python or each_python"``. A new test is classified by where it lives:
+anywhere outside :data:`ONE_PYTHON` it runs on both Pythons (the safe default).
+
+What differs between the two Pythons, and so what the 3.11 pass is for (measured for issue 31):
+
+- the one version branch in ``src/kanawa``: :mod:`kanawa._eager` (3.12's eager tasks against 3.11's
+  hand-driven first step), taken by the server's direct sends (``server/http/direct.py``) —
+  ``tests/test_eager.py`` tests it itself, and the server modules of :data:`EACH_PYTHON` through the
+  server; :data:`VERSION_BRANCHES` lists it, and a test fails when another module branches on
+  ``sys.version_info`` without being listed there;
+- the standard library under the same code: ``asyncio.TaskGroup`` and ``asyncio.timeout`` (the tool
+  invoker, the loop's tool executor, the provider adapter's deadlines, the eval runner, the server's
+  event stream, the A2A client) are implemented differently in 3.11 and 3.12 — the core layers' tests
+  (``tests/llm``, ``tests/loop``, ``tests/agents``, ``tests/tools``, ``tests/trace``, ``tests/evals``,
+  ``tests/prompts``) and the A2A client's (``tests/a2a``) run on both;
+- the packages ``uv.lock`` resolves differently: numpy 2.4 / 2.5 and scipy 1.17 / 1.18 (memory
+  embeddings and stores, ACE search: ``tests/agents/memory``, ``tests/apps/ace``), ``async-timeout``
+  under redis-py on Python < 3.11.3 (the Redis run store: ``tests/server/test_store.py``), the Dify SDK
+  (3.12 only: those tests skip on 3.11), pymdown-extensions (the docs build, checked on 3.12);
+- every copyable block of the docs and README must run on 3.11 as written (``tests/docs``,
+  ``tests/test_examples.py``).
+
+Everything else is transport and presentation over the same code with the same packages: HTTP and
+protocol endpoints, the MCP server, the CLI, SmartAO's pages, the pytest plugin — on 3.11 they cost
+about 300 s of test time (40 % of that suite) and reach no path the list above does not.
 """
 
 from __future__ import annotations
@@ -78,10 +105,30 @@ group (which holds every ``celery`` case of a test parametrized over the stores)
 
 SLOW_GROUPS: frozenset[str] = frozenset({"celery"})
 
-EACH_PYTHON: tuple[str, ...] = ()
-"""Slow tests (node id prefixes) that run on 3.11 as well (module docstring). None today: the
-version-dependent path (``kanawa._eager``) is the in-process server's, which every server test on
-3.11 takes; the slow tests add outside programs, not another path through it."""
+ONE_PYTHON: tuple[str, ...] = (
+    "tests/server/",  # HTTP, SSE and the protocol endpoints over the run layer (module docstring)
+    "tests/mcp_server/",
+    "tests/cli/",
+    "tests/apps/smartao/",  # SmartAO's agents run on the core layers, tested on both
+    "tests/testing/",  # the suite's pytest plugin and cassettes
+    "tests/test_layers.py",  # reads the sources with ast: the same check on any Python
+)
+"""Node id prefixes of tests that run the same code on both Pythons: ``one_python`` (3.12 only)."""
+
+EACH_PYTHON: tuple[str, ...] = (
+    "tests/server/test_direct.py",  # the direct sends, through kanawa._eager
+    "tests/server/test_api.py",  # runs and their streams through the in-process server
+    "tests/server/test_resume.py",
+    "tests/server/test_event_stream.py",  # asyncio.timeout around the stream's waits
+    "tests/server/test_store.py",  # the Redis run store: redis-py with async-timeout on 3.11.2
+)
+"""Node id prefixes under :data:`ONE_PYTHON` that run on 3.11 as well (module docstring)."""
+
+VERSION_BRANCHES: dict[str, tuple[str, ...]] = {
+    "kanawa/_eager.py": ("tests/test_eager.py", "tests/server/test_direct.py"),
+}
+"""Every module of ``src/kanawa`` that branches on ``sys.version_info`` → the tests that take its
+branch on 3.11 (``tests/test_scheduling.py`` keeps this list whole)."""
 
 _WIDE_SCOPES = frozenset({"module", "class", "package"})
 
@@ -129,13 +176,26 @@ def arrange(items: list[pytest.Item]) -> None:
         group = group_of(item)
         if group is not None:
             item.add_marker(pytest.mark.xdist_group(group))
-        if item.nodeid.startswith(SLOW) or group in SLOW_GROUPS:
+        slow = item.nodeid.startswith(SLOW) or group in SLOW_GROUPS
+        if slow:
             item.add_marker(pytest.mark.slow)
-            if item.nodeid.startswith(EACH_PYTHON) and EACH_PYTHON:
+        if slow or item.nodeid.startswith(ONE_PYTHON):
+            item.add_marker(pytest.mark.one_python)
+            if item.nodeid.startswith(EACH_PYTHON):
                 item.add_marker(pytest.mark.each_python)
         ranked.append((_rank(item, group), position, item))
     ranked.sort(key=lambda entry: entry[:2])
     items[:] = [item for _, _, item in ranked]
 
 
-__all__ = ["EACH_PYTHON", "SERVICE_GROUPS", "SLOW", "SLOW_FIRST", "SLOW_GROUPS", "arrange", "group_of"]
+__all__ = [
+    "EACH_PYTHON",
+    "ONE_PYTHON",
+    "SERVICE_GROUPS",
+    "SLOW",
+    "SLOW_FIRST",
+    "SLOW_GROUPS",
+    "VERSION_BRANCHES",
+    "arrange",
+    "group_of",
+]
