@@ -34,6 +34,7 @@ from kanawa.evals.cases import Case, Dataset, ScorerSpec
 from kanawa.evals.report import CaseResult, EvalReport
 from kanawa.evals.scoring import (
     Assertion,
+    NoVerdictError,
     Outcome,
     ScoreContext,
     Scorer,
@@ -42,6 +43,7 @@ from kanawa.evals.scoring import (
 )
 from kanawa.evals.targets import PromptFn, RunOutput, ServedTarget, Target, as_target
 from kanawa.loop.errors import BudgetExceeded
+from kanawa.trace.events import new_trace_id
 from kanawa.types import JsonValue, Usage
 
 if TYPE_CHECKING:
@@ -253,7 +255,7 @@ class Eval:
         sink = InMemoryTraceSink() if (self.keep_traces or self.trace_dir) else None
         sinks = (sink,) if sink is not None else ()
         guardrails = (self.budget,) if self.budget is not None else ()
-        run_id = uuid.uuid4().hex
+        run_id = new_trace_id()
         started = time.perf_counter()
         error: str | None = None
         try:
@@ -274,7 +276,6 @@ class Eval:
             out = RunOutput(None, "", run_id=run_id)
         duration_ms = (time.perf_counter() - started) * 1000.0
         error = error or out.error
-        trace = out.trace if out.trace is not None else (sink.records() if sink is not None else None)
         ctx = ScoreContext(
             case=job.case,
             output=out.output,
@@ -286,7 +287,10 @@ class Eval:
             run_id=out.run_id or run_id,
             error=error,
         )
-        outcomes = await self._score(ctx, [*self._scorers, *self._case_scorers.get(job.case.name, [])])
+        scorer_errors: dict[str, str] = {}
+        outcomes = await self._score(
+            ctx, [*self._scorers, *self._case_scorers.get(job.case.name, [])], scorer_errors
+        )
         result = CaseResult(
             case=job.case.name,
             repeat=job.repeat,
@@ -297,20 +301,29 @@ class Eval:
             cost_usd=out.cost_usd,
             duration_ms=duration_ms,
             error=error,
+            scorer_errors=scorer_errors,
             run_id=out.run_id or run_id,
-            trace=trace if self.keep_traces else None,
         )
-        if self.trace_dir is not None and trace:
-            result.trace_path = str(_write_trace(self.trace_dir, job, trace))
+        if out.trace is not None:
+            result.trace = out.trace
+        elif sink is not None:
+            result.keep_trace_events(sink.events)
+        if self.trace_dir is not None and result.trace:
+            result.trace_path = str(_write_trace(self.trace_dir, job, result.trace))
+        if not self.keep_traces:
+            result.trace = None
         return result, None
 
-    async def _score(self, ctx: ScoreContext, scorers: list[Scorer]) -> list[Outcome]:
+    async def _score(self, ctx: ScoreContext, scorers: list[Scorer], errors: dict[str, str]) -> list[Outcome]:
         """Every scorer's outcomes, in order. One after another: cases already run concurrently, and a
-        task per scorer would cost more than most scorers do."""
+        task per scorer would cost more than most scorers do. A scorer that could not reach a verdict
+        (:class:`NoVerdictError`, e.g. a judge whose provider failed) goes into ``errors`` instead."""
         outcomes: list[Outcome] = []
         for scorer in scorers:
             try:
                 outcomes.extend(as_outcomes(await scorer.ascore(ctx)))
+            except NoVerdictError as exc:
+                errors[scorer.name] = f"{type(exc).__name__}: {exc}"
             except Exception as exc:  # a broken scorer fails its case with the reason, the eval goes on
                 reason = f"the scorer raised {type(exc).__name__}: {exc}"
                 outcomes.append(Assertion(scorer.name, False, reason))

@@ -7,11 +7,11 @@ the caller's path.
 
 from __future__ import annotations
 
+import random
 import time
-import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import KW_ONLY, dataclass, field
-from typing import Literal, Protocol, TypeAlias, runtime_checkable
+from typing import Final, Literal, Protocol, TypeAlias, runtime_checkable
 
 from kanawa._logging import get_logger
 from kanawa.types import JsonValue
@@ -70,6 +70,18 @@ Redactor: TypeAlias = Callable[[TraceEvent], TraceEvent | None]
 
 _log = get_logger("kanawa.trace")
 
+_UUID4_CLEAR: Final = ~((0xF << 76) | (0xC << 60))
+_UUID4_SET: Final = (0x4 << 76) | (0x8 << 60)
+
+
+def new_trace_id() -> str:
+    """A fresh random id in ``uuid.uuid4().hex``'s form (32 hex digits, version 4, RFC 4122 variant).
+
+    Drawn from :mod:`random` (reseeded in a forked child) rather than the OS's entropy: a run's
+    tracer and an eval's case runs take one each, and ``uuid4`` cost more than the rest of a traced
+    run's bookkeeping. It names a trace session or run; it is not a secret and must never be one."""
+    return "%032x" % ((random.getrandbits(128) & _UUID4_CLEAR) | _UUID4_SET)
+
 
 class Tracer:
     """Fans events out to sinks after redaction. One per run context; cheap when it has no sinks.
@@ -90,7 +102,7 @@ class Tracer:
     ) -> None:
         self._sinks = tuple(sinks)
         self._redact = redact
-        self.session = session or uuid.uuid4().hex
+        self.session = session or new_trace_id()
         self._failures: set[str] = set()
 
     @property
