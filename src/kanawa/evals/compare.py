@@ -127,7 +127,10 @@ class Comparison:
             "candidate": self.candidate,
             "regressed": self.regressed,
             "settings": settings,
-            "scorers": [{**asdict(s), "verdict": s.verdict.value} for s in self.scorers],
+            "scorers": [
+                {**asdict(s), "verdict": s.verdict.value, "errored_cases": list(s.errored_cases)}
+                for s in self.scorers
+            ],
             "only_in_baseline": list(self.only_in_baseline),
             "only_in_candidate": list(self.only_in_candidate),
             "unscored": list(self.unscored),
