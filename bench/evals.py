@@ -170,18 +170,19 @@ async def timed(make: Callable[[], Awaitable[Any]]) -> float:
 
 
 async def direct(task: Callable[[str], Awaitable[Any]], n: int, concurrency: int) -> None:
-    """The same task calls with no harness: a semaphore at the eval's concurrency."""
-    gate = asyncio.Semaphore(concurrency)
+    """The same task calls with no harness, the cheapest way: ``concurrency`` workers taking the
+    questions in order (the eval's own shape; a task per call behind a semaphore costs more, which
+    would flatter the eval)."""
+    questions = iter([q for _, q, _ in rows(n)])
 
-    async def one(question: str) -> None:
-        async with gate:
+    async def worker() -> None:
+        for question in questions:
             await task(question)
 
     if concurrency == 1:
-        for _, q, _ in rows(n):
-            await task(q)
+        await worker()
     else:
-        await asyncio.gather(*(one(q) for _, q, _ in rows(n)))
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
 
 
 async def overhead(n: int, rounds: int) -> dict[str, Any]:
@@ -244,14 +245,14 @@ async def overhead(n: int, rounds: int) -> dict[str, Any]:
 
 
 async def floor(waits: Latencies, concurrency: int) -> None:
-    """The model's waits alone: bare ``asyncio.sleep`` calls at ``concurrency``, no framework."""
-    gate = asyncio.Semaphore(concurrency)
+    """The model's waits alone: bare ``asyncio.sleep`` calls on ``concurrency`` workers, no framework."""
+    calls = iter(range(SCALE_CASES))
 
-    async def one() -> None:
-        async with gate:
+    async def worker() -> None:
+        for _ in calls:
             await asyncio.sleep(waits.take())
 
-    await asyncio.gather(*(one() for _ in range(SCALE_CASES)))
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
 
 
 async def scale(
