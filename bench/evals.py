@@ -15,6 +15,13 @@ Three measurements (writes bench/results/evals.{json,md}):
    eval's wall time against the pure-model time (1,000 × 50 ms / 50 = 1.0 s) and against the same
    1,000 agent runs made directly at concurrency 50, with each case's trace kept (the default, for the
    report's drill-down) and, at 50 ms, without. Target: within 1.2× of the pure-model time.
+   A fixed latency keeps the 50 workers in lockstep (every case's CPU work lands in the same few
+   milliseconds), so an extra row draws each request's latency from 25–75 ms (uniform, seeded: the
+   same draws for the eval and the direct runs, in request order); its pure-model time is the
+   makespan of those draws on 50 workers with no other cost. The "asyncio floor" column is the same
+   model waits with no framework at all (bare ``asyncio.sleep`` calls at concurrency 50): what the
+   machine's timers and scheduler add, which no framework can go below. Load averages are recorded
+   with every row (the machine is shared).
 
 Usage: ``python bench/evals.py [--cases 300] [--rounds 5]``.
 """
@@ -24,6 +31,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import heapq
+import os
+import random
 import statistics
 import sys
 import time
@@ -38,6 +48,38 @@ COUNTRIES = ["Japan", "France", "Italy", "Spain", "Egypt", "Peru", "Kenya", "Chi
 CITIES = ["Tokyo", "Paris", "Rome", "Madrid", "Cairo", "Lima", "Nairobi", "Santiago", "Havana", "Tehran"]
 MODEL_LATENCIES = (0.05, 0.2)
 SCALE_CASES, SCALE_CONCURRENCY = 1000, 50
+JITTER = (0.025, 0.075)
+"""The spread of the extra row's per-request latency (uniform, mean 50 ms)."""
+
+
+class Latencies:
+    """Each model request's latency, in request order: fixed, or drawn once (seeded) per run so the
+    eval and the direct runs wait the same. ``restart()`` goes back to the first draw."""
+
+    def __init__(self, latency: float, *, jitter: bool = False, n: int = SCALE_CASES, seed: int = 7) -> None:
+        rng = random.Random(seed)
+        self.values = [rng.uniform(*JITTER) if jitter else latency for _ in range(n)]
+        self.jitter = jitter
+        self._next = 0
+
+    def restart(self) -> None:
+        self._next = 0
+
+    def take(self) -> float:
+        value = self.values[self._next % len(self.values)]
+        self._next += 1
+        return value
+
+    def makespan(self, concurrency: int) -> float:
+        """The pure-model time: these waits on ``concurrency`` workers, in order, with no other cost."""
+        free = [0.0] * concurrency
+        for value in self.values:
+            heapq.heappush(free, heapq.heappop(free) + value)
+        return max(free)
+
+
+def load_average() -> float:
+    return round(os.getloadavg()[0], 2)
 
 
 def rows(n: int) -> list[tuple[str, str, str]]:
@@ -64,13 +106,14 @@ def kanawa_dataset(n: int) -> Any:
     return Dataset(name="capitals", cases=cases, scorers=[EqualsExpected()])
 
 
-def kanawa_agent(latency: float = 0.0) -> Any:
+def kanawa_agent(latency: float | Latencies = 0.0) -> Any:
     from kanawa import Agent
     from kanawa.llm.testing import FunctionLLM, ModelRequest
 
     async def respond(request: ModelRequest) -> str:
-        if latency:
-            await asyncio.sleep(latency)
+        wait = latency.take() if isinstance(latency, Latencies) else latency
+        if wait:
+            await asyncio.sleep(wait)
         return answer_for(request.last_user_text)
 
     model = FunctionLLM(respond)
@@ -127,18 +170,19 @@ async def timed(make: Callable[[], Awaitable[Any]]) -> float:
 
 
 async def direct(task: Callable[[str], Awaitable[Any]], n: int, concurrency: int) -> None:
-    """The same task calls with no harness: a semaphore at the eval's concurrency."""
-    gate = asyncio.Semaphore(concurrency)
+    """The same task calls with no harness, the cheapest way: ``concurrency`` workers taking the
+    questions in order (the eval's own shape; a task per call behind a semaphore costs more, which
+    would flatter the eval)."""
+    questions = iter([q for _, q, _ in rows(n)])
 
-    async def one(question: str) -> None:
-        async with gate:
+    async def worker() -> None:
+        for question in questions:
             await task(question)
 
     if concurrency == 1:
-        for _, q, _ in rows(n):
-            await task(q)
+        await worker()
     else:
-        await asyncio.gather(*(one(q) for _, q, _ in rows(n)))
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
 
 
 async def overhead(n: int, rounds: int) -> dict[str, Any]:
@@ -200,44 +244,77 @@ async def overhead(n: int, rounds: int) -> dict[str, Any]:
     return results
 
 
-async def scale(latency: float, rounds: int, keep_traces: bool = True) -> dict[str, Any]:
-    """1,000 cases at concurrency 50 with a model taking ``latency`` s per request: eval vs direct runs
-    vs pure-model time (medians over ``rounds``, eval and direct alternating)."""
+async def floor(waits: Latencies, concurrency: int) -> None:
+    """The model's waits alone: bare ``asyncio.sleep`` calls on ``concurrency`` workers, no framework."""
+    calls = iter(range(SCALE_CASES))
+
+    async def worker() -> None:
+        for _ in calls:
+            await asyncio.sleep(waits.take())
+
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+
+
+async def scale(
+    latency: float, rounds: int, keep_traces: bool = True, *, jitter: bool = False
+) -> dict[str, Any]:
+    """1,000 cases at concurrency 50 with a model taking ``latency`` s per request (or, ``jitter``,
+    25–75 ms drawn per request): eval vs direct runs vs the asyncio floor vs pure-model time
+    (medians over ``rounds``; eval, direct and floor alternate within each round)."""
     from kanawa.evals.targets import AgentTarget
 
     data = kanawa_dataset(SCALE_CASES)
-    agent, model = kanawa_agent(latency)
+    waits = Latencies(latency, jitter=jitter)
+    agent, model = kanawa_agent(waits)
 
     async def task(q: str) -> Any:
         return await agent.arun(q)
 
     await kanawa_eval(kanawa_dataset(100), AgentTarget(agent), SCALE_CONCURRENCY)  # warm-up
-    evals, directs = [], []
-    for _ in range(rounds):
+    evals, directs, floors, loads = [], [], [], [load_average()]
+
+    async def fresh(make: Callable[[], Awaitable[Any]]) -> float:
         model.requests.clear()
+        waits.restart()
+        return await timed(make)
+
+    for _ in range(rounds):
         evals.append(
-            await timed(
+            await fresh(
                 lambda: kanawa_eval(data, AgentTarget(agent), SCALE_CONCURRENCY, keep_traces=keep_traces)
             )
         )
-        model.requests.clear()
-        directs.append(await timed(lambda: direct(task, SCALE_CASES, SCALE_CONCURRENCY)))
+        directs.append(await fresh(lambda: direct(task, SCALE_CASES, SCALE_CONCURRENCY)))
+        floors.append(await fresh(lambda: floor(waits, SCALE_CONCURRENCY)))
+        loads.append(load_average())
     model.requests.clear()
+    waits.restart()
     report = await kanawa_eval(data, AgentTarget(agent), SCALE_CONCURRENCY)
     assert report.pass_rate == 1.0, report.pass_rate
-    pure = SCALE_CASES * latency / SCALE_CONCURRENCY
-    eval_s, direct_s = statistics.median(evals), statistics.median(directs)
+    pure = waits.makespan(SCALE_CONCURRENCY)
+    eval_s, direct_s, floor_s = (
+        statistics.median(evals),
+        statistics.median(directs),
+        statistics.median(floors),
+    )
     return {
         "cases": SCALE_CASES,
         "concurrency": SCALE_CONCURRENCY,
         "model_latency_ms": latency * 1000,
-        "pure_model_s": pure,
+        "latency": f"uniform {JITTER[0] * 1000:.0f}-{JITTER[1] * 1000:.0f} ms" if jitter else "fixed",
+        "pure_model_s": round(pure, 3),
+        "asyncio_floor_s": round(floor_s, 3),
         "direct_runs_s": round(direct_s, 3),
         "eval_s": round(eval_s, 3),
         "eval_over_pure_model": round(eval_s / pure, 3),
         "eval_over_direct_runs": round(eval_s / direct_s, 3),
+        "floor_over_pure_model": round(floor_s / pure, 3),
+        "direct_over_pure_model": round(direct_s / pure, 3),
+        "eval_rounds_s": [round(x, 3) for x in evals],
+        "direct_rounds_s": [round(x, 3) for x in directs],
         "rounds": rounds,
         "traces_kept": keep_traces,
+        "load_average_1min": loads,
     }
 
 
@@ -266,18 +343,23 @@ def table(data: dict[str, Any]) -> str:
         "",
         f"{SCALE_CASES} cases at concurrency {SCALE_CONCURRENCY} (median of {data['rounds']} rounds):",
         "",
-        "| Model latency | Traces kept | Pure-model time | Direct agent runs | kanawa eval | eval / pure-model "
-        "| eval / direct |",
-        "|---:|---|---:|---:|---:|---:|---:|",
+        "| Model latency | Traces kept | Pure-model time | asyncio floor | Direct agent runs | kanawa eval "
+        "| eval / pure-model | eval / direct | floor / pure-model | load average (1 min) |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for s in data["scale"]:
+        latency = f"{s['model_latency_ms']:.0f} ms" if s["latency"] == "fixed" else s["latency"]
+        loads = ", ".join(f"{x:.1f}" for x in s["load_average_1min"])
         lines.append(
-            f"| {s['model_latency_ms']:.0f} ms | {'yes' if s['traces_kept'] else 'no'} | {s['pure_model_s']:.3f} s | {s['direct_runs_s']:.3f} s | "
-            f"{s['eval_s']:.3f} s | {s['eval_over_pure_model']} | {s['eval_over_direct_runs']} |"
+            f"| {latency} | {'yes' if s['traces_kept'] else 'no'} | {s['pure_model_s']:.3f} s "
+            f"| {s['asyncio_floor_s']:.3f} s | {s['direct_runs_s']:.3f} s | {s['eval_s']:.3f} s "
+            f"| {s['eval_over_pure_model']} | {s['eval_over_direct_runs']} | {s['floor_over_pure_model']} | {loads} |"
         )
     lines += [
         "",
-        f"Machine: {data['machine']}. Targets: overhead ratio ≤ 0.5; eval ≤ 1.2× pure-model time.",
+        f"Machine: {data['machine']}, load average (1 min) {data['load_average_1min'][0]} at the start and "
+        f"{data['load_average_1min'][1]} at the end (shared by other jobs). Targets: overhead ratio ≤ 0.5; "
+        "eval ≤ 1.2× pure-model time; eval ≤ 1.05× the direct runs.",
         "",
     ]
     return "\n".join(lines)
@@ -290,6 +372,7 @@ def main() -> None:
     args = parser.parse_args()
     import importlib.metadata as md
 
+    started_load = load_average()
     data: dict[str, Any] = {
         "cases": args.cases,
         "rounds": args.rounds,
@@ -302,13 +385,16 @@ def main() -> None:
         "scale": [
             *(asyncio.run(scale(latency, args.rounds)) for latency in MODEL_LATENCIES),
             asyncio.run(scale(MODEL_LATENCIES[0], args.rounds, keep_traces=False)),
+            asyncio.run(scale(MODEL_LATENCIES[0], args.rounds, jitter=True)),
         ],
     }
+    data["load_average_1min"] = [started_load, load_average()]
     data["kanawa"] = {
         "overhead_us_per_case_plain": data["overhead"]["plain_task"]["kanawa"]["overhead_us_per_case_median"],
         "overhead_us_per_case_agent": data["overhead"]["agent_task"]["kanawa"]["overhead_us_per_case_median"],
         "scale_eval_over_pure_model": {
-            str(s["model_latency_ms"]): s["eval_over_pure_model"] for s in data["scale"]
+            f"{s['model_latency_ms']} {s['latency']} traces={s['traces_kept']}": s["eval_over_pure_model"]
+            for s in data["scale"]
         },
     }
     data["pydantic_evals"] = {

@@ -213,6 +213,7 @@ EXPORTED_MEMBERS: dict[str, list[str]] = {
         "MaxLatency",
         "MaxTokens",
         "NoError",
+        "NoVerdictError",
         "NotContains",
         "NumericTolerance",
         "Outcome",

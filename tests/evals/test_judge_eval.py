@@ -4,6 +4,7 @@ an agent, judged and compared, give the verdict the scripted models were built t
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -11,9 +12,14 @@ from kanawa.agents import Agent
 from kanawa.evals.cases import Case, Dataset
 from kanawa.evals.compare import Verdict, compare
 from kanawa.evals.judges import LLMJudge
+from kanawa.evals.render import to_markdown
+from kanawa.evals.report import EvalReport
 from kanawa.evals.runner import Eval
-from kanawa.evals.scoring import build_scorer
+from kanawa.evals.scorers import FunctionScorer
+from kanawa.evals.scoring import ScoreContext, build_scorer
+from kanawa.llm.errors import LLMConnectionError
 from kanawa.llm.pricing import cost_of
+from kanawa.llm.retry import RetryPolicy
 from kanawa.llm.testing.models import FunctionLLM, ModelRequest
 
 CAPITALS = {
@@ -100,3 +106,58 @@ def test_judges_can_be_named_in_a_dataset_file() -> None:
     assert isinstance(judge, LLMJudge)
     assert judge.threshold == 0.5
     assert "llm_judge" in json.dumps(Dataset.json_schema())
+
+
+def test_a_judge_whose_provider_fails_errors_the_case_and_compare_leaves_it_out(tmp_path: Path) -> None:
+    """The candidate is the same agent, but its judge's provider is down for most cases: read as
+    failed checks that would be a "worse" verdict; they are errored cases, listed apart."""
+    down = set(list(CAPITALS)[:8])
+
+    def outage(request: ModelRequest) -> str:
+        if any(f"capital of {country}?" in request.last_user_text for country in down):
+            raise LLMConnectionError("upstream unavailable", status_code=503)
+        return fair_judge(request)
+
+    judge = LLMJudge(
+        "Pass when the answer names the same city as the reference answer.",
+        model=FunctionLLM(outage, model="gpt-4o-mini"),
+        include_expected=True,
+        include_input=True,
+        retry_policy=RetryPolicy(max_attempts=2, initial_delay=0.0),
+    )
+    baseline = Eval(_dataset(), _agent(wrong_from=12), scorers=[_judge()], progress=False).run()
+    candidate = Eval(_dataset(), _agent(wrong_from=12), scorers=[judge], progress=False).run()
+
+    errored = [r for r in candidate.results if r.errored]
+    assert {r.case for r in errored} == down
+    for result in errored:
+        assert result.error is None  # the run itself was fine
+        assert not result.passed
+        assert result.outcomes == []  # no invented verdict
+        assert "upstream unavailable" in result.scorer_errors["llm_judge"]
+    assert all(r.passed for r in candidate.results if r.case not in down)
+
+    saved = EvalReport.load(candidate.save(tmp_path / "candidate.json"))  # what the CLI compares
+    assert saved.unjudged() == {"llm_judge": down}
+    result = compare(baseline, saved)
+    assert not result.regressed
+    for row in result.scorers:
+        assert row.errored_cases == tuple(sorted(down))
+        assert row.n_cases == len(CAPITALS) - len(down)
+        assert row.verdict is Verdict.NO_REAL_CHANGE
+    assert result.only_in_baseline == ()  # errored, not missing
+    assert "errored case(s) left out of the paired test" in result.markdown()
+    assert "(+8 a scorer could not judge)" in to_markdown(candidate)
+
+
+def test_a_broken_scorer_still_fails_its_case() -> None:
+    """Only a missing verdict (NoVerdictError) errors a case; a scorer that crashes is a failed check."""
+
+    def broken(ctx: ScoreContext) -> bool:
+        raise KeyError("oops")
+
+    report = Eval(
+        _dataset(), _agent(wrong_from=12), scorers=[FunctionScorer(broken, name="broken")], progress=False
+    ).run()
+    assert all(not r.passed and not r.errored for r in report.results)
+    assert all("KeyError" in r.outcomes[0].reason for r in report.results)

@@ -11,7 +11,7 @@ import pytest
 
 from kanawa import Agent, FunctionLLM
 from kanawa.agents.budget import TokenGuard
-from kanawa.evals import Case, Dataset, ScorerSpec
+from kanawa.evals import Case, Dataset, EqualsExpected, ScorerSpec
 from kanawa.evals.runner import Eval
 from kanawa.evals.scorers import scorer
 from kanawa.evals.scoring import ScoreContext
@@ -177,3 +177,26 @@ async def test_a_token_budget_stops_the_eval() -> None:
     report = await Eval(sums(5), make_calculator(), concurrency=1, max_tokens=per_run * 2).arun()
     assert len(report.results) == 2
     assert report.stopped_reason == f"budget: {per_run * 2} of {per_run * 2} tokens spent after 2 case run(s)"
+
+
+def test_the_progress_bar_counts_every_case_run() -> None:
+    """Updates reach the bar in batches; when the eval ends it shows every run done."""
+    import io
+
+    from rich.console import Console
+
+    out = io.StringIO()
+    console = Console(file=out, force_terminal=True, width=100)
+    cases = [Case(name=f"q{i}", inputs=i, expected_output=i) for i in range(40)]
+    report = Eval(
+        Dataset(name="echo", cases=cases, scorers=[EqualsExpected()]),
+        lambda x: x,
+        repeat=2,
+        concurrency=4,
+        progress=True,
+        console=console,
+    ).run()
+    assert report.pass_rate == 1.0
+    text = out.getvalue()
+    assert "80/80" in text
+    assert "q39" in text  # the last case run finished is named

@@ -85,6 +85,12 @@ async def test_assertions_on_known_cases(scorer: Any, output: Any, expected: Any
     assert outcome.reason
 
 
+@pytest.mark.parametrize("output", ["The capital is Paris.", "The capital is Lyon.", "", "Paris" * 100])
+async def test_contains_one_string_says_what_the_general_walk_says(output: str) -> None:
+    """``Contains(value)`` takes a short path; its outcome is the one ``all_of=[value]`` gives."""
+    assert await one(Contains("Paris"), ctx(output)) == await one(Contains(all_of=["Paris"]), ctx(output))
+
+
 async def test_numeric_as_score_is_graded() -> None:
     outcome = await one(NumericTolerance(target=100, as_score=True), ctx("90"))
     assert outcome == Score("numeric", pytest.approx(0.9), "got 90.0, want 100.0")

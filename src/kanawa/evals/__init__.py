@@ -25,6 +25,7 @@ _EXPORTS: dict[str, str] = {
     "Verdict": "kanawa.evals.compare",
     "compare": "kanawa.evals.compare",
     "Assertion": "kanawa.evals.scoring",
+    "NoVerdictError": "kanawa.evals.scoring",
     "Outcome": "kanawa.evals.scoring",
     "Score": "kanawa.evals.scoring",
     "ScoreContext": "kanawa.evals.scoring",
@@ -82,7 +83,15 @@ if TYPE_CHECKING:
         ToolTrajectory,
         scorer,
     )
-    from kanawa.evals.scoring import Assertion, Outcome, Score, ScoreContext, Scorer, register_scorer
+    from kanawa.evals.scoring import (
+        Assertion,
+        NoVerdictError,
+        Outcome,
+        Score,
+        ScoreContext,
+        Scorer,
+        register_scorer,
+    )
     from kanawa.evals.targets import AgentTarget, FunctionTarget, RunOutput, ServedTarget
 
 __getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)
@@ -108,6 +117,7 @@ __all__ = [
     "MaxLatency",
     "MaxTokens",
     "NoError",
+    "NoVerdictError",
     "NotContains",
     "NumericTolerance",
     "Outcome",

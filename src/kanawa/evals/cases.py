@@ -239,9 +239,34 @@ def _enum_scorer_types(definition: dict[str, Any], names: list[str]) -> None:
 def _yaml() -> Any:
     try:
         import yaml
-    except ModuleNotFoundError:  # pragma: no cover - depends on the install
-        raise DatasetFileError("YAML datasets need PyYAML: pip install 'kanawa[evals]'") from None
+    except ModuleNotFoundError:
+        raise DatasetFileError(_no_yaml_message()) from None
     return yaml
+
+
+def _no_yaml_message() -> str:
+    """Which extra to install for YAML, read from the installed package's metadata (so the sentence
+    stays true whichever extras list PyYAML), ``evals`` first: it is the eval harness's own."""
+    from importlib.metadata import PackageNotFoundError, requires
+
+    try:
+        requirements = requires("kanawa") or []
+    except PackageNotFoundError:
+        requirements = []
+    extras: list[str] = []
+    for line in requirements:
+        name, _, marker = line.partition(";")
+        if name.strip().lower().startswith("pyyaml") and "extra ==" in marker:
+            extra = marker.split("extra ==", 1)[1].strip().strip("'\"")
+            if extra not in extras:
+                extras.append(extra)
+    extras.sort(key=lambda extra: (extra != "evals", extra == "all", extra))
+    best = extras[0] if extras else "evals"
+    also = f" (any of the extras {', '.join(extras)} includes it)" if len(extras) > 1 else ""
+    return (
+        f"YAML datasets need PyYAML, which is not installed: pip install 'kanawa[{best}]'{also}, "
+        "or give the dataset as .json"
+    )
 
 
 def _parse(text: str, file: Path) -> Any:

@@ -5,6 +5,9 @@ The walk, per scorer:
 1. each case's score is the mean over its repeats, in both runs; cases are paired by name (cases in
    only one run are listed, never guessed);
 2. the paired differences get a sign-flip test and a bootstrap interval (`kanawa.evals.stats`);
+   a case a scorer could not judge in either run (a judge whose provider failed:
+   ``CaseResult.scorer_errors``) is *errored*: left out of that scorer's test and listed apart,
+   so a flaky judge is never read as a regression;
 3. p-values are Holm-adjusted across the scorers compared, so a report with ten scorers raises a
    false alarm no more often than one with a single scorer;
 4. the verdict: **worse** only when the adjusted p-value is below ``alpha``, the whole interval lies on
@@ -89,6 +92,8 @@ class ScorerComparison:
     method: str
     verdict: Verdict
     note: str = ""
+    errored_cases: tuple[str, ...] = ()
+    """Cases left out of this scorer's test because it gave no verdict on them in one run or both."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -122,7 +127,10 @@ class Comparison:
             "candidate": self.candidate,
             "regressed": self.regressed,
             "settings": settings,
-            "scorers": [{**asdict(s), "verdict": s.verdict.value} for s in self.scorers],
+            "scorers": [
+                {**asdict(s), "verdict": s.verdict.value, "errored_cases": list(s.errored_cases)}
+                for s in self.scorers
+            ],
             "only_in_baseline": list(self.only_in_baseline),
             "only_in_candidate": list(self.only_in_candidate),
             "unscored": list(self.unscored),
@@ -159,14 +167,25 @@ class Comparison:
         for s in self.scorers:
             if s.note:
                 lines.append(f"\n{_md(s.scorer)}: {_md(s.note)}")
+        lines += [f"\n{_md(line)}" for line in self.errored_lines()]
         return "\n".join(lines) + "\n"
+
+    def errored_lines(self) -> list[str]:
+        """One sentence per scorer with errored cases (no verdict in a run), naming them."""
+        return [
+            f"{s.scorer}: {len(s.errored_cases)} errored case(s) left out of the paired test "
+            f"(no verdict in a run): {', '.join(s.errored_cases)}"
+            for s in self.scorers
+            if s.errored_cases
+        ]
 
     def rich_table(self) -> Table:
         """A rich table for the terminal, coloured by verdict."""
         from rich.table import Table
         from rich.text import Text
 
-        table = Table(title=f"{self.baseline} → {self.candidate}")
+        errored = self.errored_lines()
+        table = Table(title=f"{self.baseline} → {self.candidate}", caption="\n".join(errored) or None)
         for column in ("Scorer", "Cases", "Baseline", "Candidate", "Δ", "CI", "p (adj.)", "Verdict"):
             table.add_column(column, justify="left" if column in ("Scorer", "CI", "Verdict") else "right")
         for s in self.scorers:
@@ -222,17 +241,23 @@ def compare_scores(
     baseline_name: str = "baseline",
     candidate_name: str = "candidate",
     settings: CompareSettings | None = None,
+    errored: Mapping[str, Collection[str]] | None = None,
 ) -> Comparison:
-    """Compare per-scorer, per-case repeat scores of two runs (`EvalReport.per_case_scores`'s shape)."""
+    """Compare per-scorer, per-case repeat scores of two runs (`EvalReport.per_case_scores`'s shape).
+
+    ``errored`` maps a scorer to the cases it could not judge in one run or both: they are left out
+    of its test (from both runs) and listed in its row's ``errored_cases``."""
     s = settings or CompareSettings()
+    errored = errored or {}
     shared = [name for name in baseline if name in candidate]
     unscored = tuple(sorted(set(baseline) ^ set(candidate)))
     only_base: set[str] = set()
     only_cand: set[str] = set()
-    rows: list[tuple[str, int, float, float, Any, str]] = []
+    rows: list[tuple[str, int, float, float, Any, str, tuple[str, ...]]] = []
     for index, scorer in enumerate(shared):
-        base = _case_means(baseline[scorer], scorer)
-        cand = _case_means(candidate[scorer], scorer)
+        left_out = frozenset(errored.get(scorer, ()))
+        base = _case_means({c: v for c, v in baseline[scorer].items() if c not in left_out}, scorer)
+        cand = _case_means({c: v for c, v in candidate[scorer].items() if c not in left_out}, scorer)
         only_base |= base.keys() - cand.keys()
         only_cand |= cand.keys() - base.keys()
         cases = sorted(base.keys() & cand.keys())
@@ -246,10 +271,11 @@ def compare_scores(
         )
         base_mean = math.fsum(base[c] for c in cases) / len(cases) if cases else 0.0
         cand_mean = math.fsum(cand[c] for c in cases) / len(cases) if cases else 0.0
-        rows.append((scorer, len(cases), base_mean, cand_mean, result, _power_note(len(diffs), s.alpha)))
+        note = _power_note(len(diffs), s.alpha)
+        rows.append((scorer, len(cases), base_mean, cand_mean, result, note, tuple(sorted(left_out))))
     adjusted = holm_adjust([row[4].p_value for row in rows]) if s.adjust else [row[4].p_value for row in rows]
     scorers = []
-    for (scorer, n, base_mean, cand_mean, result, note), p_adj in zip(rows, adjusted, strict=True):
+    for (scorer, n, base_mean, cand_mean, result, note, left), p_adj in zip(rows, adjusted, strict=True):
         verdict = _verdict(
             result.mean_diff, result.ci_low, result.ci_high, p_adj, scorer not in s.lower_is_better, s
         )
@@ -267,6 +293,7 @@ def compare_scores(
                 method=result.method,
                 verdict=verdict,
                 note=note,
+                errored_cases=left,
             )
         )
     return Comparison(
@@ -301,13 +328,31 @@ def compare(
     s = settings or CompareSettings()
     if lower_is_better:
         s = replace(s, lower_is_better=s.lower_is_better | frozenset(lower_is_better))
+    base_scores, cand_scores = baseline.per_case_scores(), candidate.per_case_scores()
     return compare_scores(
-        baseline.per_case_scores(),
-        candidate.per_case_scores(),
+        base_scores,
+        cand_scores,
         baseline_name=_label(baseline),
         candidate_name=_label(candidate),
         settings=s,
+        errored=_errored(baseline, candidate, {*base_scores, *cand_scores}),
     )
+
+
+def _errored(baseline: EvalReport, candidate: EvalReport, names: Collection[str]) -> dict[str, set[str]]:
+    """Outcome name → the cases its scorer could not judge in either report. A scorer's outcomes
+    are named after it (``judge``, ``judge.score``, ``judge.<axis>``), so an errored scorer takes
+    the cases out of each of them."""
+    unjudged: dict[str, set[str]] = {}
+    for report in (baseline, candidate):
+        for scorer, cases in report.unjudged().items():
+            unjudged.setdefault(scorer, set()).update(cases)
+    out: dict[str, set[str]] = {}
+    for name in names:
+        for scorer, cases in unjudged.items():
+            if name == scorer or name.startswith(scorer + "."):
+                out.setdefault(name, set()).update(cases)
+    return out
 
 
 def _label(report: EvalReport) -> str:

@@ -73,13 +73,14 @@ def _money(value: float | None) -> str:
 def _headline(report: EvalReport) -> list[tuple[str, str]]:
     runs = len(report.results)
     errors = sum(1 for r in report.results if r.error)
+    unjudged = sum(1 for r in report.results if r.error is None and r.scorer_errors)
     durations = [r.duration_ms for r in report.results]
     usage = report.total_usage
     rows = [
         ("target", report.target),
         ("case runs", f"{runs} ({len(report.case_names())} cases × {report.repeat})"),
         ("passed", f"{sum(r.passed for r in report.results)}/{runs} ({report.pass_rate:.0%})"),
-        ("errors", str(errors)),
+        ("errors", str(errors) + (f" (+{unjudged} a scorer could not judge)" if unjudged else "")),
         ("tokens", f"{usage.total_tokens} ({usage.input_tokens} in, {usage.output_tokens} out)"),
         (
             "cost",
@@ -140,7 +141,7 @@ def rich_report(report: EvalReport, *, cases: bool = True) -> RenderableType:
         for result in report.results:
             verdict = (
                 Text("error", "red")
-                if result.error
+                if result.errored
                 else Text("pass", "green")
                 if result.passed
                 else Text("fail", "red")
@@ -160,7 +161,7 @@ def rich_report(report: EvalReport, *, cases: bool = True) -> RenderableType:
 def _outcomes_line(result: CaseResult, *, limit: int) -> str:
     if result.error:
         return result.error[:limit]
-    bits = []
+    bits = [f"⚠ {name}: no verdict ({why})" for name, why in result.scorer_errors.items()]
     for outcome in result.outcomes:
         if isinstance(outcome, Assertion):
             bits.append(
@@ -200,7 +201,7 @@ def to_markdown(report: EvalReport, *, cases: bool = True) -> str:
     if cases:
         lines += ["", "| case | run | result | outcomes | ms | tokens |", "|---|--:|---|---|--:|--:|"]
         for r in report.results:
-            verdict = "error" if r.error else "pass" if r.passed else "**fail**"
+            verdict = "error" if r.errored else "pass" if r.passed else "**fail**"
             lines.append(
                 f"| {_md(r.case)} | {r.repeat} | {verdict} | {_md(_outcomes_line(r, limit=200))} | "
                 f"{r.duration_ms:.0f} | {r.usage.total_tokens} |"
@@ -280,7 +281,7 @@ def to_html(report: EvalReport) -> str:
 
 
 def _case_html(result: CaseResult) -> str:
-    verdict = "error" if result.error else "pass" if result.passed else "fail"
+    verdict = "error" if result.errored else "pass" if result.passed else "fail"
     parts = [
         f'<details class="case" id="{_anchor(result)}" data-case="{_e(result.case)}"'
         f' data-repeat="{result.repeat}">',
@@ -292,6 +293,8 @@ def _case_html(result: CaseResult) -> str:
     ]
     if result.error:
         parts.append(f'<p class="error">{_e(result.error)}</p>')
+    for name, why in result.scorer_errors.items():
+        parts.append(f'<p class="error">no verdict from {_e(name)}: {_e(why)}</p>')
     parts.append("<table><tr><th>outcome</th><th>value</th><th>reason</th></tr>")
     for outcome in result.outcomes:
         if isinstance(outcome, Assertion):

@@ -10,16 +10,19 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic_core import to_jsonable_python
 
 from kanawa.evals.scoring import Assertion, Outcome, Score, outcome_value
 from kanawa.types import JsonValue, Usage
+
+if TYPE_CHECKING:
+    from kanawa.trace.events import TraceEvent
 
 REPORT_FORMAT = 1
 """Bumped when the JSON shape changes incompatibly; ``load`` refuses a newer one with a clear error."""
@@ -27,6 +30,35 @@ REPORT_FORMAT = 1
 
 class ReportFileError(ValueError):
     """A report file is unreadable, not a kanawa eval report, or from a newer format."""
+
+
+class _TraceRecords:
+    """``CaseResult.trace``: the run's trace records, made from the events it emitted the first time
+    they are read.
+
+    The runner hands a result the events its run emitted (the list the run's trace sink already
+    holds) rather than records: making a JSON-ready dict of every event while the eval runs cost more
+    than the rest of the harness's work per case, and a report reads a case's records only when it
+    is rendered or saved."""
+
+    def __get__(
+        self, result: CaseResult | None, owner: type | None = None
+    ) -> list[dict[str, JsonValue]] | None:
+        if result is None:
+            return None  # the field's default
+        state = result.__dict__
+        records: list[dict[str, JsonValue]] | None = state.get("_trace")
+        events: Sequence[TraceEvent] | None = state.get("_trace_events")
+        if records is None and events is not None:
+            from kanawa.trace.serialize import event_to_record
+
+            records = state["_trace"] = [event_to_record(e) for e in events]
+            state["_trace_events"] = None
+        return records
+
+    def __set__(self, result: CaseResult, records: list[dict[str, JsonValue]] | None) -> None:
+        result.__dict__["_trace"] = records
+        result.__dict__["_trace_events"] = None
 
 
 @dataclass
@@ -46,13 +78,32 @@ class CaseResult:
     error: str | None = None
     trace_path: str | None = None
     run_id: str | None = None
-    trace: list[dict[str, JsonValue]] | None = None
+    scorer_errors: dict[str, str] = field(default_factory=dict)
+    """Scorers that could not give a verdict (a judge whose provider failed), name → why: the case is
+    errored for them, not failed, and ``compare`` leaves it out of their paired tests."""
+    trace: _TraceRecords = _TraceRecords()
     """The run's trace records (as a JSONL trace line each), for the HTML drill-down."""
+
+    def keep_trace_events(self, events: Sequence[TraceEvent]) -> None:
+        """Keep the run's trace as the events it emitted (not copied); :attr:`trace` makes the
+        records when it is first read."""
+        self.__dict__["_trace"] = None
+        self.__dict__["_trace_events"] = events
 
     @property
     def passed(self) -> bool:
-        """No error and every assertion passed (scores do not fail a case)."""
-        return self.error is None and all(o.passed for o in self.outcomes if isinstance(o, Assertion))
+        """No error, every scorer gave a verdict and every assertion passed (scores do not fail a
+        case)."""
+        return (
+            self.error is None
+            and not self.scorer_errors
+            and all(o.passed for o in self.outcomes if isinstance(o, Assertion))
+        )
+
+    @property
+    def errored(self) -> bool:
+        """The run failed, or a scorer could not judge it: neither a pass nor a fail."""
+        return self.error is not None or bool(self.scorer_errors)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -65,6 +116,7 @@ class CaseResult:
             "cost_usd": self.cost_usd,
             "duration_ms": self.duration_ms,
             "error": self.error,
+            "scorer_errors": dict(self.scorer_errors),
             "trace_path": self.trace_path,
             "run_id": self.run_id,
             "trace": self.trace,
@@ -84,6 +136,7 @@ class CaseResult:
             cost_usd=_opt_float(data.get("cost_usd")),
             duration_ms=float(data.get("duration_ms", 0.0)),
             error=data.get("error"),
+            scorer_errors={str(k): str(v) for k, v in dict(data.get("scorer_errors") or {}).items()},
             trace_path=data.get("trace_path"),
             run_id=data.get("run_id"),
             trace=list(data["trace"]) if isinstance(data.get("trace"), list) else None,
@@ -127,6 +180,14 @@ class EvalReport:
         for result in sorted(self.results, key=lambda r: r.repeat):
             for outcome in result.outcomes:
                 table.setdefault(outcome.name, {}).setdefault(result.case, []).append(outcome_value(outcome))
+        return table
+
+    def unjudged(self) -> dict[str, set[str]]:
+        """scorer → the cases it could not judge in some run (``CaseResult.scorer_errors``)."""
+        table: dict[str, set[str]] = {}
+        for result in self.results:
+            for name in result.scorer_errors:
+                table.setdefault(name, set()).add(result.case)
         return table
 
     @property

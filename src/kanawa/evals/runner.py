@@ -34,6 +34,7 @@ from kanawa.evals.cases import Case, Dataset, ScorerSpec
 from kanawa.evals.report import CaseResult, EvalReport
 from kanawa.evals.scoring import (
     Assertion,
+    NoVerdictError,
     Outcome,
     ScoreContext,
     Scorer,
@@ -42,6 +43,7 @@ from kanawa.evals.scoring import (
 )
 from kanawa.evals.targets import PromptFn, RunOutput, ServedTarget, Target, as_target
 from kanawa.loop.errors import BudgetExceeded
+from kanawa.trace.events import new_trace_id
 from kanawa.types import JsonValue, Usage
 
 if TYPE_CHECKING:
@@ -208,8 +210,9 @@ class Eval:
     # --- workers ------------------------------------------------------------------------------------
 
     async def _worker(self, state: _RunState, advance: Any) -> None:
+        budgeted = self.budget is not None
         while state.queue:
-            reason = await self._budget_spent(state)
+            reason = await self._budget_spent(state) if budgeted else state.stopped_reason
             if reason is not None:
                 state.stop(reason)
                 return
@@ -220,8 +223,9 @@ class Eval:
                 state.stop(interrupted)
             else:
                 state.done.append((job, result))
-                state.usage = state.usage + result.usage
-                state.cost += result.cost_usd or 0.0
+                if budgeted:  # what the budget check reads (the report sums the results itself)
+                    state.usage = state.usage + result.usage
+                    state.cost += result.cost_usd or 0.0
             advance(job.case.name)
 
     async def _budget_spent(self, state: _RunState) -> str | None:
@@ -253,7 +257,7 @@ class Eval:
         sink = InMemoryTraceSink() if (self.keep_traces or self.trace_dir) else None
         sinks = (sink,) if sink is not None else ()
         guardrails = (self.budget,) if self.budget is not None else ()
-        run_id = uuid.uuid4().hex
+        run_id = new_trace_id()
         started = time.perf_counter()
         error: str | None = None
         try:
@@ -274,7 +278,6 @@ class Eval:
             out = RunOutput(None, "", run_id=run_id)
         duration_ms = (time.perf_counter() - started) * 1000.0
         error = error or out.error
-        trace = out.trace if out.trace is not None else (sink.records() if sink is not None else None)
         ctx = ScoreContext(
             case=job.case,
             output=out.output,
@@ -286,7 +289,10 @@ class Eval:
             run_id=out.run_id or run_id,
             error=error,
         )
-        outcomes = await self._score(ctx, [*self._scorers, *self._case_scorers.get(job.case.name, [])])
+        scorer_errors: dict[str, str] = {}
+        outcomes = await self._score(
+            ctx, [*self._scorers, *self._case_scorers.get(job.case.name, [])], scorer_errors
+        )
         result = CaseResult(
             case=job.case.name,
             repeat=job.repeat,
@@ -297,20 +303,29 @@ class Eval:
             cost_usd=out.cost_usd,
             duration_ms=duration_ms,
             error=error,
+            scorer_errors=scorer_errors,
             run_id=out.run_id or run_id,
-            trace=trace if self.keep_traces else None,
         )
-        if self.trace_dir is not None and trace:
-            result.trace_path = str(_write_trace(self.trace_dir, job, trace))
+        if out.trace is not None:
+            result.trace = out.trace
+        elif sink is not None:
+            result.keep_trace_events(sink.events)
+        if self.trace_dir is not None and result.trace:
+            result.trace_path = str(_write_trace(self.trace_dir, job, result.trace))
+        if not self.keep_traces:
+            result.trace = None
         return result, None
 
-    async def _score(self, ctx: ScoreContext, scorers: list[Scorer]) -> list[Outcome]:
+    async def _score(self, ctx: ScoreContext, scorers: list[Scorer], errors: dict[str, str]) -> list[Outcome]:
         """Every scorer's outcomes, in order. One after another: cases already run concurrently, and a
-        task per scorer would cost more than most scorers do."""
+        task per scorer would cost more than most scorers do. A scorer that could not reach a verdict
+        (:class:`NoVerdictError`, e.g. a judge whose provider failed) goes into ``errors`` instead."""
         outcomes: list[Outcome] = []
         for scorer in scorers:
             try:
                 outcomes.extend(as_outcomes(await scorer.ascore(ctx)))
+            except NoVerdictError as exc:
+                errors[scorer.name] = f"{type(exc).__name__}: {exc}"
             except Exception as exc:  # a broken scorer fails its case with the reason, the eval goes on
                 reason = f"the scorer raised {type(exc).__name__}: {exc}"
                 outcomes.append(Assertion(scorer.name, False, reason))
@@ -343,10 +358,41 @@ class Eval:
                 console=self.console or Console(stderr=True),
                 transient=False,
             ) as progress:
-                task = progress.add_task(self.name, total=total, last="")
-                yield lambda name: progress.update(task, advance=1, last=name)
+                ticks = _Ticks(progress, progress.add_task(self.name, total=total, last=""))
+                try:
+                    yield ticks.advance
+                finally:
+                    ticks.flush()
 
         return bar()
+
+
+class _Ticks:
+    """Finished case runs, handed to the progress bar at most every :data:`TICK_S` seconds: the bar
+    redraws ten times a second anyway, and one ``Progress.update`` per case (a lock, a speed
+    sample) cost a tenth of a traced case run."""
+
+    TICK_S = 0.05
+
+    def __init__(self, progress: Any, task: Any) -> None:
+        self._progress = progress
+        self._task = task
+        self._pending = 0
+        self._last = ""
+        self._flushed = time.monotonic()
+
+    def advance(self, name: str) -> None:
+        self._pending += 1
+        self._last = name
+        now = time.monotonic()
+        if now - self._flushed >= self.TICK_S:
+            self._flushed = now
+            self.flush()
+
+    def flush(self) -> None:
+        if self._pending:
+            self._progress.update(self._task, advance=self._pending, last=self._last)
+            self._pending = 0
 
 
 def _stderr_is_terminal() -> bool:

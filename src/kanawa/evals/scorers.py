@@ -116,6 +116,11 @@ class Contains:
 
     async def ascore(self, ctx: ScoreContext) -> Outcome:
         text = _as_text(_target(ctx, self.field))
+        if self.case_sensitive and self.value is not None and not self.all_of and not self.any_of:
+            # the usual form, one string: the same verdict and reason as the general walk below
+            if self.value in text:
+                return Assertion(self.name, True, f"found {self.value!r}")
+            return Assertion(self.name, False, f"missing {self.value!r} in {_short(text)}")
         hay = text if self.case_sensitive else text.casefold()
 
         def has(needle: str) -> bool:

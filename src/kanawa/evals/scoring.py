@@ -72,9 +72,16 @@ class Scorer(Protocol):
     async def ascore(self, ctx: ScoreContext) -> Outcome | Sequence[Outcome]: ...
 
 
+class NoVerdictError(RuntimeError):
+    """A scorer could not reach a verdict for a reason that is not the run's (its judge model's
+    provider failed, its answer never decoded, its budget ran out). The case is then *errored* for
+    that scorer, not failed: the report lists it apart (``CaseResult.scorer_errors``) and ``compare``
+    leaves it out of that scorer's paired test, so a flaky judge is not read as a regression."""
+
+
 def as_outcomes(result: Outcome | Sequence[Outcome]) -> list[Outcome]:
     """One outcome or several, always as a list (scorers may return either)."""
-    if isinstance(result, Assertion | Score):
+    if isinstance(result, (Assertion, Score)):  # a tuple: the faster check, once per scorer per case
         return [result]
     return list(result)
 
@@ -187,6 +194,7 @@ def _load_builtins() -> None:
 __all__ = [
     "SCORER_ENTRY_POINTS",
     "Assertion",
+    "NoVerdictError",
     "Outcome",
     "Score",
     "ScoreContext",

@@ -7,11 +7,11 @@ the caller's path.
 
 from __future__ import annotations
 
+import random
 import time
-import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import KW_ONLY, dataclass, field
-from typing import Literal, Protocol, TypeAlias, runtime_checkable
+from dataclasses import KW_ONLY, dataclass, field, fields
+from typing import Any, Final, Literal, Protocol, TypeAlias, runtime_checkable
 
 from kanawa._logging import get_logger
 from kanawa.types import JsonValue
@@ -31,11 +31,16 @@ EventName: TypeAlias = Literal[
 ]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class TraceEvent:
     """One trace record. Field names follow seed 002 App. C (``tok_prompt``, ``tok_completion``,
     ``duration_ms``, ``result``/``error``); ``time`` is epoch seconds and is rendered as ISO-8601 by
-    sinks. ``data`` holds event-specific extras (model, step, stop reason, arguments …)."""
+    sinks. ``data`` holds event-specific extras (model, step, stop reason, arguments …).
+
+    Frozen, so one event may go to every sink. Its ``__init__`` is written out rather than generated:
+    a frozen dataclass's own sets each of the fifteen fields through ``object.__setattr__``, which
+    made building the events the largest part of what tracing a run cost; this one stores them
+    through the slots' own setters (same arguments, same defaults, same frozen object)."""
 
     event: EventName
     session: str
@@ -54,6 +59,67 @@ class TraceEvent:
     error: str | None = None
     data: dict[str, JsonValue] = field(default_factory=dict)
 
+    def __init__(
+        self,
+        event: EventName,
+        session: str,
+        agent: str,
+        *,
+        time: float | None = None,
+        run_id: str = "",
+        step: int | None = None,
+        tool: str | None = None,
+        call_id: str | None = None,
+        model: str | None = None,
+        tok_prompt: int | None = None,
+        tok_completion: int | None = None,
+        duration_ms: float | None = None,
+        result: JsonValue = None,
+        error: str | None = None,
+        data: dict[str, JsonValue] | None = None,
+    ) -> None:
+        """``time`` defaults to now and ``data`` to a new empty dict, as the fields' factories say."""
+        (
+            set_event,
+            set_session,
+            set_agent,
+            set_time,
+            set_run_id,
+            set_step,
+            set_tool,
+            set_call_id,
+            set_model,
+            set_tok_prompt,
+            set_tok_completion,
+            set_duration_ms,
+            set_result,
+            set_error,
+            set_data,
+        ) = _EVENT_SETTERS
+        set_event(self, event)
+        set_session(self, session)
+        set_agent(self, agent)
+        set_time(self, _now() if time is None else time)
+        set_run_id(self, run_id)
+        set_step(self, step)
+        set_tool(self, tool)
+        set_call_id(self, call_id)
+        set_model(self, model)
+        set_tok_prompt(self, tok_prompt)
+        set_tok_completion(self, tok_completion)
+        set_duration_ms(self, duration_ms)
+        set_result(self, result)
+        set_error(self, error)
+        set_data(self, {} if data is None else data)
+
+
+_now = time.time
+_EVENT_FIELDS: Final = tuple(f.name for f in fields(TraceEvent))
+_EVENT_SETTERS: Final[tuple[Callable[[TraceEvent, Any], None], ...]] = tuple(
+    getattr(TraceEvent, name).__set__ for name in _EVENT_FIELDS
+)
+"""The slot setters, in field order (``TraceEvent.__init__`` unpacks them in the same order)."""
+
 
 @runtime_checkable
 class TraceSink(Protocol):
@@ -69,6 +135,18 @@ Redactor: TypeAlias = Callable[[TraceEvent], TraceEvent | None]
 
 
 _log = get_logger("kanawa.trace")
+
+_UUID4_CLEAR: Final = ~((0xF << 76) | (0xC << 60))
+_UUID4_SET: Final = (0x4 << 76) | (0x8 << 60)
+
+
+def new_trace_id() -> str:
+    """A fresh random id in ``uuid.uuid4().hex``'s form (32 hex digits, version 4, RFC 4122 variant).
+
+    Drawn from :mod:`random` (reseeded in a forked child) rather than the OS's entropy: a run's
+    tracer and an eval's case runs take one each, and ``uuid4`` cost more than the rest of a traced
+    run's bookkeeping. It names a trace session or run; it is not a secret and must never be one."""
+    return "%032x" % ((random.getrandbits(128) & _UUID4_CLEAR) | _UUID4_SET)
 
 
 class Tracer:
@@ -90,7 +168,7 @@ class Tracer:
     ) -> None:
         self._sinks = tuple(sinks)
         self._redact = redact
-        self.session = session or uuid.uuid4().hex
+        self.session = session or new_trace_id()
         self._failures: set[str] = set()
 
     @property

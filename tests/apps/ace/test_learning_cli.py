@@ -118,3 +118,22 @@ def test_a_dataset_file_with_agent_roles_learns(tmp_path: Path) -> None:
     assert report.dataset == "ace-format-demo"
     assert len(report.held_out_cases) == 6
     assert [p.held_out for p in report.curve] == [0.0, 1.0]
+
+
+def test_a_yaml_dataset_without_pyyaml_names_the_extra_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`kanawa ace learn` reads YAML datasets with PyYAML, which an install with only the ace extra
+    may lack: the one-line error says which extra brings it, never a traceback."""
+    import sys
+
+    from kanawa.apps.ace.learning.demo import demo_dataset
+
+    path = demo_dataset().to_file(tmp_path / "formats.yaml")
+    monkeypatch.setitem(sys.modules, "yaml", None)  # `import yaml` now fails as when it is absent
+    result = runner.invoke(app, ["ace", "learn", "--dataset", str(path), "--epochs", "1"])
+    assert result.exit_code == 1, result.output
+    assert "YAML datasets need PyYAML" in result.output
+    assert "pip install 'kanawa[evals]'" in result.output
+    assert ".json" in result.output
+    assert "Traceback" not in result.output

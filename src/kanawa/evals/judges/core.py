@@ -29,7 +29,7 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
-from kanawa.evals.scoring import record_judge_cost
+from kanawa.evals.scoring import NoVerdictError, record_judge_cost
 from kanawa.llm.adapter import LLMAdapter
 from kanawa.llm.retry import RetryPolicy
 from kanawa.llm.settings import ModelSettings
@@ -51,8 +51,9 @@ __all__ = [
 VerdictT = TypeVar("VerdictT", bound=BaseModel)
 
 
-class JudgeError(RuntimeError):
-    """A judge could not give a verdict (the model failed, or its answer never decoded)."""
+class JudgeError(NoVerdictError):
+    """A judge could not give a verdict (the model failed, or its answer never decoded): the eval
+    counts the case as errored for this judge, never as failed (:class:`NoVerdictError`)."""
 
 
 class JudgeBudgetExceededError(JudgeError):
