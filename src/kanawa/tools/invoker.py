@@ -85,6 +85,11 @@ def _options_of(tool: Tool) -> _Options:
 
 _NO_RUN: RunContext[None] = RunContext(None)
 
+# A tool is immutable, so its options are read from its schema once for every invoker (an invoker
+# lives for one run): by identity, the tool kept beside them so a recycled id never matches.
+_SHARED_OPTIONS: dict[int, tuple[Tool, _Options]] = {}
+_SHARED_OPTIONS_LIMIT = 1024
+
 
 def _signature(name: str, args: dict[str, JsonValue]) -> str:
     try:
@@ -252,6 +257,13 @@ class ToolInvoker:
         cached = self._options.get(tool.name)
         if cached is not None and cached[0] is tool:
             return cached[1]
-        options = _options_of(tool)
+        shared = _SHARED_OPTIONS.get(id(tool))
+        if shared is not None and shared[0] is tool:
+            options = shared[1]
+        else:
+            options = _options_of(tool)
+            if len(_SHARED_OPTIONS) >= _SHARED_OPTIONS_LIMIT:
+                _SHARED_OPTIONS.clear()
+            _SHARED_OPTIONS[id(tool)] = (tool, options)
         self._options[tool.name] = (tool, options)
         return options
