@@ -98,7 +98,9 @@ class AgentLoopState:
     _by_call: dict[tuple[str, str], int] = field(default_factory=dict)
     _by_tool: dict[str, int] = field(default_factory=dict)
     _hashes: dict[str, str] = field(default_factory=dict)
-    _grouped: tuple[Sequence[ToolCall], tuple[list[ToolCall], list[int]]] | None = None
+    _grouped: tuple[Sequence[ToolCall], tuple[list[ToolCall], list[int]]] | None = field(
+        default=None, repr=False, compare=False
+    )
 
     def increment_step(self) -> int:
         self.current_step += 1
@@ -155,8 +157,9 @@ class AgentLoopState:
                 position = index_of[key] = len(distinct)
                 distinct.append(call)
             groups.append(position)
-        self._grouped = (calls, (distinct, groups))
-        return distinct, groups
+        result = (distinct, groups)
+        self._grouped = (calls, result)
+        return result
 
     def count_tool_calls(self, name: str) -> int:
         """How many recorded calls named this tool, whatever their input."""
