@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import machine, run_child, summary_ms, write_results
+from _common import RESULTS, machine, run_child, summary_ms, write_results
 
 SYSTEMS = ("kanawa", "kanawa_inline", "floor", "pydantic_ai", "openai_agents", "agno")
 RATIO_PEERS = ("pydantic_ai", "openai_agents")
@@ -404,7 +404,7 @@ def fastest_peer(rounds: dict[str, dict[str, list[float]]], workload: str, index
 def ratios(rounds: dict[str, dict[str, list[float]]]) -> dict[str, Any]:
     """Every round's ratios: kanawa / faster established peer, kanawa / Agno, kanawa / floor."""
     out: dict[str, Any] = {}
-    for system in ("kanawa", "kanawa_inline"):
+    for system in (s for s in ("kanawa", "kanawa_inline") if s in rounds):
         for workload in WORKLOADS_OF[system]:
             mine = rounds[system][workload]
             per_round = []
@@ -586,6 +586,8 @@ def parent(args: argparse.Namespace) -> None:
         "min_runs": RUNS,
         "warmup": WARMUP,
     }
+    raw = RESULTS / f"{args.name}.json"
+    raw.write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n")  # kept even if the table fails
     before = json.loads(Path(args.before).read_text()) if args.before else None
     write_results(args.name, payload, table(payload, before))
 
