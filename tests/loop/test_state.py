@@ -56,3 +56,14 @@ def test_phases_start_in_tool_use_and_complete() -> None:
     assert phase == COMPLETED
     assert isinstance(phase, CompletedPhase)
     assert state.is_completed
+
+
+def test_group_identical_groups_one_calls_object_once_and_a_new_one_afresh() -> None:
+    state = AgentLoopState()
+    calls = (ToolCall("1", "f", '{"a": 1, "b": 2}'), ToolCall("2", "f", '{"b": 2, "a": 1}'))
+    first = state.group_identical(calls)
+    assert first == ([calls[0]], [0, 0])
+    assert state.group_identical(calls) is first  # the policy and the turn share one grouping
+    other = (ToolCall("3", "g", "{}"), ToolCall("4", "f", '{"a": 1, "b": 2}'))
+    assert state.group_identical(other) == ([other[0], other[1]], [0, 1])
+    assert state.group_identical(list(calls)) == first  # equal calls in another object: grouped again

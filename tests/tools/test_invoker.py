@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import enum
 import threading
 from typing import Literal
@@ -306,6 +307,67 @@ async def test_sync_tools_run_in_a_worker_thread() -> None:
     loop_thread = threading.get_ident()
     assert threads[0] != loop_thread
     assert threads[1] == loop_thread
+
+
+async def test_an_inline_sync_tool_runs_on_the_event_loop_and_a_plain_one_does_not() -> None:
+    threads: dict[str, int] = {}
+
+    @tool(inline=True)
+    def cheap(n: int) -> int:
+        threads["inline"] = threading.get_ident()
+        return n + 1
+
+    @tool
+    def plain(n: int) -> int:
+        threads["plain"] = threading.get_ident()
+        return n + 1
+
+    invoker = ToolInvoker([cheap, plain])
+    results = await invoker.invoke_all([call("cheap", '{"n": 1}', "a"), call("plain", '{"n": 2}', "b")])
+    assert [text(r) for r in results] == ["2", "3"]
+    assert threads["inline"] == threading.get_ident()
+    assert threads["plain"] != threading.get_ident()
+
+
+async def test_an_inline_tool_keeps_validation_failures_and_context_changes_of_a_threaded_one() -> None:
+    marker: contextvars.ContextVar[str] = contextvars.ContextVar("marker", default="run")
+    seen: list[str] = []
+
+    @tool(inline=True)
+    def mark(n: int) -> str:
+        seen.append(marker.get())
+        marker.set("tool")  # a thread's change stays in the thread: an inline tool's stays its own too
+        if n < 0:
+            raise ValueError("negative")
+        return "ok"
+
+    invoker = ToolInvoker([mark], timeout=0.5)  # the default timeout does not apply to an inline tool
+    assert text(await invoker.invoke(call("mark", '{"n": 1}'))) == "ok"
+    assert marker.get() == "run"
+    assert seen == ["run"]
+    bad = await invoker.invoke(call("mark", '{"n": "x"}'))
+    assert bad.error_kind is ToolErrorKind.VALIDATION_ERROR
+    assert seen == ["run"]
+    failed = await invoker.invoke(call("mark", '{"n": -1}'))
+    assert failed.error_kind is ToolErrorKind.EXECUTION_ERROR
+    assert text(failed) == EXECUTION_ERROR_MESSAGE
+    assert failed.detail == "ValueError: negative"
+
+
+def test_inline_is_refused_for_async_tools_and_with_a_timeout() -> None:
+    async def slow() -> str:
+        return "x"
+
+    def quick() -> str:
+        return "x"
+
+    with pytest.raises(ValueError, match="inline=True is for sync functions"):
+        tool(inline=True)(slow)
+    with pytest.raises(ValueError, match="inline=True is for sync functions"):
+        tool(inline=True, timeout=1)(quick)
+    assert tool(inline=True)(quick).inline
+    assert not tool(quick).inline
+    assert tool(tool(quick), inline=True).inline  # an existing tool made inline
 
 
 async def test_sync_wrapper_returning_a_coroutine_is_awaited() -> None:

@@ -327,6 +327,9 @@ class AgentLoopRunner(Generic[OutputT]):
         guardrail go out first unless the response is the answer."""
         decision = self._policy.decide(response, self.state)
         if isinstance(decision, TerminateWithOutput):
+            if self._spec.postprocess is None and self._hooks is None:  # so nothing is held back
+                yield self._answered(self._on_output(step, decision.text))
+                return
             async with aclosing(self._on_answer(step, decision.text, held)) as answered:
                 async for event in answered:
                     yield event
@@ -334,7 +337,13 @@ class AgentLoopRunner(Generic[OutputT]):
         for delta in held:  # not an answer: nothing to hold back
             yield delta
         if isinstance(decision, ContinueWithTools):
-            async with aclosing(self._tool_turns().take(step, decision.calls, offered_tools)) as turn:
+            turns = self._tool_turns()
+            plain = turns.plain(step, decision.calls, offered_tools)
+            if plain is not None:
+                for event in await plain:
+                    yield event
+                return
+            async with aclosing(turns.take(step, decision.calls, offered_tools)) as turn:
                 async for event in turn:
                     yield event
         elif isinstance(decision, ContinueWithThinking):
@@ -369,6 +378,19 @@ class AgentLoopRunner(Generic[OutputT]):
             TerminationReason.MAX_STEPS_FINALIZED if self._finalize_round else TerminationReason.COMPLETED
         )
         yield outcome
+
+    def _answered(self, outcome: FinalResponse[OutputT] | Thinking) -> RunEvent[OutputT]:
+        """An answer with nothing to await and no deltas held back (no postprocessing, no hooks): its
+        step, recorded; a :class:`FinalResponse` also finishes the run (what :meth:`_on_answer` does
+        for it, without an async generator)."""
+        if isinstance(outcome, Thinking):
+            return self._record(outcome)
+        self._final = outcome
+        self._record(outcome)
+        self._finish(
+            TerminationReason.MAX_STEPS_FINALIZED if self._finalize_round else TerminationReason.COMPLETED
+        )
+        return outcome
 
     def _tool_turns(self) -> ToolTurns[OutputT]:
         """The run's tool side, made at its first use (a run that never calls a tool never makes it)."""

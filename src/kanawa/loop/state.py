@@ -98,6 +98,9 @@ class AgentLoopState:
     _by_call: dict[tuple[str, str], int] = field(default_factory=dict)
     _by_tool: dict[str, int] = field(default_factory=dict)
     _hashes: dict[str, str] = field(default_factory=dict)
+    _grouped: tuple[Sequence[ToolCall], tuple[list[ToolCall], list[int]]] | None = field(
+        default=None, repr=False, compare=False
+    )
 
     def increment_step(self) -> int:
         self.current_step += 1
@@ -139,7 +142,11 @@ class AgentLoopState:
 
         Returns the distinct calls (the first of each group, in order) and, for each of ``calls``, the
         index of its group's first call in that list: the loop runs the distinct calls once and gives
-        every copy its original's result."""
+        every copy its original's result. The policy and the tool turn both group a response's
+        calls: the last grouping is kept, so the same ``calls`` object is grouped once."""
+        grouped = self._grouped
+        if grouped is not None and grouped[0] is calls:
+            return grouped[1]
         index_of: dict[tuple[str, str], int] = {}
         distinct: list[ToolCall] = []
         groups: list[int] = []
@@ -150,7 +157,9 @@ class AgentLoopState:
                 position = index_of[key] = len(distinct)
                 distinct.append(call)
             groups.append(position)
-        return distinct, groups
+        result = (distinct, groups)
+        self._grouped = (calls, result)
+        return result
 
     def count_tool_calls(self, name: str) -> int:
         """How many recorded calls named this tool, whatever their input."""

@@ -16,7 +16,7 @@ guardrail), so this module never imports the runner.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine, Sequence
 from contextlib import aclosing, suppress
 from typing import Any, Generic
 
@@ -137,6 +137,38 @@ class ToolTurns(Generic[OutputT]):
         async with aclosing(turn) as events:
             async for event in events:
                 yield event
+
+    def plain(
+        self, step: int, calls: Sequence[ToolCall], offered_tools: bool
+    ) -> Coroutine[Any, Any, list[RunEvent[OutputT]]] | None:
+        """The common turn as one awaitable, or ``None`` when :meth:`take` must handle it.
+
+        A turn with no guardrails, no tool that can emit events, no approval to ask, no tools the
+        caller runs and tools that execute themselves yields nothing while its tools run, so it needs
+        no event stream of its own: this returns its events (what :meth:`take` would yield, in the
+        same order) in a list, saving the run two async generators a turn."""
+        if (
+            self._hooks is not None
+            or self._tools_emit
+            or self._client_names
+            or not self._config.auto_execute_tools
+            or (self._asks_approval and offered_tools)
+        ):
+            return None
+        return self._plain_round(step, calls, self._offered if offered_tools else _NONE_OFFERED)
+
+    async def _plain_round(
+        self, step: int, calls: Sequence[ToolCall], offered: frozenset[str]
+    ) -> list[RunEvent[OutputT]]:
+        state = self._state
+        groups = state.group_identical(calls)
+        for call in groups[0]:
+            state.record_tool_call(call)
+        if self._executor is None:
+            self._executor = ToolExecutor(self._tools, config=self._config, context=self._context)
+        results = await self._executor.run(step, calls, self._trace, offered=offered, groups=groups)
+        side = [self._side_event(self._side.pop(0)) for _ in range(len(self._side))]
+        return [*side, *self._join_results(step, calls, results)]
 
     def _approval_stop(
         self, step: int, calls: Sequence[ToolCall], offered_tools: bool

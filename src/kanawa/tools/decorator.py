@@ -1,6 +1,7 @@
 """``@tool`` and ``make_tool``: turn a typed Python function into an immutable :class:`Tool`.
 
-Usable bare (``@tool``) or with options (``@tool(name=..., description=..., strict=..., timeout=...)``).
+Usable bare (``@tool``) or with options (``@tool(name=..., description=..., strict=..., timeout=...,
+inline=...)``).
 Everything is decided here, once: the JSON schema, the pydantic arguments model and whether the
 function is async (seed 002 §3-2: a ``Tool`` is immutable; its arguments are cast to a pydantic model
 before the function runs). Unsupported signatures fail now, with a :class:`TypeError`, instead of on
@@ -29,6 +30,7 @@ def make_tool(
     strict: bool = False,
     timeout: float | None = None,
     requires_approval: bool = False,
+    inline: bool = False,
 ) -> Tool:
     """Build a :class:`Tool` from ``fn`` (a function, bound method, ``functools.partial`` or callable).
 
@@ -36,9 +38,11 @@ def make_tool(
     by every provider); ``description`` defaults to the docstring's short and long description.
     Passing an existing :class:`Tool` returns it with the given options applied. ``requires_approval``
     makes a run stop before the tool runs and wait for a person's decision (:mod:`kanawa.loop.approval`).
+    ``inline`` runs a sync function on the event loop instead of a worker thread: only for a cheap
+    function that never blocks (see :class:`Tool`).
 
     Raises :class:`TypeError` for unsupported signatures and :class:`ValueError` for a bad name or
-    timeout.
+    timeout, or ``inline`` on an async function or with a timeout.
     """
     if timeout is not None and not timeout > 0:
         raise ValueError("tool timeout must be a positive number of seconds")
@@ -50,6 +54,7 @@ def make_tool(
             strict=strict,
             timeout=timeout,
             requires_approval=requires_approval,
+            inline=inline,
         )
     if not callable(fn):
         raise TypeError(f"a tool needs a callable, not {type(fn).__name__}")
@@ -69,6 +74,7 @@ def make_tool(
         timeout=timeout,
         takes_context=described.takes_context,
         requires_approval=requires_approval,
+        inline=inline,
     )
 
 
@@ -87,6 +93,7 @@ def _reconfigure(
     strict: bool,
     timeout: float | None,
     requires_approval: bool,
+    inline: bool,
 ) -> Tool:
     changes: dict[str, Any] = {}
     if name is not None and name != existing.name:
@@ -101,6 +108,8 @@ def _reconfigure(
         changes["timeout"] = timeout
     if requires_approval and not existing.requires_approval:
         changes["requires_approval"] = True
+    if inline and not existing.inline:
+        changes["inline"] = True
     return dataclasses.replace(existing, **changes) if changes else existing
 
 
@@ -116,6 +125,7 @@ def tool(
     strict: bool = False,
     timeout: float | None = None,
     requires_approval: bool = False,
+    inline: bool = False,
 ) -> Callable[[ToolFunction], Tool]: ...
 
 
@@ -128,6 +138,7 @@ def tool(
     strict: bool = False,
     timeout: float | None = None,
     requires_approval: bool = False,
+    inline: bool = False,
 ) -> Tool | Callable[[ToolFunction], Tool]:
     """Decorate a typed function to make it a :class:`Tool`.
 
@@ -152,6 +163,9 @@ def tool(
         @tool(requires_approval=True)      # the run stops and waits for a person's decision
         def refund(order_id: str) -> str: ...
 
+        @tool(inline=True)                 # cheap and never blocks: runs on the event loop
+        def celsius(fahrenheit: float) -> float: ...
+
     A first parameter annotated ``RunContext[...]`` receives the run's context (:mod:`kanawa.context`)
     and is not part of the schema. The result is a frozen :class:`Tool`; calling it calls the function
     unchanged.
@@ -162,6 +176,7 @@ def tool(
         "strict": strict,
         "timeout": timeout,
         "requires_approval": requires_approval,
+        "inline": inline,
     }
     if fn is not None:
         return make_tool(fn, **options)

@@ -27,13 +27,16 @@ A tool whose first parameter is the :class:`~kanawa.context.RunContext` gets the
 invoker made without one).
 
 Sync tools run in worker threads (``asyncio.to_thread``); a timed-out sync tool's thread finishes in
-the background, its result discarded. ``invoke_all`` runs one turn's calls concurrently in a
+the background, its result discarded. A sync tool marked ``inline`` (its author declared it cheap and
+non-blocking) runs on the event loop instead, in a copy of the context as a thread would, with no
+timeout (it cannot be interrupted). ``invoke_all`` runs one turn's calls concurrently in a
 ``TaskGroup`` and returns results in call order.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import inspect
 import json
 from collections.abc import Callable, Container, Mapping, Sequence
@@ -81,6 +84,11 @@ def _options_of(tool: Tool) -> _Options:
 
 
 _NO_RUN: RunContext[None] = RunContext(None)
+
+# A tool is immutable, so its options are read from its schema once for every invoker (an invoker
+# lives for one run): by identity, the tool kept beside them so a recycled id never matches.
+_SHARED_OPTIONS: dict[int, tuple[Tool, _Options]] = {}
+_SHARED_OPTIONS_LIMIT = 1024
 
 
 def _signature(name: str, args: dict[str, JsonValue]) -> str:
@@ -204,7 +212,7 @@ class ToolInvoker:
         if tool.takes_context:
             positional = (self._context, *positional)
             token = CURRENT_TOOL_CALL_ID.set(call.id)
-        timeout = tool.timeout if tool.timeout is not None else self._timeout
+        timeout = None if tool.inline else tool.timeout if tool.timeout is not None else self._timeout
         scope: asyncio.Timeout | None = None
         try:
             if timeout is None:
@@ -237,7 +245,10 @@ class ToolInvoker:
     async def _call(tool: Tool, positional: tuple[Any, ...], keywords: dict[str, Any]) -> Any:
         if tool.is_async:
             return await tool.function(*positional, **keywords)
-        output = await asyncio.to_thread(tool.function, *positional, **keywords)
+        if tool.inline:  # in a copy of the context, as in a thread: the tool's context changes stay its own
+            output = contextvars.copy_context().run(tool.function, *positional, **keywords)
+        else:
+            output = await asyncio.to_thread(tool.function, *positional, **keywords)
         if inspect.isawaitable(output):  # a sync wrapper around a coroutine function
             output = await output
         return output
@@ -246,6 +257,13 @@ class ToolInvoker:
         cached = self._options.get(tool.name)
         if cached is not None and cached[0] is tool:
             return cached[1]
-        options = _options_of(tool)
+        shared = _SHARED_OPTIONS.get(id(tool))
+        if shared is not None and shared[0] is tool:
+            options = shared[1]
+        else:
+            options = _options_of(tool)
+            if len(_SHARED_OPTIONS) >= _SHARED_OPTIONS_LIMIT:
+                _SHARED_OPTIONS.clear()
+            _SHARED_OPTIONS[id(tool)] = (tool, options)
         self._options[tool.name] = (tool, options)
         return options
