@@ -228,6 +228,8 @@ class ChunkTranslation:
 
     def chunks(self, event: object, *, agent: str, now: float) -> list[Chunk]:
         """The chunks one run event becomes (usually one; a final response also gives its usage)."""
+        if type(event) is TextDelta:  # most of a run's events: straight to its chunk
+            return [Chunk(agent, "delta", {"text": event.text}, now)]
         if type(event) in _SERVED_TYPES:
             return served_chunks(cast("ServedEvent", event), agent, now, self._nested)
         translate = self._extra.get(type(event))
