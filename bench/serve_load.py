@@ -572,9 +572,11 @@ BEFORE_AFTER_TARGET = 0.95
 
 def before_after(base: Path, reps: int, only: list[int]) -> dict[str, Any]:
     """This checkout's server against ``base``'s (another checkout of kanawa), in one run: at each
-    size, ``reps`` rounds in which the four servers (embedded and Redis, now and before) take turns,
-    each on a fresh process; per system and size the median of each measure over the rounds, and
-    now ÷ before for throughput and for memory per session (before ÷ now: less memory is better)."""
+    size, ``reps`` rounds in which five servers take turns, each on a fresh process — the bare
+    endpoint, then embedded and Redis, now and before; per system and size the median of each
+    measure over the rounds, now ÷ before for throughput and for memory per session (before ÷ now:
+    less memory is better), and each side's throughput and CPU per session against the bare
+    endpoint's in the same rounds (the issue's target: ≥ 0.95× its events/s at 1,000 sessions)."""
     label = _checkout_label(base)
     out: dict[str, Any] = {"base": label, "reps": reps, "target_ratio": BEFORE_AFTER_TARGET}
     for sessions in only:
@@ -583,10 +585,12 @@ def before_after(base: Path, reps: int, only: list[int]) -> dict[str, Any]:
             order = [(system, when) for system in BEFORE_AFTER_SYSTEMS for when in ("now", "before")]
             if round_ % 2:  # neither side always goes first
                 order = [(system, when) for system, when in order[::-1]]
-            for system, when in order:
+            for system, when in [("bare", "now"), *order]:
                 run = measure(system, sessions, src=base / "src" if when == "before" else None)
                 runs.setdefault(f"{system}/{when}", []).append(run)
                 print(system, when, sessions, run, file=sys.stderr)
+        bare = _medians(runs["bare/now"])
+        out.setdefault("bare", {})[str(sessions)] = bare
         for system in BEFORE_AFTER_SYSTEMS:
             now, before = runs[f"{system}/now"], runs[f"{system}/before"]
             point = {"now": _medians(now), "before": _medians(before)}
@@ -594,8 +598,14 @@ def before_after(base: Path, reps: int, only: list[int]) -> dict[str, Any]:
                 point["now"]["events_per_s"] / point["before"]["events_per_s"], 3
             )
             point["memory_ratio"] = round(
-                point["before"]["kib_per_session"] / point["now"]["kib_per_session"], 3
+                point["before"]["kib_per_session"] / max(point["now"]["kib_per_session"], 0.1), 3
             )
+            for when in ("now", "before"):
+                side = point[when]
+                side["throughput_vs_bare"] = round(side["events_per_s"] / bare["events_per_s"], 3)
+                side["cpu_vs_bare"] = round(
+                    side["server_cpu_ms_per_session"] / bare["server_cpu_ms_per_session"], 3
+                )
             out.setdefault(system, {})[str(sessions)] = point
     return out
 
@@ -612,6 +622,7 @@ def _medians(runs: list[dict[str, Any]]) -> dict[str, Any]:
         "kib_per_session": round(median("kib_per_session"), 2),
         "kib_per_session_runs": [run["kib_per_session"] for run in runs],
         "server_cpu_ms_per_session": round(median("server_cpu_ms_per_session"), 3),
+        "server_cpu_ms_per_session_runs": [run["server_cpu_ms_per_session"] for run in runs],
         "errors": sum(run["errors"] for run in runs),
         "lost": sum(run["lost"] for run in runs),
     }
@@ -635,15 +646,26 @@ def before_after_table(data: dict[str, Any]) -> str:
         f"# The server now against `{data['base']}` (`bench/serve_load.py --base`)",
         "",
         "The load of `serve_load.md` (each session a run of 40 text deltas 20 ms apart), served by",
-        f"this checkout and by `{data['base']}`, the four servers taking turns on fresh processes;",
-        f"each figure is the median of {data['reps']} rounds (all rounds in brackets). Target: now ≥",
+        f"this checkout and by `{data['base']}`, with the bare endpoint as the reference: five servers",
+        "taking turns on fresh processes in each round (bare, then embedded and Redis, now and before);",
+        f"each figure is the median of {data['reps']} rounds (all rounds in brackets). Targets: now ≥",
         f"{data['target_ratio']:.2f}× before in throughput and in memory per session (for memory, before ÷",
-        "now: a server that holds less per session scores higher).",
+        "now: a server that holds less per session scores higher), and the issue's: ≥ 0.95× the bare",
+        "endpoint's events/s at 1,000 sessions.",
         "",
-        "| sessions | store | events/s now / before | throughput now ÷ before | KiB per session now / before "
-        "| memory before ÷ now | server CPU ms per session now / before | errors | lost |",
-        "|---:|---|---|---:|---|---:|---|---:|---:|",
+        "| sessions | store | events/s now / before | throughput now ÷ before | ÷ bare now / before "
+        "| KiB per session now / before | memory before ÷ now | server CPU ms per session now / before "
+        "| CPU ÷ bare now / before | errors | lost |",
+        "|---:|---|---|---:|---|---|---:|---|---|---:|---:|",
     ]
+    for sessions, bare in data.get("bare", {}).items():
+        runs = ", ".join(f"{v:,.0f}" for v in bare["events_per_s_runs"])
+        cpu = ", ".join(f"{v:.2f}" for v in bare.get("server_cpu_ms_per_session_runs", []))
+        lines.append(
+            f"| {sessions} | bare | {bare['events_per_s']:,.0f} [{runs}] | – | – | "
+            f"{bare['kib_per_session']:.1f} | – | {bare['server_cpu_ms_per_session']:.2f} [{cpu}] | – | "
+            f"{bare['errors']} | {bare['lost']} |"
+        )
     for system in BEFORE_AFTER_SYSTEMS:
         for sessions, point in data.get(system, {}).items():
             now, before = point["now"], point["before"]
@@ -651,14 +673,29 @@ def before_after_table(data: dict[str, Any]) -> str:
             runs_before = ", ".join(f"{v:,.0f}" for v in before["events_per_s_runs"])
             kib_now = ", ".join(f"{v:.1f}" for v in now["kib_per_session_runs"])
             kib_before = ", ".join(f"{v:.1f}" for v in before["kib_per_session_runs"])
+            vs_bare = (
+                f"{now['throughput_vs_bare']:.2f}× / {before['throughput_vs_bare']:.2f}×"
+                if "throughput_vs_bare" in now
+                else "–"
+            )
+            cpu_vs_bare = (
+                f"{now['cpu_vs_bare']:.2f}× / {before['cpu_vs_bare']:.2f}×" if "cpu_vs_bare" in now else "–"
+            )
             lines.append(
                 f"| {sessions} | {system} | {now['events_per_s']:,.0f} [{runs_now}] / "
                 f"{before['events_per_s']:,.0f} [{runs_before}] | {point['throughput_ratio']:.2f}× | "
-                f"{now['kib_per_session']:.1f} [{kib_now}] / {before['kib_per_session']:.1f} [{kib_before}] | "
-                f"{point['memory_ratio']:.2f}× | {now['server_cpu_ms_per_session']:.2f} / "
-                f"{before['server_cpu_ms_per_session']:.2f} | {now['errors'] + before['errors']} | "
+                f"{vs_bare} | {now['kib_per_session']:.1f} [{kib_now}] / {before['kib_per_session']:.1f} "
+                f"[{kib_before}] | {point['memory_ratio']:.2f}× | {now['server_cpu_ms_per_session']:.2f} / "
+                f"{before['server_cpu_ms_per_session']:.2f} | {cpu_vs_bare} | {now['errors'] + before['errors']} | "
                 f"{now['lost'] + before['lost']} |"
             )
+    load = data.get("load_average")
+    if load:
+        lines.append("")
+        lines.append(
+            f"- Load average (1, 5, 15 min) before the run: {load['start']}; after it: {load['end']} "
+            "(the machine's 2 cores are shared with other work: the rounds' ranges show how much it moved)."
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -687,7 +724,9 @@ def main() -> None:
     )
     args = parser.parse_args()
     if args.base is not None:
+        load_start = [round(x, 2) for x in os.getloadavg()]
         data = before_after(args.base.resolve(), args.reps, args.only)
+        data["load_average"] = {"start": load_start, "end": [round(x, 2) for x in os.getloadavg()]}
         write_results("serve_load_before_after", {"machine": machine(), **data}, before_after_table(data))
         return
     if args.serve:

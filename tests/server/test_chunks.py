@@ -7,6 +7,8 @@ import json
 from dataclasses import dataclass
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from kanawa.agents.routing import RouteDecision
@@ -27,6 +29,7 @@ from kanawa.server.runs.chunks import (
     ChunkTranslation,
     UnknownEvent,
     done_chunk,
+    encode_json,
     error_chunk,
     fields_chunk,
     to_data,
@@ -232,3 +235,37 @@ def test_a_route_chunk_carries_a_models_brief_question_but_never_the_whole_input
     (long,) = chunks_of(RouteDecision(("Eval",), essay, "llm", "the model chose"), "s")
     assert isinstance(long.data, dict)
     assert long.data["question"] == essay[:ROUTE_QUESTION_CHARS] + "…"
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True, allow_infinity=True) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_JSON_VALUES)
+def test_encode_json_writes_what_the_library_encoder_writes(value: object) -> None:
+    """The prebuilt encoder is the library's one-shot path built once: the same text for any value,
+    and the same ValueError for a value JSON cannot hold (NaN, infinity)."""
+    library = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    try:
+        expected = library.encode(value)
+    except ValueError:
+        with pytest.raises(ValueError, match="not JSON compliant"):
+            encode_json(value)
+        return
+    assert encode_json(value) == expected
+
+
+def test_a_chunk_with_a_cycle_is_sent_with_its_data_made_plain() -> None:
+    """A cycle ends the prebuilt encoder in RecursionError; the library's path then reports it as
+    before, and the chunk goes out with its data made plain rather than failing the run."""
+    looped: dict[str, object] = {"a": 1}
+    looped["self"] = looped
+    with pytest.raises(ValueError, match="Circular reference"):
+        encode_json(looped)
+    body = json.loads(Chunk("a", "x", looped, 0.0).encode(1))  # type: ignore[arg-type]
+    assert body["data"]["a"] == 1
+    assert body["seq"] == 1

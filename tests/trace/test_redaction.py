@@ -4,6 +4,7 @@ itself is tested in ``tests/test_secrets.py``."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 from pathlib import Path
@@ -66,6 +67,27 @@ def test_drop_payloads_keeps_only_allow_listed_content_free_fields() -> None:
     assert out.error == MASK
     assert out.data == {"stop_reason": "tool_use", "error_kind": "execution_error"}
     assert (out.tool, out.call_id, out.duration_ms) == ("t", "call_1", 3.0)
+
+
+def test_drop_payloads_carries_every_other_field_over() -> None:
+    """drop_payloads builds its event field by field: a field added to TraceEvent must be carried
+    over too (or listed here as one it drops), never silently reset to its default."""
+    dropped = {"result", "error", "data", "tool", "call_id"}
+    values: dict[str, object] = {
+        "time": 1234.5,
+        "run_id": "r1",
+        "step": 3,
+        "model": "m",
+        "tok_prompt": 5,
+        "tok_completion": 7,
+        "duration_ms": 9.5,
+    }
+    keyword = {f.name for f in dataclasses.fields(TraceEvent) if f.kw_only}
+    assert keyword - dropped == set(values), "a new TraceEvent field: carry it over in drop_payloads"
+    event = TraceEvent("llm_end", "s", "a", tool="t", call_id="c", **values)  # type: ignore[arg-type]
+    out = drop_payloads(event)
+    assert (out.event, out.session, out.agent) == ("llm_end", "s", "a")
+    assert {name: getattr(out, name) for name in values} == values
 
 
 def test_drop_payloads_masks_tool_names_and_ids_that_are_not_identifiers() -> None:

@@ -81,12 +81,23 @@ def drop_payloads(event: TraceEvent) -> TraceEvent:
         value = event.data[key]
         if isinstance(value, str):
             data[key] = _identifier(value)
-    return dataclasses.replace(
-        event,
-        result=None,
-        error=None if event.error is None else MASK,
+    # built field by field rather than with dataclasses.replace, which looks the fields up anew on
+    # every call: a served run's every trace event passes here (its timeline's trace chunks)
+    return TraceEvent(
+        event.event,
+        event.session,
+        event.agent,
+        time=event.time,
+        run_id=event.run_id,
+        step=event.step,
         tool=_identifier(event.tool),
         call_id=_identifier(event.call_id),
+        model=event.model,
+        tok_prompt=event.tok_prompt,
+        tok_completion=event.tok_completion,
+        duration_ms=event.duration_ms,
+        result=None,
+        error=None if event.error is None else MASK,
         data=data,
     )
 

@@ -23,7 +23,8 @@ client, never both: frames stay in ``seq`` order with no gap and no duplicate.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from types import CoroutineType
 from typing import Any, TypeAlias
 
 from starlette.types import Send
@@ -152,7 +153,10 @@ class DirectSender(WriterFed):
         once it is out (the response task goes on after it, so nothing overtakes it)."""
         message: dict[str, Any] = {"type": "http.response.body", "body": body, "more_body": True}
         call = self._send(message)
-        sending = start_eagerly(call if isinstance(call, Coroutine) else _awaited(call), self._loop)
+        # a native coroutine (every ASGI server's and middleware's ``send`` in practice) checked by its
+        # concrete type: the abstract Coroutine's isinstance goes through the ABC machinery each time
+        coro = call if type(call) is CoroutineType else _awaited(call)
+        sending = start_eagerly(coro, self._loop)
         if not sending.done():  # the socket is full: the response task goes on once this is out
             self.attached = False
             sending.add_done_callback(self._sent)

@@ -323,13 +323,17 @@ class RunManager:
         status: RunStatus = "completed"
         reason: str | None = None
         translate = self.translation.chunks
+        name = agent.name
+        carried = offset.requests > 0
         try:
             async for event in runner:
-                if offset.requests and isinstance(event, FinalResponse):
+                if carried and isinstance(event, FinalResponse):
                     event = dataclasses.replace(event, usage=offset + event.usage)
-                chunks = trace_chunks(traces)  # what the trace recorded up to the event first
-                chunks.extend(translate(event, agent=agent.name, now=time.time()))
-                stop = await writer.write_many(chunks)
+                chunks = translate(event, agent=name, now=time.time())
+                if traces:  # what the trace recorded up to the event goes first
+                    chunks = [*trace_chunks(traces), *chunks]
+                # most events are one chunk (a text delta): stored as one, with no batch around it
+                stop = await (writer.write(chunks[0]) if len(chunks) == 1 else writer.write_many(chunks))
                 if isinstance(event, CHECKPOINT_EVENTS):
                     await self._checkpoint(agent.name, run_id, runner, writer.seq, before, options)
                 if stop:

@@ -238,7 +238,14 @@ class MemoryRunStore:
         return True
 
     async def append(self, run_id: str, entry: Entry) -> bool:
-        return await self.append_many(run_id, (entry,))
+        # one chunk (a run's text deltas, each on its own): no batch to check and walk
+        run = self._runs.get(run_id)
+        if run is None:
+            return True
+        if entry.seq <= run.last_seq:
+            raise ValueError(f"seq {entry.seq} is not above the last seq {run.last_seq}")
+        run.ring.add(entry.seq, entry.text.encode(), entry.terminal)
+        return self._stored(run, (entry,))
 
     async def append_many(self, run_id: str, entries: Sequence[Entry]) -> bool:
         run = self._runs.get(run_id)
@@ -254,9 +261,15 @@ class MemoryRunStore:
         ring = run.ring
         for entry in entries:
             ring.add(entry.seq, entry.text.encode(), entry.terminal)
-        run.last_seq = last
+        return self._stored(run, entries)
+
+    def _stored(self, run: _Run, entries: Sequence[Entry]) -> bool:
+        """``entries`` are in ``run``'s ring: count them, hand them to the readers; whether the run
+        has been asked to stop."""
+        last = entries[-1]
+        run.last_seq = last.seq
         self._account(run)
-        if entries[-1].terminal:
+        if last.terminal:
             self._enforce(run.record.tenant)
         run.updated = time.time()
         run.expires = time.monotonic() + self._ttl

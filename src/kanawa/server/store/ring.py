@@ -103,22 +103,24 @@ class ChunkRing:
 
     def add(self, seq: int, text: bytes, terminal: bool) -> None:
         """Keep a chunk whose ``seq`` is above every kept one (the store checks)."""
-        end = self._ends[-1] + len(text) if self._ends else self._base + len(text)
+        size = len(text)
+        ends = self._ends
+        end = (ends[-1] if ends else self._base) + size
         self._open.append(text)
-        self._open_bytes += len(text)
+        self._open_bytes += size
         self._seqs.append(seq)
-        self._ends.append(end)
+        ends.append(end)
         if terminal:
             self._terminals.append(seq)
-        start = self._start(self._open_index)
-        if terminal or end - start >= BLOCK_BYTES:  # a finished run keeps nothing uncompressed
+        # the open block's texts are the virtual range [end - _open_bytes, end)
+        if terminal or self._open_bytes >= BLOCK_BYTES:  # a finished run keeps nothing uncompressed
             packed = _pack(b"".join(self._open))
-            self._blocks.append((start, end, packed))
+            self._blocks.append((end - self._open_bytes, end, packed))
             self._packed_bytes += len(packed)
             self._open = []
             self._open_bytes = 0
             self._open_index = len(self._seqs)
-        if len(self) > self.cap:
+        if len(self._seqs) - self._head > self.cap:
             self._drop_oldest()
 
     def _start(self, index: int) -> int:
