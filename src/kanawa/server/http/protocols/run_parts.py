@@ -34,6 +34,7 @@ from fastapi import Request
 
 from kanawa.server.http.event_stream import RunEventStream
 from kanawa.server.http.protocols.errors import ProtocolError
+from kanawa.server.http.protocols.framing import RunChunk, typed_chunk
 from kanawa.server.runs.chunks import Chunk
 from kanawa.server.runs.manager import RunManager
 from kanawa.server.settings import ServerSettings
@@ -151,10 +152,8 @@ async def _starts_part(store: RunStore, record: RunRecord, after: int) -> bool:
     return False
 
 
-async def part_chunks(
-    store: RunStore, part: Part, *, until: int | None = None
-) -> AsyncIterator[dict[str, Any]]:
-    """The chunks of ``part`` in order, as JSON objects, up to its ``done`` chunk (waiting for them
+async def part_chunks(store: RunStore, part: Part, *, until: int | None = None) -> AsyncIterator[RunChunk]:
+    """The chunks of ``part`` in order, typed (:mod:`.framing`), up to its ``done`` chunk (waiting for them
     as the run writes them); with ``until``, none after that seq (what is there now, no waiting)."""
     if until is not None and until <= part.after:
         return
@@ -162,7 +161,7 @@ async def part_chunks(
     try:
         async for batch in batches:
             for entry in batch:
-                yield chunk_of(entry)
+                yield typed_chunk(entry)
                 if entry.terminal or (until is not None and entry.seq >= until):
                     return
     except ChunksExpired:
