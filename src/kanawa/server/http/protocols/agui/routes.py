@@ -31,7 +31,7 @@ from fastapi.responses import HTMLResponse
 
 from kanawa.server.http.dependencies import API_ERRORS, BODY_ERRORS, CallerArg
 from kanawa.server.http.page import AGUI_PAGE_HTML, page_response
-from kanawa.server.http.protocols.agui.events import AguiFraming, AguiTranslator, parse_event_id
+from kanawa.server.http.protocols.agui.events import AguiTranslator, parse_event_id
 from kanawa.server.http.protocols.agui.inputs import AguiInput, run_request, state_of, thread_run_id
 from kanawa.server.http.protocols.errors import ProtocolError
 from kanawa.server.http.protocols.opening import held_stream, opened_run, streams_of
@@ -106,9 +106,7 @@ async def run_agent(agent: AgentArg, body: AguiInput, request: Request, who: Cal
             after=part.after,
             state=state_of(body),
         )
-        return opened.hand_over(
-            lambda admitted: part_stream(request, part, AguiFraming(translator), admitted)
-        )
+        return opened.hand_over(lambda admitted: part_stream(request, part, translator, admitted))
 
 
 def _run_id(part: Part) -> str:
@@ -146,11 +144,11 @@ async def resume_run(
     record, part = await owned_part(request, who.tenant, Part(run, point[0]), kind="thread run")
     if point[1] < part.after:
         raise HTTPException(400, "that event id is not one of this run's")
-    translator = AguiTranslator(thread_id=thread_id, run_id=run_id, run=record.run_id, after=part.after)
+    translator = AguiTranslator(
+        thread_id=thread_id, run_id=run_id, run=record.run_id, after=part.after, resume=point
+    )
     with held_stream(streams_of(request), who.tenant, record.run_id) as held:
-        return held.hand_over(
-            lambda admitted: part_stream(request, part, AguiFraming(translator, resume=point), admitted)
-        )
+        return held.hand_over(lambda admitted: part_stream(request, part, translator, admitted))
 
 
 @router.get("/ag-ui/{agent}/page", response_class=HTMLResponse, include_in_schema=False)
