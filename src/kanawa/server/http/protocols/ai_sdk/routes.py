@@ -41,9 +41,10 @@ from kanawa.server.http.protocols.ai_sdk.inputs import (
     tool_outputs,
 )
 from kanawa.server.http.protocols.errors import ProtocolError
+from kanawa.server.http.protocols.framing import DoneChunk, typed_chunk
 from kanawa.server.http.protocols.inputs import split_turn
 from kanawa.server.http.protocols.opening import held_stream, opened_run, streams_of
-from kanawa.server.http.protocols.run_parts import Part, chunk_of, manager_of, part_stream
+from kanawa.server.http.protocols.run_parts import Part, manager_of, part_stream
 from kanawa.server.http.strict_json import StrictJsonRoute
 from kanawa.server.runs.checkpoint import Checkpoint
 from kanawa.server.runs.manager import NotContinuable
@@ -191,8 +192,8 @@ async def _current_part(store: RunStore, record: RunRecord) -> tuple[int, bool]:
             for entry in batch:
                 if entry.terminal:  # a part that ended: the one in progress comes after it
                     start = entry.seq
-                    data = chunk_of(entry).get("data")
-                    continued = isinstance(data, dict) and data.get("status") == "awaiting_tool_output"
+                    done = typed_chunk(entry)
+                    continued = isinstance(done, DoneChunk) and done.status == "awaiting_tool_output"
             if batch and batch[-1].seq >= record.last_seq:
                 break
     except ChunksExpired:  # the answer's start is gone: its stream says so (the framing's error)
