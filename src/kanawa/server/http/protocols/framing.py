@@ -24,10 +24,11 @@ chunk ``type``         class                     hook
 anything else          :class:`OtherChunk`       :meth:`ChunkHooks.on_other`
 =====================  ========================  ==============================================
 
-:class:`ChunkHooks` dispatches a typed chunk to its hook (each class names its own: no lookup by
-string) and leaves out chunks of agents working inside the run (a handoff's target: their data carry
-``depth``) unless the protocol takes that kind from them (:attr:`ChunkHooks.NESTED`). Every hook
-gives nothing by default; a protocol overrides the ones its wire has events for.
+:class:`ChunkHooks` dispatches a typed chunk to its hook (a table from class to hook that each
+subclass builds once, with its own overrides: no lookup by string) and leaves out chunks of agents
+working inside the run (a handoff's target: their data carry ``depth``) unless the protocol takes
+that kind from them (:attr:`ChunkHooks.NESTED`). Every hook gives nothing by default; a protocol
+overrides the ones its wire has events for.
 
 :class:`ChunkFraming` is a hooks class that is also a stream's encoder
 (:class:`~kanawa.server.http.event_stream.RunEventStream`'s ``encode``): it owns the ended state
@@ -65,24 +66,15 @@ class RunChunk:
     nested: bool
     """A chunk of an agent working inside the run (a handoff's target), not of the served agent."""
 
-    def visit(self, hooks: ChunkHooks[E]) -> Sequence[E]:
-        raise NotImplementedError  # every chunk class names its hook
-
 
 @dataclass(frozen=True, slots=True)
 class TextChunk(RunChunk):
     text: str
 
-    def visit(self, hooks: ChunkHooks[E]) -> Sequence[E]:
-        return hooks.on_text(self)
-
 
 @dataclass(frozen=True, slots=True)
 class ReasoningChunk(RunChunk):
     text: str
-
-    def visit(self, hooks: ChunkHooks[E]) -> Sequence[E]:
-        return hooks.on_reasoning(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,17 +84,11 @@ class ToolStartChunk(RunChunk):
     id: str
     name: str
 
-    def visit(self, hooks: ChunkHooks[E]) -> Sequence[E]:
-        return hooks.on_tool_call_start(self)
-
 
 @dataclass(frozen=True, slots=True)
 class ToolArgsChunk(RunChunk):
     id: str
     delta: str
-
-    def visit(self, hooks: ChunkHooks[E]) -> Sequence[E]:
-        return hooks.on_tool_args(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,9 +101,6 @@ class ToolCallChunk(RunChunk):
     name: str
     arguments: str
 
-    def visit(self, hooks: ChunkHooks[E]) -> Sequence[E]:
-        return hooks.on_tool_call(self)
-
 
 @dataclass(frozen=True, slots=True)
 class ToolResultChunk(RunChunk):
@@ -125,9 +108,6 @@ class ToolResultChunk(RunChunk):
     name: str
     content: str
     is_error: bool
-
-    def visit(self, hooks: ChunkHooks[E]) -> Sequence[E]:
-        return hooks.on_tool_result(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,9 +117,6 @@ class FinalChunk(RunChunk):
     step: object
     output: Any
     text: str
-
-    def visit(self, hooks: ChunkHooks[E]) -> Sequence[E]:
-        return hooks.on_final(self)
 
     def answer_text(self, dumps: Callable[[Any], str] = _spaced_json) -> str:
         """The answer as text: its text, else its output (a string as is, anything else as JSON
@@ -152,9 +129,6 @@ class FinalChunk(RunChunk):
 @dataclass(frozen=True, slots=True)
 class UsageChunk(RunChunk):
     usage: dict[str, Any]
-
-    def visit(self, hooks: ChunkHooks[E]) -> Sequence[E]:
-        return hooks.on_usage(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,16 +149,10 @@ class ErrorChunk(RunChunk):
         """``code: message``, as the run wrote them (what a protocol's one error text says)."""
         return f"{self.data.get('code')}: {self.data.get('message')}"
 
-    def visit(self, hooks: ChunkHooks[E]) -> Sequence[E]:
-        return hooks.on_error(self)
-
 
 @dataclass(frozen=True, slots=True)
 class DoneChunk(RunChunk):
     status: str
-
-    def visit(self, hooks: ChunkHooks[E]) -> Sequence[E]:
-        return hooks.on_done(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,16 +162,10 @@ class HandoffChunk(RunChunk):
     target: str
     started: bool
 
-    def visit(self, hooks: ChunkHooks[E]) -> Sequence[E]:
-        return hooks.on_handoff(self)
-
 
 @dataclass(frozen=True, slots=True)
 class ApprovalChunk(RunChunk):
     calls: list[Any]
-
-    def visit(self, hooks: ChunkHooks[E]) -> Sequence[E]:
-        return hooks.on_approval(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,9 +174,6 @@ class OtherChunk(RunChunk):
 
     type: str
     data: object
-
-    def visit(self, hooks: ChunkHooks[E]) -> Sequence[E]:
-        return hooks.on_other(self)
 
 
 def _text(data: Mapping[str, Any], key: str, default: str = "") -> str:
@@ -315,11 +274,37 @@ class ChunkHooks(Generic[E]):
     """The chunk classes taken from agents working inside the run too (others of theirs are left
     out: only the served agent's answer is the protocol's)."""
 
+    _HOOKS: ClassVar[dict[type[RunChunk], Callable[[Any, Any], Sequence[Any]]]]
+    """Each chunk class's hook, as this class has it (:meth:`__init_subclass__`)."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._bind_hooks()
+
+    @classmethod
+    def _bind_hooks(cls) -> None:
+        cls._HOOKS = {
+            TextChunk: cls.on_text,
+            ReasoningChunk: cls.on_reasoning,
+            ToolStartChunk: cls.on_tool_call_start,
+            ToolArgsChunk: cls.on_tool_args,
+            ToolCallChunk: cls.on_tool_call,
+            ToolResultChunk: cls.on_tool_result,
+            FinalChunk: cls.on_final,
+            UsageChunk: cls.on_usage,
+            ErrorChunk: cls.on_error,
+            DoneChunk: cls.on_done,
+            HandoffChunk: cls.on_handoff,
+            ApprovalChunk: cls.on_approval,
+            OtherChunk: cls.on_other,
+        }
+
     def feed(self, chunk: RunChunk) -> Sequence[E]:
-        """The events ``chunk`` becomes."""
+        """The events ``chunk`` becomes: its class's hook's."""
         if chunk.nested and type(chunk) not in self.NESTED:
             return ()
-        return chunk.visit(self)
+        events: Sequence[E] = self._HOOKS[type(chunk)](self, chunk)
+        return events
 
     def on_text(self, chunk: TextChunk) -> Sequence[E]:
         return ()
@@ -359,6 +344,9 @@ class ChunkHooks(Generic[E]):
 
     def on_other(self, chunk: OtherChunk) -> Sequence[E]:
         return ()
+
+
+ChunkHooks._bind_hooks()
 
 
 class ChunkFraming(ChunkHooks[E]):

@@ -258,20 +258,11 @@ class ResponseTranslator(ChunkFraming[Event]):
             item["content"].append(part)
             events += [
                 added,
-                {
-                    "type": "response.content_part.added",
-                    "item_id": item["id"],
-                    "output_index": self._message,
-                    "content_index": 0,
-                    "part": copy.deepcopy(part),
-                },
+                _part_event(
+                    "response.content_part.added", item, self._message, "content", part=copy.deepcopy(part)
+                ),
             ]
-            head = {
-                "type": "response.output_text.delta",
-                "item_id": item["id"],
-                "output_index": self._message,
-                "content_index": 0,
-            }
+            head = _part_event("response.output_text.delta", item, self._message, "content")
             self._prefix = (
                 b"event: response.output_text.delta\ndata: " + JSON.encode(head)[:-1].encode() + b',"delta":'
             )
@@ -302,21 +293,8 @@ class ResponseTranslator(ChunkFraming[Event]):
         part = item["content"][0]
         return [
             *events,
-            {
-                "type": "response.output_text.done",
-                "item_id": item["id"],
-                "output_index": index,
-                "content_index": 0,
-                "text": part["text"],
-                "logprobs": [],
-            },
-            {
-                "type": "response.content_part.done",
-                "item_id": item["id"],
-                "output_index": index,
-                "content_index": 0,
-                "part": copy.deepcopy(part),
-            },
+            _part_event("response.output_text.done", item, index, "content", text=part["text"], logprobs=[]),
+            _part_event("response.content_part.done", item, index, "content", part=copy.deepcopy(part)),
             self._item_done(index),
         ]
 
@@ -332,24 +310,14 @@ class ResponseTranslator(ChunkFraming[Event]):
             item["summary"].append(part)
             events += [
                 added,
-                {
-                    "type": "response.reasoning_summary_part.added",
-                    "item_id": item["id"],
-                    "output_index": self._reasoning,
-                    "summary_index": 0,
-                    "part": dict(part),
-                },
+                _part_event(
+                    "response.reasoning_summary_part.added", item, self._reasoning, "summary", part=dict(part)
+                ),
             ]
         item = self.output[self._reasoning]
         self._texts.append(text)
         events.append(
-            {
-                "type": "response.reasoning_summary_text.delta",
-                "item_id": item["id"],
-                "output_index": self._reasoning,
-                "summary_index": 0,
-                "delta": text,
-            }
+            _part_event("response.reasoning_summary_text.delta", item, self._reasoning, "summary", delta=text)
         )
         return events
 
@@ -362,20 +330,8 @@ class ResponseTranslator(ChunkFraming[Event]):
         item = self.output[index]
         part = item["summary"][0]
         return [
-            {
-                "type": "response.reasoning_summary_text.done",
-                "item_id": item["id"],
-                "output_index": index,
-                "summary_index": 0,
-                "text": part["text"],
-            },
-            {
-                "type": "response.reasoning_summary_part.done",
-                "item_id": item["id"],
-                "output_index": index,
-                "summary_index": 0,
-                "part": dict(part),
-            },
+            _part_event("response.reasoning_summary_text.done", item, index, "summary", text=part["text"]),
+            _part_event("response.reasoning_summary_part.done", item, index, "summary", part=dict(part)),
             self._item_done(index),
         ]
 
@@ -430,6 +386,12 @@ class ResponseTranslator(ChunkFraming[Event]):
             return [*events, {"type": "response.failed", "response": self.snapshot()}]
         self.status = "cancelled" if status == "cancelled" else "incomplete"
         return [*events, {"type": "response.incomplete", "response": self.snapshot()}]
+
+
+def _part_event(kind: str, item: dict[str, Any], index: int, slot: str, **fields: Any) -> dict[str, Any]:
+    """An event about part 0 of output item ``item`` (at ``index``): ``slot`` is ``content`` for a
+    message, ``summary`` for a reasoning item."""
+    return {"type": kind, "item_id": item["id"], "output_index": index, f"{slot}_index": 0, **fields}
 
 
 def sse_event(event: Event, sequence: int) -> bytes:
