@@ -35,6 +35,7 @@ from fastapi import Request
 from kanawa.server.http.event_stream import RunEventStream
 from kanawa.server.http.protocols.errors import ProtocolError
 from kanawa.server.http.protocols.framing import RunChunk, typed_chunk
+from kanawa.server.http.resume import stored_terminal
 from kanawa.server.runs.manager import RunManager
 from kanawa.server.settings import ServerSettings
 from kanawa.server.store.base import ChunksExpired, Entry, RunRecord, RunStore
@@ -130,16 +131,7 @@ async def _starts_part(store: RunStore, record: RunRecord, after: int) -> bool:
         return True
     if after > record.last_seq:
         return False
-    batches = store.read_batches(record.run_id, after=after - 1)
-    try:
-        async for batch in batches:
-            return any(entry.seq == after and entry.terminal for entry in batch)
-    except ChunksExpired:
-        return False
-    finally:
-        with contextlib.suppress(Exception):
-            await batches.aclose()  # type: ignore[attr-defined]
-    return False
+    return await stored_terminal(store, record.run_id, after) is True  # gone: no such part now
 
 
 async def part_chunks(store: RunStore, part: Part, *, until: int | None = None) -> AsyncIterator[RunChunk]:

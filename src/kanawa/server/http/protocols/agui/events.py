@@ -145,8 +145,8 @@ class AguiTranslator(ChunkFraming[BaseEvent]):
         resume: EventId | None = None,
     ) -> None:
         super().__init__()
-        self.thread_id = thread_id
-        self.run_id = run_id
+        self.thread_id, self.run_id = thread_id, run_id
+        """The AG-UI thread and run, as the run's first and last events name them."""
         self.run = run
         """The kanawa run (message ids are made from it and a chunk's seq)."""
         self.after = after
