@@ -5,8 +5,8 @@ Behind ``kanawa serve`` a call is a run like ``POST /v1/runs`` starts: owned by 
 counted against its run and stream caps and its budgets, its chunks in the run store (in Redis with
 ``KANAWA_REDIS_URL``, on a Celery worker in Celery mode), visible at ``/v1/runs/{id}``. The call reads
 the run's chunks as they are stored and tells the host about them (``notifications/progress``, the
-same messages as over stdio, text deltas joined and sent at most every :data:`PROGRESS_INTERVAL`:
-:func:`~kanawa.mcp_server.progress.batch_progress`); the run's ``done``
+same messages as over stdio, text deltas joined and sent at most every :data:`PROGRESS_INTERVAL`,
+a tool call told when the model starts it: :class:`~.progress.McpProgress`); the run's ``done``
 chunk ends the call. A call that is cancelled — ``notifications/cancelled``, or the response stream
 closed on protocol 2026-07-28 — cancels the run through the manager, on whichever process runs it.
 
