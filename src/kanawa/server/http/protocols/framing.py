@@ -190,7 +190,7 @@ def _delta(agent: str, seq: int, nested: bool, data: Mapping[str, Any]) -> RunCh
 
 
 def _arguments(value: object) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return value if isinstance(value, str) else _spaced_json(value)
 
 
 def _calls(value: object) -> list[Any]:
