@@ -122,14 +122,19 @@ def test_each_chunk_reaches_its_hook_and_nothing_is_framed_after_the_end() -> No
     assert first == b"<1 text Hel>"  # no message open yet: typed and fed
     assert framing([_entry(2, "delta", {"text": "lo"}, sourced=True)]) == b"<fast 2 lo>"
     assert framing([_entry(3, "delta", {"text": "!"}, sourced=False)]) == b"<3 text !>"  # read back
-    batch = [
-        _entry(4, "tool_call_start", {"index": 0, "id": "c", "name": "look"}, sourced=True),
+    behind = [  # a client behind the head: the writer's text deltas are still framed from the template
+        _entry(4, "delta", {"text": "a"}, sourced=True),
         _entry(5, "delta", {"text": "inside", "depth": 1}, sourced=True, agent="b"),  # left out
-        _entry(6, "handoff_start", {"source": "a", "target": "b", "depth": 1}, sourced=True),  # taken
-        _entry(7, "usage", {"input_tokens": 1}, sourced=True),  # no hook: nothing
-        _entry(8, "done", {"status": "completed"}, sourced=True),
-        _entry(9, "delta", {"text": "after"}, sourced=True),
+        _entry(6, "delta", {"text": "c"}, sourced=True),
     ]
-    assert framing(batch) == b"<4 start look><6 handoff b True><8 done completed><end>"
+    assert framing(behind) == b"<fast 4 a><fast 6 c>"
+    batch = [
+        _entry(7, "tool_call_start", {"index": 0, "id": "c", "name": "look"}, sourced=True),
+        _entry(8, "handoff_start", {"source": "a", "target": "b", "depth": 1}, sourced=True),  # taken
+        _entry(9, "usage", {"input_tokens": 1}, sourced=True),  # no hook: nothing
+        _entry(10, "done", {"status": "completed"}, sourced=True),
+        _entry(11, "delta", {"text": "after"}, sourced=True),
+    ]
+    assert framing(batch) == b"<7 start look><8 handoff b True><10 done completed><end>"
     assert framing.ended
-    assert framing([_entry(10, "delta", {"text": "late"}, sourced=True)]) == b""
+    assert framing([_entry(12, "delta", {"text": "late"}, sourced=True)]) == b""

@@ -395,10 +395,16 @@ class ChunkFraming(ChunkHooks[E]):
                         if frame is not None:
                             return frame
         out = []
-        for entry in entries:
-            events = self.feed(typed_chunk(entry))
-            if events:
-                out.append(self.frames(entry.seq, events))
+        more_text = self.more_text
+        for entry in entries:  # a batch behind the head: each text delta the writer made still framed at once
+            text = text_delta(entry)
+            frame = None if text is None else more_text(text, entry.seq)
+            if frame is not None:
+                out.append(frame)
+            else:
+                events = self.feed(typed_chunk(entry))
+                if events:
+                    out.append(self.frames(entry.seq, events))
             if entry.terminal:
                 self.ended = True
                 out.append(self.closing())
