@@ -13,7 +13,8 @@ from kanawa.llm.testing import FunctionLLM
 from kanawa.llm.testing.models import ModelRequest, Script
 from kanawa.loop.config import AgentConfiguration
 from kanawa.mcp_server import AgentToolset, UnknownAgentToolError
-from kanawa.mcp_server.progress import batch_progress
+from kanawa.server.http.protocols.framing import typed_dict
+from kanawa.server.http.protocols.mcp.progress import McpProgress, Outcome
 from kanawa.tools.messages import EXECUTION_ERROR_MESSAGE
 from kanawa.types import AssistantMessage, ToolCall
 
@@ -113,7 +114,7 @@ def test_progress_from_chunks_that_arrived_together_joins_one_agents_text() -> N
         chunk("trace", name="llm_call"),
         chunk("done", status="completed"),
     ]
-    assert batch_progress(chunks, top_agent="boss") == [
+    assert _progress(chunks, top_agent="boss") == [
         "Hello",
         "calling look_up",
         "look_up failed",
@@ -122,3 +123,32 @@ def test_progress_from_chunks_that_arrived_together_joins_one_agents_text() -> N
         "back from helper",
         " again",
     ]
+
+
+def test_a_tool_call_is_told_when_it_starts_and_not_again_when_it_is_recorded() -> None:
+    def chunk(kind: str, **data: object) -> dict[str, Any]:
+        return {"type": kind, "agent": "boss", "data": data}
+
+    chunks = [
+        chunk("delta", text="Let me look."),
+        chunk("tool_call_start", index=0, id="c1", name="look_up"),
+        chunk("tool_call_delta", index=0, id="c1", delta="{}"),
+    ]
+    assert _progress(chunks, top_agent="boss") == ["Let me look.", "calling look_up"]
+    recorded = [
+        chunk("tool_call", step=1, id="c1", name="look_up", arguments="{}"),
+        chunk("tool_response", step=1, call_id="c1", name="look_up", content="notes", is_error=False),
+    ]
+    assert _progress([*chunks, *recorded], top_agent="boss") == [
+        "Let me look.",
+        "calling look_up",
+        "look_up answered",
+    ]
+
+
+def _progress(chunks: list[dict[str, Any]], *, top_agent: str) -> list[str]:
+    """The messages of chunks that arrived together, as an MCP call over HTTP reports them."""
+    progress = McpProgress(top_agent, Outcome())
+    for seq, chunk in enumerate(chunks, 1):
+        progress.take(typed_dict({**chunk, "seq": seq}))
+    return progress.messages()

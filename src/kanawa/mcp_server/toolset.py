@@ -146,13 +146,14 @@ class AgentToolset:
         if not isinstance(text, str):
             return text
         answer: list[str] = []  # the agent's text, every step's (answer_text)
+        announced: set[str] = set()  # calls told at their start (progress_message)
         try:
             run = self._start(entry.agent, text)
             async for event in run:
                 if isinstance(event, TextDelta):  # the agent's own: a handed-off one's come nested
                     answer.append(event.text)
                 if report is not None:
-                    message = progress_message(event)
+                    message = progress_message(event, announced)
                     if message is not None:
                         await report(message)
             result = run.result

@@ -20,6 +20,7 @@ from ag_ui_validate.pytest_plugin import assert_valid_agui, assert_valid_agui_en
 
 from kanawa.server.http.app import create_app
 from kanawa.server.http.protocols.agui.events import ENCODER, AguiTranslator, json_patch
+from kanawa.server.http.protocols.framing import typed_dict
 from tests.server.conftest import LiveServer, settings_for
 from tests.server.protocols.agui_agents import FRONTEND_TOOL, STORY, agents
 from tests.server.protocols.agui_sse import AguiEvent, parse, post, read, run_input, user
@@ -339,7 +340,7 @@ def test_a_text_delta_framed_from_the_template_is_what_the_encoder_writes(text: 
     from ag_ui.core import TextMessageContentEvent
 
     translator = AguiTranslator(thread_id="t", run_id="r", run="f" * 32, after=4)
-    translator.feed({"type": "delta", "data": {"text": "first"}}, 5)
+    translator.feed(typed_dict({"type": "delta", "data": {"text": "first"}, "seq": 5}))
     framed = translator.more_text(text, 6)
     expected = ENCODER.encode(TextMessageContentEvent(message_id=f"{'f' * 32}_5", delta=text))
     assert framed == b"id: 4:6:0\n" + expected.encode()

@@ -5,8 +5,8 @@ written out gives, and a snapshot taken mid-message holds the text so far."""
 from __future__ import annotations
 
 import json
-from typing import Any
 
+from kanawa.server.http.protocols.framing import RunChunk, typed_dict
 from kanawa.server.http.protocols.openai.chat import ChatTranslator, _data
 from kanawa.server.http.protocols.openai.response_events import ResponseTranslator, sse_event
 from kanawa.server.http.protocols.run_parts import Part
@@ -15,7 +15,7 @@ from kanawa.server.runs.chunks import Chunk
 RUN = "ab" * 16
 
 
-def chunks() -> list[dict[str, Any]]:
+def chunks() -> list[RunChunk]:
     made = [
         Chunk("a", "delta", {"reasoning": "think "}, 0.0),
         Chunk("a", "delta", {"text": 'say "hi" '}, 0.0),
@@ -29,12 +29,12 @@ def chunks() -> list[dict[str, Any]]:
         Chunk("a", "usage", {"input_tokens": 3, "output_tokens": 4}, 0.0),
         Chunk("a", "done", {"status": "completed"}, 0.0),
     ]
-    return [json.loads(chunk.encode(seq)) for seq, chunk in enumerate(made, 1)]
+    return [typed_dict(json.loads(chunk.encode(seq))) for seq, chunk in enumerate(made, 1)]
 
 
 def responses_stream() -> list[bytes]:
     translator = ResponseTranslator(Part(RUN), model="a", created=0)
-    events = translator.opening() + [event for chunk in chunks() for event in translator.feed(chunk)]
+    events = translator.opening_events() + [event for chunk in chunks() for event in translator.feed(chunk)]
     return [sse_event(event, seq) for seq, event in enumerate(events)]
 
 

@@ -42,19 +42,25 @@ async def resume_point(store: RunStore, record: RunRecord, start: int) -> Resume
 
 
 async def _is_terminal(store: RunStore, run_id: str, seq: int) -> bool:
-    """Whether the stored chunk ``seq`` (the run's last) is its terminal ``done`` chunk."""
+    """Whether the stored chunk ``seq`` (the run's last) is its terminal ``done`` chunk; when even
+    that chunk is gone, the memory budget evicted the ended run's chunks and nothing will be added to
+    it: it counts as the end."""
+    return await stored_terminal(store, run_id, seq) is not False
+
+
+async def stored_terminal(store: RunStore, run_id: str, seq: int) -> bool | None:
+    """Whether the run's stored chunk ``seq`` is a terminal ``done`` chunk; ``None`` when the
+    chunks there are no longer kept."""
     batches = store.read_batches(run_id, after=seq - 1)
     try:
         async for batch in batches:
             return any(entry.seq == seq and entry.terminal for entry in batch)
     except ChunksExpired:
-        # even its last chunk is gone: the memory budget evicted the ended run's chunks, and
-        # nothing will be added to it
-        return True
+        return None
     finally:
         with contextlib.suppress(Exception):
             await batches.aclose()  # type: ignore[attr-defined]
     return False
 
 
-__all__ = ["ENDED", "MAX_SEQ", "ResumePoint", "resume_point"]
+__all__ = ["ENDED", "MAX_SEQ", "ResumePoint", "resume_point", "stored_terminal"]

@@ -17,7 +17,7 @@ timeout, keep-alive comments, stream caps and shutdown are the same for every pr
 the writer hands over carry the chunk they were encoded from (:attr:`Entry.source
 <kanawa.server.store.base.Entry.source>`), so a stream at the head of its run never parses the JSON
 it was just given; chunks read back from the store (a resume, a client behind, another process's
-run) are parsed.
+run) are parsed — either way once, into typed chunks (:mod:`.framing`).
 """
 
 from __future__ import annotations
@@ -34,7 +34,8 @@ from fastapi import Request
 
 from kanawa.server.http.event_stream import RunEventStream
 from kanawa.server.http.protocols.errors import ProtocolError
-from kanawa.server.runs.chunks import Chunk
+from kanawa.server.http.protocols.framing import RunChunk, typed_chunk
+from kanawa.server.http.resume import stored_terminal
 from kanawa.server.runs.manager import RunManager
 from kanawa.server.settings import ServerSettings
 from kanawa.server.store.base import ChunksExpired, Entry, RunRecord, RunStore
@@ -70,9 +71,10 @@ def manager_of(request: Request) -> RunManager:
 
 
 class Framing(Protocol):
-    """How one OpenAI stream turns its part's chunks into its wire bytes (state per stream: its
-    sequence numbers, its open items). The stream is a :class:`RunEventStream` like kanawa's own, so
-    while the client keeps up the run's writer sends each batch's frames itself (:mod:`..direct`)."""
+    """How one protocol's stream turns its part's chunks into its wire bytes (state per stream: its
+    sequence numbers, its open items) — every protocol's is a :class:`~.framing.ChunkFraming`. The
+    stream is a :class:`RunEventStream` like kanawa's own, so while the client keeps up the run's
+    writer sends each batch's frames itself (:mod:`..direct`)."""
 
     def opening(self) -> bytes:
         """The events before the first chunk (sent with the headers)."""
@@ -108,16 +110,6 @@ def part_stream(
     )
 
 
-def chunk_of(entry: Entry) -> dict[str, Any]:
-    """An entry's chunk as the JSON object its text is: built from the writer's own chunk when the
-    run writes in this process (what a stream at the head gets), parsed from the text otherwise."""
-    source = entry.source
-    if isinstance(source, Chunk):
-        return {"agent": source.agent, "type": source.type, "data": source.data, "seq": entry.seq}
-    chunk: dict[str, Any] = json.loads(entry.text)
-    return chunk
-
-
 async def owned_part(
     request: Request, tenant: str, part: Part | None, *, kind: str = "response"
 ) -> tuple[RunRecord, Part]:
@@ -139,22 +131,11 @@ async def _starts_part(store: RunStore, record: RunRecord, after: int) -> bool:
         return True
     if after > record.last_seq:
         return False
-    batches = store.read_batches(record.run_id, after=after - 1)
-    try:
-        async for batch in batches:
-            return any(entry.seq == after and entry.terminal for entry in batch)
-    except ChunksExpired:
-        return False
-    finally:
-        with contextlib.suppress(Exception):
-            await batches.aclose()  # type: ignore[attr-defined]
-    return False
+    return await stored_terminal(store, record.run_id, after) is True  # gone: no such part now
 
 
-async def part_chunks(
-    store: RunStore, part: Part, *, until: int | None = None
-) -> AsyncIterator[dict[str, Any]]:
-    """The chunks of ``part`` in order, as JSON objects, up to its ``done`` chunk (waiting for them
+async def part_chunks(store: RunStore, part: Part, *, until: int | None = None) -> AsyncIterator[RunChunk]:
+    """The chunks of ``part`` in order, typed (:mod:`.framing`), up to its ``done`` chunk (waiting for them
     as the run writes them); with ``until``, none after that seq (what is there now, no waiting)."""
     if until is not None and until <= part.after:
         return
@@ -162,7 +143,7 @@ async def part_chunks(
     try:
         async for batch in batches:
             for entry in batch:
-                yield chunk_of(entry)
+                yield typed_chunk(entry)
                 if entry.terminal or (until is not None and entry.seq >= until):
                     return
     except ChunksExpired:
@@ -170,20 +151,6 @@ async def part_chunks(
     finally:
         with contextlib.suppress(Exception):
             await batches.aclose()  # type: ignore[attr-defined]
-
-
-def text_delta(entry: Entry) -> str | None:
-    """The text of a text delta of the served agent that the writer handed over itself — the one
-    chunk a stream has thousands of, which a protocol frames without translating a chunk object —
-    or ``None`` for any other entry (one read back from the store included)."""
-    source = entry.source
-    if type(source) is Chunk and source.type == "delta":
-        data = source.data
-        if type(data) is dict and len(data) == 1:  # a nested agent's delta also has its depth
-            text = data.get("text")
-            if type(text) is str:
-                return text
-    return None
 
 
 def usage_counts(usage: dict[str, Any] | None) -> tuple[int, int, int, int]:
@@ -198,24 +165,14 @@ def usage_counts(usage: dict[str, Any] | None) -> tuple[int, int, int, int]:
     )
 
 
-def top_level(chunk: dict[str, Any]) -> bool:
-    """A chunk of the served agent itself, not of an agent working inside its run (a handoff's
-    chunks carry ``depth``): only the served agent's answer is the response's."""
-    data = chunk.get("data")
-    return not (isinstance(data, dict) and "depth" in data)
-
-
 __all__ = [
     "JSON",
     "Framing",
     "Part",
-    "chunk_of",
     "json_string",
     "manager_of",
     "owned_part",
     "part_chunks",
     "part_stream",
-    "text_delta",
-    "top_level",
     "usage_counts",
 ]

@@ -25,9 +25,16 @@ from a2a.types.a2a_pb2 import StreamResponse, Task, TaskState, TaskStatus, TaskS
 from google.protobuf.json_format import MessageToDict
 
 from kanawa.server.http.protocols.a2a.tasks import ARTIFACT_ID, TaskText, agent_message
-from kanawa.server.http.protocols.run_parts import JSON, chunk_of, json_string, text_delta
-from kanawa.server.runs.chunks import Chunk
-from kanawa.server.store.base import ChunksExpired, Entry
+from kanawa.server.http.protocols.framing import (
+    ApprovalChunk,
+    ChunkFraming,
+    DoneChunk,
+    ErrorChunk,
+    FinalChunk,
+    TextChunk,
+)
+from kanawa.server.http.protocols.run_parts import JSON, json_string
+from kanawa.server.store.base import ChunksExpired
 
 RpcId = str | int | None
 """A JSON-RPC request id (echoed in every event of its stream)."""
@@ -80,9 +87,10 @@ CURRENT: Final = Current()
 """A2A 1.0's dialect."""
 
 
-class TaskFraming:
-    """The frames of one task's stream (its state: whether the answer's artifact exists yet, and what
-    the chunks said so far for the final status).
+class TaskFraming(ChunkFraming[str]):
+    """The frames of one task's stream (a :class:`~..framing.ChunkFraming`; its state: whether the
+    answer's artifact exists yet, and what the chunks said so far for the final status, gathered by
+    a :class:`~.tasks.TaskText`).
 
     ``opening`` is the first event (the task as the client should start from); ``answered`` says
     whether the artifact already has text (a snapshot with text, or a resume after a seq), so the
@@ -110,6 +118,7 @@ class TaskFraming:
         answered: bool,
         dialect: Dialect = CURRENT,
     ) -> None:
+        super().__init__()
         self._rpc_id = rpc_id
         self._task_id = task_id
         self._context_id = context_id
@@ -129,38 +138,38 @@ class TaskFraming:
             return b""
         return b"data: " + self._dialect.event(self._rpc_id, self._opening).encode() + b"\r\n\r\n"
 
-    def __call__(self, entries: Sequence[Entry]) -> bytes:
-        if len(entries) == 1:  # the common batch: one text delta the writer just made (text_delta inlined)
-            entry = entries[0]
-            source = entry.source
-            if type(source) is Chunk and source.type == "delta":
-                data = source.data
-                if type(data) is dict and len(data) == 1:
-                    text = data.get("text")
-                    if type(text) is str:
-                        head, tail = self._next
-                        self._next = self._append
-                        self._streamed = True
-                        return f"id: {entry.seq}\r\ndata: {head}{json_string(text)}{tail}\r\n\r\n".encode()
-        frames: list[str] = []
-        for entry in entries:
-            text = text_delta(entry)
-            if text is None:
-                chunk = chunk_of(entry)
-                text = self._text.add(chunk)
-                if chunk.get("type") == "done":
-                    frames.append(self._final(entry.seq))
-                    continue
-                if text is None:
-                    if chunk.get("type") == "final" and not self._streamed and self._text.final:
-                        text = self._text.final  # a model that streamed no deltas: its answer at once
-                    else:
-                        continue
-            self._streamed = True
-            frames.append(self._answer(entry.seq, text))
-        return "".join(frames).encode()
+    def more_text(self, text: str, seq: int) -> bytes | None:
+        head, tail = self._next
+        self._next = self._append
+        self._streamed = True
+        return f"id: {seq}\r\ndata: {head}{json_string(text)}{tail}\r\n\r\n".encode()
+
+    def frames(self, seq: int, events: Sequence[str]) -> bytes:
+        return "".join(events).encode()
+
+    # the hooks: the answer's text, and what the final status says ---------------------------------
+
+    def on_text(self, chunk: TextChunk) -> tuple[str, ...]:
+        return (self._answer(chunk.seq, chunk.text),) if chunk.text else ()
+
+    def on_final(self, chunk: FinalChunk) -> tuple[str, ...]:
+        self._text.feed(chunk)
+        if self._streamed or not self._text.final:
+            return ()
+        return (self._answer(chunk.seq, self._text.final),)  # a model that streamed no deltas: at once
+
+    def on_error(self, chunk: ErrorChunk) -> Sequence[str]:
+        return self._text.feed(chunk)  # the status message's reason (no answer text)
+
+    def on_approval(self, chunk: ApprovalChunk) -> Sequence[str]:
+        return self._text.feed(chunk)  # the calls the status lists (no answer text)
+
+    def on_done(self, chunk: DoneChunk) -> tuple[str, ...]:
+        self._text.feed(chunk)
+        return (self._final(chunk.seq),)
 
     def _answer(self, seq: int, text: str) -> str:
+        self._streamed = True
         head, tail = self._next
         self._next = self._append
         return f"id: {seq}\r\ndata: {head}{json_string(text)}{tail}\r\n\r\n"

@@ -26,12 +26,20 @@ import json
 import re
 import uuid
 from collections.abc import Iterable, Sequence
-from typing import Any, Final
+from typing import Final
 
 from a2a.types.a2a_pb2 import Artifact, Message, Part, Role, Task, TaskState, TaskStatus
 from google.protobuf.json_format import MessageToDict
 
-from kanawa.server.http.protocols.run_parts import chunk_of, top_level
+from kanawa.server.http.protocols.framing import (
+    ApprovalChunk,
+    ChunkHooks,
+    DoneChunk,
+    ErrorChunk,
+    FinalChunk,
+    TextChunk,
+    typed_chunk,
+)
 from kanawa.server.store.base import ChunksExpired, RunRecord, RunStatus, RunStore
 
 ARTIFACT_ID: Final = "answer"
@@ -86,8 +94,9 @@ def approval_text(calls: object) -> str:
     )
 
 
-class TaskText:
-    """What a task's chunks say, gathered in order: the answer's text, the run's error, the calls
+class TaskText(ChunkHooks[str]):
+    """What a task's chunks say (a :class:`~..framing.ChunkHooks` whose hooks give the answer text
+    a chunk adds), gathered in order: the answer's text, the run's error, the calls
     waiting for approval, and the state of the last ``done`` chunk.
 
     With ``limit``, the answer keeps its first ``limit`` characters only (``truncated`` tells that
@@ -115,31 +124,30 @@ class TaskText:
         self.kept += len(text)
         return text
 
-    def add(self, chunk: dict[str, Any]) -> str | None:
-        """Take one chunk in; the answer text it adds, if any."""
-        kind = chunk.get("type")
-        data = chunk.get("data")
-        if not isinstance(data, dict) or not top_level(chunk):
-            return None
-        if kind == "delta":
-            text = data.get("text")
-            if isinstance(text, str) and text:
-                kept = self._keep(text)
-                if kept:
-                    self.answer.append(kept)
-                return kept or None
-        elif kind == "final":
-            text = data.get("text")
-            self.final = text if isinstance(text, str) else ""
-            if self.limit is not None and len(self.final) > self.limit:
-                self.final, self.truncated = self.final[: self.limit], True
-        elif kind == "error":
-            self.error = str(data.get("message") or data.get("code") or "the run failed")
-        elif kind == "approval_required":
-            self.calls = data.get("calls")
-        elif kind == "done":
-            self.state = DONE_STATE.get(str(data.get("status")), TaskState.TASK_STATE_COMPLETED)
-        return None
+    def on_text(self, chunk: TextChunk) -> tuple[str, ...]:
+        kept = self._keep(chunk.text) if chunk.text else ""
+        if kept:
+            self.answer.append(kept)
+            return (kept,)
+        return ()
+
+    def on_final(self, chunk: FinalChunk) -> tuple[str, ...]:
+        self.final = chunk.text
+        if self.limit is not None and len(self.final) > self.limit:
+            self.final, self.truncated = self.final[: self.limit], True
+        return ()
+
+    def on_error(self, chunk: ErrorChunk) -> tuple[str, ...]:
+        self.error = str(chunk.data.get("message") or chunk.data.get("code") or "the run failed")
+        return ()
+
+    def on_approval(self, chunk: ApprovalChunk) -> tuple[str, ...]:
+        self.calls = chunk.calls
+        return ()
+
+    def on_done(self, chunk: DoneChunk) -> tuple[str, ...]:
+        self.state = DONE_STATE.get(chunk.status, TaskState.TASK_STATE_COMPLETED)
+        return ()
 
     def text(self) -> str:
         """The answer: its streamed deltas, or the final text of a model that streamed none."""
@@ -191,7 +199,7 @@ async def read_text(store: RunStore, run_id: str, *, until: int, text: TaskText 
         try:
             async for batch in batches:
                 for entry in batch:
-                    text.add(chunk_of(entry))
+                    text.feed(typed_chunk(entry))
                     after = entry.seq
                     if entry.seq >= until or (text.truncated and not text.needs_rest):
                         return text

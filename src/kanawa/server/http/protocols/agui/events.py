@@ -46,10 +46,9 @@ without building an event object.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from ag_ui.core import (
     BaseEvent,
@@ -74,8 +73,21 @@ from ag_ui.core import (
 )
 from ag_ui.encoder import EventEncoder
 
-from kanawa.server.http.protocols.run_parts import chunk_of, json_string, text_delta, top_level
-from kanawa.server.store.base import ChunksExpired, Entry
+from kanawa.server.http.protocols.framing import (
+    ChunkFraming,
+    DoneChunk,
+    ErrorChunk,
+    FinalChunk,
+    HandoffChunk,
+    RunChunk,
+    TextChunk,
+    ToolArgsChunk,
+    ToolCallChunk,
+    ToolResultChunk,
+    ToolStartChunk,
+)
+from kanawa.server.http.protocols.run_parts import json_string
+from kanawa.server.store.base import ChunksExpired
 
 ENCODER: Final = EventEncoder()
 _EVENT_ID: Final = re.compile(r"^(?P<part>[0-9]{1,18}):(?P<seq>[0-9]{1,18}):(?P<k>[0-9]{1,6})$")
@@ -115,17 +127,32 @@ def _pointer(key: str) -> str:
     return str(key).replace("~", "~0").replace("/", "~1")
 
 
-class AguiTranslator:
-    """One AG-UI run's events from its part's chunks (module docstring)."""
+class AguiTranslator(ChunkFraming[BaseEvent]):
+    """One AG-UI run's events from its part's chunks (module docstring), framed with their ids;
+    those up to ``resume`` (a reconnect's ``Last-Event-ID``) left out."""
 
-    def __init__(self, *, thread_id: str, run_id: str, run: str, after: int, state: Any = None) -> None:
-        self.thread_id = thread_id
-        self.run_id = run_id
+    NESTED: ClassVar[frozenset[type[RunChunk]]] = frozenset({HandoffChunk, DoneChunk, ErrorChunk})
+    """A handoff is a step whoever makes it, and a nested agent's error is the run's."""
+
+    def __init__(
+        self,
+        *,
+        thread_id: str,
+        run_id: str,
+        run: str,
+        after: int,
+        state: Any = None,
+        resume: EventId | None = None,
+    ) -> None:
+        super().__init__()
+        self.thread_id, self.run_id = thread_id, run_id
+        """The AG-UI thread and run, as the run's first and last events name them."""
         self.run = run
         """The kanawa run (message ids are made from it and a chunk's seq)."""
         self.after = after
         self.state = state
         """The input's state (``None``: not known, or none)."""
+        self.resume = resume
         self.message: str | None = None
         """The text message open now."""
         self.spoke = False
@@ -140,67 +167,82 @@ class AguiTranslator:
         self.output: Any = None
         self._text_frame = b""
 
-    # -- the events of one chunk ------------------------------------------------------------------
+    # -- the stream ---------------------------------------------------------------------------------
 
-    def opening(self) -> list[BaseEvent]:
+    def opening_events(self) -> list[BaseEvent]:
         started: list[BaseEvent] = [RunStartedEvent(thread_id=self.thread_id, run_id=self.run_id)]
         if self.state is not None:
             started.append(StateSnapshotEvent(snapshot=self.state))
         return started
 
-    def feed(self, chunk: dict[str, Any], seq: int) -> list[BaseEvent]:
-        kind = chunk.get("type")
-        data = chunk.get("data")
-        if not isinstance(data, dict):
-            return []
-        if kind == "handoff_start":
-            name = str(data.get("target", ""))
+    def opening(self) -> bytes:
+        return self.frames(self.after, self.opening_events())
+
+    def frames(self, seq: int, events: Sequence[BaseEvent]) -> bytes:
+        frames = []
+        for k, event in enumerate(events):
+            if self.resume is not None:
+                if (seq, k) <= self.resume[1:]:
+                    continue
+                self.resume = None
+            frames.append(frame((self.after, seq, k), event))
+        return b"".join(frames)
+
+    def expired(self, exc: ChunksExpired) -> bytes:
+        event = RunErrorEvent(message="this run's events are no longer kept", code="chunks_expired")
+        return ENCODER.encode(event).encode()
+
+    # -- the hooks ----------------------------------------------------------------------------------
+
+    def on_handoff(self, chunk: HandoffChunk) -> list[BaseEvent]:
+        name = chunk.target
+        if chunk.started:
             self.steps.append(name)
             return [*self._end_message(), StepStartedEvent(step_name=name)]
-        if kind == "handoff_end":
-            name = str(data.get("target", ""))
-            if name in self.steps:
-                self.steps.remove(name)
-                return [StepFinishedEvent(step_name=name)]
-            return []
-        if kind == "done":
-            return self._done(str(data.get("status", "completed")))
-        if kind == "error":
-            self.error = (str(data.get("code", "error")), str(data.get("message", "the run failed")))
-            return []
-        if not top_level(chunk):
-            return []
-        return self._feed_own(kind, data, seq)
-
-    def _feed_own(self, kind: object, data: dict[str, Any], seq: int) -> list[BaseEvent]:
-        """The events of a chunk of the served agent's own (a handed-off agent's come nested)."""
-        if kind == "delta":
-            text = data.get("text")
-            return self._text(str(text), seq) if text else []
-        if kind == "tool_call_start":
-            return self._start_call(str(data.get("id", "")), str(data.get("name", "")))
-        if kind == "tool_call_delta":
-            call, delta = str(data.get("id", "")), str(data.get("delta", ""))
-            if delta and self.calls.get(call) is False:
-                return [ToolCallArgsEvent(tool_call_id=call, delta=delta)]
-            return []
-        if kind == "tool_call":
-            return self._call(str(data.get("id", "")), str(data.get("name", "")), data.get("arguments"))
-        if kind == "tool_response":
-            call = str(data.get("call_id", ""))
-            if call not in self.calls:
-                return []
-            content = str(data.get("content", ""))
-            self.answered.add(call)
-            return [ToolCallResultEvent(message_id=f"{self.run}_{seq}", tool_call_id=call, content=content)]
-        if kind == "final":
-            return self._final(data, seq)
+        if name in self.steps:
+            self.steps.remove(name)
+            return [StepFinishedEvent(step_name=name)]
         return []
+
+    def on_error(self, chunk: ErrorChunk) -> list[BaseEvent]:
+        self.error = (chunk.code, chunk.message)
+        return []
+
+    def on_done(self, chunk: DoneChunk) -> list[BaseEvent]:
+        return self._done(chunk.status)
+
+    def on_text(self, chunk: TextChunk) -> list[BaseEvent]:
+        return self._text(chunk.text, chunk.seq) if chunk.text else []
+
+    def on_tool_call_start(self, chunk: ToolStartChunk) -> list[BaseEvent]:
+        return self._start_call(chunk.id, chunk.name)
+
+    def on_tool_args(self, chunk: ToolArgsChunk) -> list[BaseEvent]:
+        if chunk.delta and self.calls.get(chunk.id) is False:
+            return [ToolCallArgsEvent(tool_call_id=chunk.id, delta=chunk.delta)]
+        return []
+
+    def on_tool_call(self, chunk: ToolCallChunk) -> list[BaseEvent]:
+        return self._call(chunk.id, chunk.name, chunk.arguments)
+
+    def on_tool_result(self, chunk: ToolResultChunk) -> list[BaseEvent]:
+        call = chunk.call_id
+        if call not in self.calls:
+            return []
+        self.answered.add(call)
+        return [
+            ToolCallResultEvent(
+                message_id=f"{self.run}_{chunk.seq}", tool_call_id=call, content=chunk.content
+            )
+        ]
+
+    def on_final(self, chunk: FinalChunk) -> list[BaseEvent]:
+        return self._final(chunk)
 
     def more_text(self, text: str, seq: int) -> bytes | None:
         """The frame of a text delta while a message is open (what :meth:`feed` and the encoder
         give it), or ``None`` when none is (the delta opens one: :meth:`feed`)."""
-        if self.message is None or not text:
+        if self.message is None or not text or self.resume is not None:
             return None
         return self._text_frame % (self.after, seq, json_string(text).encode())
 
@@ -228,27 +270,26 @@ class AguiTranslator:
         self.calls[call] = False
         return [*self._end_message(), ToolCallStartEvent(tool_call_id=call, tool_call_name=name)]
 
-    def _call(self, call: str, name: str, arguments: object) -> list[BaseEvent]:
+    def _call(self, call: str, name: str, arguments: str) -> list[BaseEvent]:
         if not call:
             return []
         events: list[BaseEvent] = []
         if call not in self.calls:
             events.extend(self._start_call(call, name))
-            args = arguments if isinstance(arguments, str) else json.dumps(arguments)
-            if args:
-                events.append(ToolCallArgsEvent(tool_call_id=call, delta=args))
+            if arguments:
+                events.append(ToolCallArgsEvent(tool_call_id=call, delta=arguments))
         if self.calls.get(call) is False:
             self.calls[call] = True
             self.pending.append(call)
             events.append(ToolCallEndEvent(tool_call_id=call))
         return events
 
-    def _final(self, data: dict[str, Any], seq: int) -> list[BaseEvent]:
-        output = data.get("output")
-        text = data.get("text")
+    def _final(self, chunk: FinalChunk) -> list[BaseEvent]:
+        output = chunk.output
+        text = chunk.text
         events: list[BaseEvent] = []
-        if not self.spoke and isinstance(text, str) and text:
-            events.extend(self._text(text, seq))
+        if not self.spoke and text:
+            events.extend(self._text(text, chunk.seq))
         events.extend(self._end_message())
         self.output = output if output is not None else text
         if isinstance(output, dict):
@@ -302,58 +343,8 @@ def frame(event_id: EventId, event: BaseEvent) -> bytes:
     return b"id: %d:%d:%d\n%b" % (*event_id, ENCODER.encode(event).encode())
 
 
-class AguiFraming:
-    """One AG-UI run's stream (a :class:`~..run_parts.Framing`): its part's chunks → framed events,
-    those up to ``resume`` (a reconnect's ``Last-Event-ID``) left out."""
-
-    __slots__ = ("_ended", "_resume", "translator")
-
-    def __init__(self, translator: AguiTranslator, *, resume: EventId | None = None) -> None:
-        self.translator = translator
-        self._resume = resume
-        self._ended = False
-
-    def _frames(self, seq: int, events: Sequence[BaseEvent]) -> list[bytes]:
-        part = self.translator.after
-        frames = []
-        for k, event in enumerate(events):
-            if self._resume is not None:
-                if (seq, k) <= self._resume[1:]:
-                    continue
-                self._resume = None
-            frames.append(frame((part, seq, k), event))
-        return frames
-
-    def opening(self) -> bytes:
-        return b"".join(self._frames(self.translator.after, self.translator.opening()))
-
-    def __call__(self, entries: Sequence[Entry]) -> bytes:
-        if self._ended:
-            return b""
-        translator = self.translator
-        if len(entries) == 1 and self._resume is None:  # the common batch: one more text delta
-            entry = entries[0]
-            text = text_delta(entry)
-            if text is not None:
-                framed = translator.more_text(text, entry.seq)
-                if framed is not None:
-                    return framed
-        frames: list[bytes] = []
-        for entry in entries:
-            frames.extend(self._frames(entry.seq, translator.feed(chunk_of(entry), entry.seq)))
-            if entry.terminal:
-                self._ended = True
-                break
-        return frames[0] if len(frames) == 1 else b"".join(frames)
-
-    def expired(self, exc: ChunksExpired) -> bytes:
-        event = RunErrorEvent(message="this run's events are no longer kept", code="chunks_expired")
-        return ENCODER.encode(event).encode()
-
-
 __all__ = [
     "ENCODER",
-    "AguiFraming",
     "AguiTranslator",
     "EventId",
     "frame",

@@ -24,28 +24,34 @@ exactly like an unknown one.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Final
+from typing import Annotated, Final
 
 from fastapi import APIRouter, Header, HTTPException, Path, Query, Request, Response
 from fastapi.responses import HTMLResponse
 
-from kanawa.server.http.dependencies import API_ERRORS, BODY_ERRORS, CallerArg
+from kanawa.server.http.dependencies import CallerArg
 from kanawa.server.http.page import AGUI_PAGE_HTML, page_response
-from kanawa.server.http.protocols.agui.events import AguiFraming, AguiTranslator, parse_event_id
+from kanawa.server.http.protocols.agui.events import AguiTranslator, parse_event_id
 from kanawa.server.http.protocols.agui.inputs import AguiInput, run_request, state_of, thread_run_id
 from kanawa.server.http.protocols.errors import ProtocolError
 from kanawa.server.http.protocols.opening import held_stream, opened_run, streams_of
+from kanawa.server.http.protocols.route_docs import stream_responses
 from kanawa.server.http.protocols.run_parts import Part, manager_of, owned_part, part_stream
 from kanawa.server.http.strict_json import StrictJsonRoute
 from kanawa.server.runs.manager import CONTINUABLE
 
-SSE: Final = "text/event-stream"
-_STREAM_DOC: dict[int | str, dict[str, Any]] = {
-    200: {
-        "description": "AG-UI events as server-sent events: `id:` is `<part>:<seq>:<k>` (send it "
-        "back as `Last-Event-ID` to resume), `data:` the event.",
-        "content": {SSE: {"schema": {"type": "string"}}},
-    },
+_STREAM_DOC: Final = (
+    "AG-UI events as server-sent events: `id:` is `<part>:<seq>:<k>` (send it "
+    "back as `Last-Event-ID` to resume), `data:` the event."
+)
+_RUN_STATUSES: Final = {
+    400: "Input a run cannot take",
+    404: "Unknown agent",
+    409: "The thread's run cannot take an input now",
+}
+_RESUME_STATUSES: Final = {
+    400: "No resume point, or one that is not an event id of the stream",
+    404: "No such thread (another tenant's included)",
 }
 AgentArg = Annotated[str, Path(min_length=1, max_length=200, description="An agent's name.")]
 ThreadArg = Annotated[str, Path(min_length=1, max_length=200, description="The AG-UI threadId.")]
@@ -78,14 +84,7 @@ async def _begin(request: Request, tenant: str, agent: str, body: AguiInput) -> 
 @router.post(
     "/ag-ui/{agent}",
     response_class=Response,
-    responses={
-        **_STREAM_DOC,
-        400: {"description": "Input a run cannot take"},
-        404: {"description": "Unknown agent"},
-        409: {"description": "The thread's run cannot take an input now"},
-        **BODY_ERRORS,
-        **API_ERRORS,
-    },
+    responses=stream_responses(_STREAM_DOC, _RUN_STATUSES, body=True),
     summary="Run an agent (AG-UI RunAgentInput in, AG-UI events out)",
 )
 async def run_agent(agent: AgentArg, body: AguiInput, request: Request, who: CallerArg) -> Response:
@@ -106,9 +105,7 @@ async def run_agent(agent: AgentArg, body: AguiInput, request: Request, who: Cal
             after=part.after,
             state=state_of(body),
         )
-        return opened.hand_over(
-            lambda admitted: part_stream(request, part, AguiFraming(translator), admitted)
-        )
+        return opened.hand_over(lambda admitted: part_stream(request, part, translator, admitted))
 
 
 def _run_id(part: Part) -> str:
@@ -118,12 +115,7 @@ def _run_id(part: Part) -> str:
 @router.get(
     "/ag-ui/{agent}/threads/{thread_id}/runs/{run_id}",
     response_class=Response,
-    responses={
-        **_STREAM_DOC,
-        400: {"description": "No resume point, or one that is not an event id of the stream"},
-        404: {"description": "No such thread (another tenant's included)"},
-        **API_ERRORS,
-    },
+    responses=stream_responses(_STREAM_DOC, _RESUME_STATUSES),
     summary="Resume an AG-UI run's event stream after Last-Event-ID",
 )
 async def resume_run(
@@ -146,11 +138,11 @@ async def resume_run(
     record, part = await owned_part(request, who.tenant, Part(run, point[0]), kind="thread run")
     if point[1] < part.after:
         raise HTTPException(400, "that event id is not one of this run's")
-    translator = AguiTranslator(thread_id=thread_id, run_id=run_id, run=record.run_id, after=part.after)
+    translator = AguiTranslator(
+        thread_id=thread_id, run_id=run_id, run=record.run_id, after=part.after, resume=point
+    )
     with held_stream(streams_of(request), who.tenant, record.run_id) as held:
-        return held.hand_over(
-            lambda admitted: part_stream(request, part, AguiFraming(translator, resume=point), admitted)
-        )
+        return held.hand_over(lambda admitted: part_stream(request, part, translator, admitted))
 
 
 @router.get("/ag-ui/{agent}/page", response_class=HTMLResponse, include_in_schema=False)

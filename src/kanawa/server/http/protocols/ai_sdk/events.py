@@ -43,8 +43,20 @@ import json
 from collections.abc import Sequence
 from typing import Any, Final, TypeAlias
 
-from kanawa.server.http.protocols.run_parts import JSON, Part, chunk_of, json_string, text_delta, top_level
-from kanawa.server.store.base import ChunksExpired, Entry
+from kanawa.server.http.protocols.framing import (
+    ChunkFraming,
+    DoneChunk,
+    ErrorChunk,
+    FinalChunk,
+    ReasoningChunk,
+    TextChunk,
+    ToolArgsChunk,
+    ToolCallChunk,
+    ToolResultChunk,
+    ToolStartChunk,
+)
+from kanawa.server.http.protocols.run_parts import JSON, Part, json_string
+from kanawa.server.store.base import ChunksExpired
 
 HEADER: Final = ("x-vercel-ai-ui-message-stream", "v1")
 """The header that tells the AI SDK the body is a UI message stream (its version)."""
@@ -60,10 +72,6 @@ _FINISH: Final = {
 }
 Frames: TypeAlias = list[dict[str, Any] | bytes]
 """UI message chunks to send: objects, or frames already encoded (text deltas)."""
-_STREAMED: Final = frozenset({"delta", "tool_call_start", "tool_call_delta"})
-"""Chunks a model streams (the first one after a step's tool results opens the next step)."""
-_STEPPED: Final = frozenset({"tool_call", "final"})
-"""Chunks that name their model step (``step``): a call of a later step opens it."""
 
 
 def event(body: dict[str, Any]) -> bytes:
@@ -82,14 +90,15 @@ def _input(arguments: str) -> Any:
         return arguments
 
 
-class UIMessageFraming:
-    """One answer's UI message stream (an :class:`~..run_parts.Framing`): state per stream — the
-    open text or reasoning part, the open step, the tool calls seen."""
+class UIMessageFraming(ChunkFraming[dict[str, Any] | bytes]):
+    """One answer's UI message stream (a :class:`~..framing.ChunkFraming`): state per stream — the
+    open text or reasoning part, the open step, the tool calls seen. What a model streams (text,
+    reasoning, a tool call's start and arguments) opens a step, the next one after a step's tool
+    results; a whole call and the answer name their step, and a call of a later step opens it."""
 
     __slots__ = (
         "_after_tools",
         "_delta_prefix",
-        "_ended",
         "_reasoning",
         "_step",
         "_step_number",
@@ -100,6 +109,7 @@ class UIMessageFraming:
     )
 
     def __init__(self, part: Part, *, new_message: bool) -> None:
+        super().__init__()
         self.message_id = part.id(MESSAGE_PREFIX) if new_message else None
         self._text: str | None = None
         self._reasoning: str | None = None
@@ -109,7 +119,6 @@ class UIMessageFraming:
         self._streamed_text = False
         self._tools: dict[str, str] = {}
         """Tool calls whose input was started, by call id: their tool's name."""
-        self._ended = False
         self._delta_prefix = b""
 
     def opening(self) -> bytes:
@@ -118,79 +127,96 @@ class UIMessageFraming:
             start["messageId"] = self.message_id
         return event(start)
 
-    def __call__(self, entries: Sequence[Entry]) -> bytes:
-        if self._ended:
-            return b""
-        if len(entries) == 1 and self._text is not None:  # the common batch: one more text delta
-            text = text_delta(entries[0])
-            if text is not None:
-                return self._delta_prefix + json_string(text).encode() + _DELTA_END
-        frames: Frames = []
-        for entry in entries:
-            self.feed(chunk_of(entry), frames)
-            if entry.terminal:
-                self._ended = True
-                frames.append(DONE)
-                break
-        return b"".join(frame if isinstance(frame, bytes) else event(frame) for frame in frames)
+    def more_text(self, text: str, seq: int) -> bytes | None:
+        if self._text is None:
+            return None
+        return self._delta_prefix + json_string(text).encode() + _DELTA_END
+
+    def frames(self, seq: int, events: Sequence[dict[str, Any] | bytes]) -> bytes:
+        return b"".join(frame if isinstance(frame, bytes) else event(frame) for frame in events)
+
+    def closing(self) -> bytes:
+        return DONE
 
     def expired(self, exc: ChunksExpired) -> bytes:
         return event({"type": "error", "errorText": "this answer's events are no longer kept"}) + DONE
 
-    # chunks → UI message chunks ----------------------------------------------------------------
+    # the hooks: chunks → UI message chunks ------------------------------------------------------
 
-    def feed(self, chunk: dict[str, Any], out: Frames) -> None:
-        """Append the UI message chunks ``chunk`` becomes to ``out``."""
-        kind = chunk.get("type")
-        data = chunk.get("data")
-        if not isinstance(data, dict) or not top_level(chunk):
-            return
-        if kind in _STREAMED:
-            self._open_step(out, None)
-        elif kind in _STEPPED:
-            self._open_step(out, data.get("step"))
-        seq = int(chunk.get("seq") or 0)
-        if kind == "delta":
-            if "text" in data:
-                self._text_delta(str(data["text"]), seq, out)
-            elif "reasoning" in data:
-                self._reasoning_delta(str(data["reasoning"]), seq, out)
-        elif kind == "tool_call_start":
-            self._close_parts(out)
-            self._input_start(str(data.get("id", "")), str(data.get("name", "")), out)
-        elif kind == "tool_call_delta":
-            call_id = str(data.get("id", ""))
-            if call_id in self._tools:
-                out.append(
-                    {
-                        "type": "tool-input-delta",
-                        "toolCallId": call_id,
-                        "inputTextDelta": str(data.get("delta", "")),
-                    }
-                )
-        elif kind == "tool_call":
-            self._close_parts(out)
-            call_id, name = str(data.get("id", "")), str(data.get("name", ""))
-            self._input_start(call_id, name, out)
-            out.append(
-                {
-                    "type": "tool-input-available",
-                    "toolCallId": call_id,
-                    "toolName": name,
-                    "input": _input(str(data.get("arguments", ""))),
-                }
-            )
-        elif kind == "tool_response":
-            self._tool_output(data, out)
-        elif kind == "final":
-            self._final(data, seq, out)
-        elif kind == "error":
-            self._close_parts(out)
-            out.append({"type": "error", "errorText": f"{data.get('code')}: {data.get('message')}"})
-        elif kind == "done":
-            self._done(str(data.get("status", "completed")), out)
+    def on_text(self, chunk: TextChunk) -> Frames:
+        out = self._open_step([], None)
+        self._text_delta(chunk.text, chunk.seq, out)
+        return out
 
-    def _open_step(self, out: Frames, number: object) -> None:
+    def on_reasoning(self, chunk: ReasoningChunk) -> Frames:
+        out = self._open_step([], None)
+        if self._reasoning is None:
+            self._close_parts(out)
+            self._reasoning = f"rsn_{chunk.seq}"
+            out.append({"type": "reasoning-start", "id": self._reasoning})
+        out.append({"type": "reasoning-delta", "id": self._reasoning, "delta": chunk.text})
+        return out
+
+    def on_tool_call_start(self, chunk: ToolStartChunk) -> Frames:
+        out = self._close_parts(self._open_step([], None))
+        self._input_start(chunk.id, chunk.name, out)
+        return out
+
+    def on_tool_args(self, chunk: ToolArgsChunk) -> Frames:
+        out = self._open_step([], None)
+        if chunk.id in self._tools:
+            out.append({"type": "tool-input-delta", "toolCallId": chunk.id, "inputTextDelta": chunk.delta})
+        return out
+
+    def on_tool_call(self, chunk: ToolCallChunk) -> Frames:
+        out = self._close_parts(self._open_step([], chunk.step))
+        self._input_start(chunk.id, chunk.name, out)
+        out.append(
+            {
+                "type": "tool-input-available",
+                "toolCallId": chunk.id,
+                "toolName": chunk.name,
+                "input": _input(chunk.arguments),
+            }
+        )
+        return out
+
+    def on_tool_result(self, chunk: ToolResultChunk) -> Frames:
+        call_id = chunk.call_id
+        if call_id not in self._tools:  # a result for a call this answer never showed (a nested agent's)
+            return []
+        out = self._close_parts([])
+        self._after_tools = True
+        if chunk.is_error:
+            out.append({"type": "tool-output-error", "toolCallId": call_id, "errorText": chunk.content})
+        else:
+            out.append({"type": "tool-output-available", "toolCallId": call_id, "output": chunk.content})
+        return out
+
+    def on_final(self, chunk: FinalChunk) -> Frames:
+        out = self._open_step([], chunk.step)
+        if not self._streamed_text:
+            text = chunk.answer_text()
+            if text:
+                self._text_delta(text, chunk.seq, out)
+        return out
+
+    def on_error(self, chunk: ErrorChunk) -> Frames:
+        out = self._close_parts([])
+        out.append({"type": "error", "errorText": chunk.summary})
+        return out
+
+    def on_done(self, chunk: DoneChunk) -> Frames:
+        out = self._close_parts([])
+        if chunk.status == "awaiting_approval":
+            out.append({"type": "error", "errorText": "the run waits for a person's approval"})
+        if self._step:
+            out.append({"type": "finish-step"})
+            self._step = False
+        out.append({"type": "finish", "finishReason": _FINISH.get(chunk.status, "other")})
+        return out
+
+    def _open_step(self, out: Frames, number: object) -> Frames:
         """Open a step when none is, or when the model's next step has begun: streamed content after
         the step's tool results, or a chunk of another step number."""
         later = number is None or number != self._step_number
@@ -205,6 +231,7 @@ class UIMessageFraming:
             self._step = True
             self._after_tools = False
             self._streamed_text = False
+        return out
 
     def _text_delta(self, text: str, seq: int, out: Frames) -> None:
         if self._text is None:
@@ -215,56 +242,19 @@ class UIMessageFraming:
         self._streamed_text = True
         out.append(self._delta_prefix + json_string(text).encode() + _DELTA_END)
 
-    def _reasoning_delta(self, text: str, seq: int, out: Frames) -> None:
-        if self._reasoning is None:
-            self._close_parts(out)
-            self._reasoning = f"rsn_{seq}"
-            out.append({"type": "reasoning-start", "id": self._reasoning})
-        out.append({"type": "reasoning-delta", "id": self._reasoning, "delta": text})
-
-    def _close_parts(self, out: Frames) -> None:
+    def _close_parts(self, out: Frames) -> Frames:
         if self._text is not None:
             out.append({"type": "text-end", "id": self._text})
             self._text = None
         if self._reasoning is not None:
             out.append({"type": "reasoning-end", "id": self._reasoning})
             self._reasoning = None
+        return out
 
     def _input_start(self, call_id: str, name: str, out: Frames) -> None:
         if call_id not in self._tools:
             self._tools[call_id] = name
             out.append({"type": "tool-input-start", "toolCallId": call_id, "toolName": name})
-
-    def _tool_output(self, data: dict[str, Any], out: Frames) -> None:
-        call_id = str(data.get("call_id", ""))
-        if call_id not in self._tools:  # a result for a call this answer never showed (a nested agent's)
-            return
-        self._close_parts(out)
-        self._after_tools = True
-        content = str(data.get("content", ""))
-        if data.get("is_error"):
-            out.append({"type": "tool-output-error", "toolCallId": call_id, "errorText": content})
-        else:
-            out.append({"type": "tool-output-available", "toolCallId": call_id, "output": content})
-
-    def _final(self, data: dict[str, Any], seq: int, out: Frames) -> None:
-        if self._streamed_text:
-            return
-        output = data.get("output")
-        text = str(data.get("text") or "")
-        if not text and output is not None:
-            text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
-        if text:
-            self._text_delta(text, seq, out)
-
-    def _done(self, status: str, out: Frames) -> None:
-        self._close_parts(out)
-        if status == "awaiting_approval":
-            out.append({"type": "error", "errorText": "the run waits for a person's approval"})
-        if self._step:
-            out.append({"type": "finish-step"})
-            self._step = False
-        out.append({"type": "finish", "finishReason": _FINISH.get(status, "other")})
 
 
 __all__ = ["DONE", "HEADER", "MESSAGE_PREFIX", "UIMessageFraming", "event"]

@@ -31,7 +31,7 @@ from fastapi import APIRouter, HTTPException, Path, Request, Response
 
 from kanawa.loop.approval import unanswered_calls
 from kanawa.loop.options import RunOptions
-from kanawa.server.http.dependencies import API_ERRORS, BODY_ERRORS, CallerArg
+from kanawa.server.http.dependencies import CallerArg
 from kanawa.server.http.event_stream import RunEventStream
 from kanawa.server.http.protocols.ai_sdk.events import HEADER, UIMessageFraming
 from kanawa.server.http.protocols.ai_sdk.inputs import (
@@ -41,9 +41,11 @@ from kanawa.server.http.protocols.ai_sdk.inputs import (
     tool_outputs,
 )
 from kanawa.server.http.protocols.errors import ProtocolError
+from kanawa.server.http.protocols.framing import DoneChunk, typed_chunk
 from kanawa.server.http.protocols.inputs import split_turn
 from kanawa.server.http.protocols.opening import held_stream, opened_run, streams_of
-from kanawa.server.http.protocols.run_parts import Part, chunk_of, manager_of, part_stream
+from kanawa.server.http.protocols.route_docs import stream_responses
+from kanawa.server.http.protocols.run_parts import Part, manager_of, part_stream
 from kanawa.server.http.strict_json import StrictJsonRoute
 from kanawa.server.runs.checkpoint import Checkpoint
 from kanawa.server.runs.manager import NotContinuable
@@ -52,13 +54,19 @@ from kanawa.types import Message
 
 MAX_GENERATIONS: Final = 64
 """Runs one chat may start within the run TTL (regenerations, runs after a failure)."""
-SSE: Final = "text/event-stream"
-_STREAM_DOC: dict[int | str, dict[str, object]] = {
-    200: {
-        "description": "The UI message stream (header `x-vercel-ai-ui-message-stream: v1`): "
-        "`data:` UI message chunks, ending with `data: [DONE]`.",
-        "content": {SSE: {"schema": {"type": "string"}}},
-    },
+_STREAM_DOC: Final = (
+    "The UI message stream (header `x-vercel-ai-ui-message-stream: v1`): "
+    "`data:` UI message chunks, ending with `data: [DONE]`."
+)
+_CHAT_STATUSES: Final = {
+    400: "Messages a run cannot take (parts other than text, tool outputs for no call)",
+    404: "Unknown agent",
+    409: "The chat's answer is still going, or the chat cannot go on",
+    429: "Rate limit, or the tenant's runs or streams at their limit (`Retry-After`)",
+}
+_RESUME_STATUSES: Final = {
+    204: "The chat has no answer in progress (an unknown chat, another tenant's)",
+    404: "Unknown agent",
 }
 
 AgentArg = Annotated[str, Path(max_length=200, description="The agent's name.")]
@@ -143,15 +151,7 @@ async def _answer(request: Request, tenant: str, agent: str, body: ChatRequest) 
 @router.post(
     "/ai-sdk/{agent}",
     response_class=Response,
-    responses={
-        **_STREAM_DOC,
-        400: {"description": "Messages a run cannot take (parts other than text, tool outputs for no call)"},
-        404: {"description": "Unknown agent"},
-        409: {"description": "The chat's answer is still going, or the chat cannot go on"},
-        **BODY_ERRORS,
-        **API_ERRORS,
-        429: {"description": "Rate limit, or the tenant's runs or streams at their limit (`Retry-After`)"},
-    },
+    responses=stream_responses(_STREAM_DOC, _CHAT_STATUSES, body=True),
     summary="Chat with an agent (the Vercel AI SDK's useChat / DefaultChatTransport)",
 )
 async def chat(agent: AgentArg, body: ChatRequest, request: Request, who: CallerArg) -> Response:
@@ -191,8 +191,8 @@ async def _current_part(store: RunStore, record: RunRecord) -> tuple[int, bool]:
             for entry in batch:
                 if entry.terminal:  # a part that ended: the one in progress comes after it
                     start = entry.seq
-                    data = chunk_of(entry).get("data")
-                    continued = isinstance(data, dict) and data.get("status") == "awaiting_tool_output"
+                    done = typed_chunk(entry)
+                    continued = isinstance(done, DoneChunk) and done.status == "awaiting_tool_output"
             if batch and batch[-1].seq >= record.last_seq:
                 break
     except ChunksExpired:  # the answer's start is gone: its stream says so (the framing's error)
@@ -203,12 +203,7 @@ async def _current_part(store: RunStore, record: RunRecord) -> tuple[int, bool]:
 @router.get(
     "/ai-sdk/{agent}/{chat_id}/stream",
     response_class=Response,
-    responses={
-        **_STREAM_DOC,
-        204: {"description": "The chat has no answer in progress (an unknown chat, another tenant's)"},
-        404: {"description": "Unknown agent"},
-        **API_ERRORS,
-    },
+    responses=stream_responses(_STREAM_DOC, _RESUME_STATUSES),
     summary="Resume the chat's answer in progress (DefaultChatTransport's reconnectToStream)",
 )
 async def resume(agent: AgentArg, chat_id: ChatIdArg, request: Request, who: CallerArg) -> Response:

@@ -5,8 +5,8 @@ Behind ``kanawa serve`` a call is a run like ``POST /v1/runs`` starts: owned by 
 counted against its run and stream caps and its budgets, its chunks in the run store (in Redis with
 ``KANAWA_REDIS_URL``, on a Celery worker in Celery mode), visible at ``/v1/runs/{id}``. The call reads
 the run's chunks as they are stored and tells the host about them (``notifications/progress``, the
-same messages as over stdio, text deltas joined and sent at most every :data:`PROGRESS_INTERVAL`:
-:func:`~kanawa.mcp_server.progress.batch_progress`); the run's ``done``
+same messages as over stdio, text deltas joined and sent at most every :data:`PROGRESS_INTERVAL`,
+a tool call told when the model starts it: :class:`~.progress.McpProgress`); the run's ``done``
 chunk ends the call. A call that is cancelled — ``notifications/cancelled``, or the response stream
 closed on protocol 2026-07-28 — cancels the run through the manager, on whichever process runs it.
 
@@ -27,7 +27,7 @@ import asyncio
 import contextlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Final, cast
 
 import mcp_types as types
@@ -35,7 +35,6 @@ from pydantic import ValidationError
 
 from kanawa._logging import get_logger
 from kanawa.agents.agent import Agent
-from kanawa.mcp_server.progress import batch_progress
 from kanawa.mcp_server.schemas import INPUT_SCHEMA, OutputShape, describe, output_shape
 from kanawa.mcp_server.toolset import (
     Report,
@@ -50,8 +49,9 @@ from kanawa.mcp_server.toolset import (
 from kanawa.server.http.direct import WriterFed
 from kanawa.server.http.event_stream import OpenStreams
 from kanawa.server.http.protocols.errors import ProtocolError
+from kanawa.server.http.protocols.framing import text_delta, typed_chunk
+from kanawa.server.http.protocols.mcp.progress import McpProgress, Outcome
 from kanawa.server.http.protocols.opening import opened_run
-from kanawa.server.http.protocols.run_parts import chunk_of, text_delta
 from kanawa.server.runs.chunks import Chunk
 from kanawa.server.runs.manager import RunManager
 from kanawa.server.runs.servable import ServableAgent
@@ -92,21 +92,6 @@ def _served_tool(registered: str, agent: ServableAgent) -> ServedTool:
         output_schema=None if shape is None else shape.schema,
     )
     return ServedTool(registered, agent.name, tool, shape)
-
-
-@dataclass(slots=True)
-class _Outcome:
-    """What the call learns from the run's chunks."""
-
-    status: str = "failed"
-    answer: list[str] = field(default_factory=list)
-    """The served agent's text deltas, every step's, in order: the answer (module docstring)."""
-    text: str = ""
-    """Its ``final`` chunk's text: the answer of a model that streamed no deltas."""
-    output: object = None
-    approvals: tuple[str, ...] = ()
-    error: Mapping[str, Any] | None = None
-    """The top agent's ``error`` chunk's data (``code``, ``message``)."""
 
 
 class ServedToolset:
@@ -174,7 +159,7 @@ def _run_id(record: RunRecord) -> str:
     return record.run_id
 
 
-async def _follow(manager: RunManager, run_id: str, top: str, report: Report | None) -> _Outcome:
+async def _follow(manager: RunManager, run_id: str, top: str, report: Report | None) -> Outcome:
     """Read the run's chunks up to its ``done`` chunk, reporting progress on the way: text deltas at
     most every :data:`PROGRESS_INTERVAL` (joined), anything else (a tool call, a handoff) at once.
 
@@ -184,7 +169,7 @@ async def _follow(manager: RunManager, run_id: str, top: str, report: Report | N
     wake-up per delta, nor parsing what a writer in this process has just encoded. Whenever there is
     something to report the feed steps aside, the store's read ends, the call reports, and it reads
     on from where the feed stopped."""
-    outcome = _Outcome()
+    outcome = Outcome()
     feed = _ProgressFeed(top, outcome, reporting=report is not None)
     try:
         while True:
@@ -221,18 +206,16 @@ class _ProgressFeed(WriterFed):
     there is something to report now: the run's end, a chunk other than text, or text held for
     :data:`PROGRESS_INTERVAL` (one timer per interval, not a check per delta)."""
 
-    __slots__ = ("_reporting", "_text", "_timer", "_top", "due", "ended", "held", "outcome", "sent")
+    __slots__ = ("_reporting", "_timer", "_top", "due", "ended", "outcome", "progress", "sent")
 
-    def __init__(self, top: str, outcome: _Outcome, *, reporting: bool) -> None:
+    def __init__(self, top: str, outcome: Outcome, *, reporting: bool) -> None:
         super().__init__()
         self._top = top
         self.outcome = outcome
         self._reporting = reporting
         """The host asked for progress; without it nothing is held, only the outcome noted."""
-        self.held: list[Mapping[str, Any]] = []
-        """Chunks not yet reported, in order (the served agent's latest text is in ``_text``)."""
-        self._text: list[str] = []
-        """The served agent's text deltas after the last held chunk, as the writer handed them over."""
+        self.progress = McpProgress(top, outcome, reporting=reporting)
+        """The chunks' translation: the outcome, and the messages not yet reported."""
         self._timer: asyncio.TimerHandle | None = None
         self.due = False
         """Something is to be reported now: the store's read ends for it."""
@@ -247,7 +230,7 @@ class _ProgressFeed(WriterFed):
 
     @property
     def holding(self) -> bool:
-        return bool(self._text or self.held)
+        return self.progress.holding
 
     def until_due(self) -> float:
         return max(0.0, self.sent + PROGRESS_INTERVAL - self._loop.time())
@@ -260,29 +243,15 @@ class _ProgressFeed(WriterFed):
         text = text_delta(entry)
         if text is not None and cast(Chunk, entry.source).agent == self._top:
             self.outcome.answer.append(text)
-            if self._reporting:
-                self._text.append(text)
-        else:
-            chunk = chunk_of(entry)
-            _note(self.outcome, chunk, self._top)
-            if self._reporting:
-                self._hold_text()
-                self.held.append(chunk)
-                self.due = self.due or chunk.get("type") != "delta"
+            self.progress.hold_text(self._top, text)
+        elif self.progress.take(typed_chunk(entry)) and self._reporting:
+            self.due = True
         if entry.terminal:
             self.ended = True
 
-    def _hold_text(self) -> None:
-        if self._text:
-            data = {"text": "".join(self._text)}
-            self.held.append({"agent": self._top, "type": "delta", "data": data})
-            self._text = []
-
     def messages(self) -> list[str]:
-        """What is held, as progress messages (:func:`batch_progress`); it is reported from now."""
-        self._hold_text()
-        messages = batch_progress(self.held, top_agent=self._top)
-        self.held.clear()
+        """What is held, as progress messages; it is reported from now."""
+        messages = self.progress.messages()
         self.sent = self._loop.time()
         return messages
 
@@ -325,31 +294,7 @@ class _ProgressFeed(WriterFed):
         self.detach()
 
 
-def _note(outcome: _Outcome, chunk: Mapping[str, Any], top: str) -> None:
-    kind = chunk.get("type")
-    data = chunk.get("data")
-    if not isinstance(data, dict):
-        return
-    if kind == "done":
-        outcome.status = str(data.get("status"))
-    elif chunk.get("agent") != top:
-        return  # a handed-off agent's answer and errors are not the call's
-    elif kind == "delta":  # read back from the store (the writer's come by take's fast path)
-        text = data.get("text")
-        if isinstance(text, str):
-            outcome.answer.append(text)
-    elif kind == "final":
-        outcome.text = str(data.get("text") or "")
-        outcome.output = data.get("output")
-    elif kind == "approval_required":
-        calls = data.get("calls")
-        names = [str(call.get("name")) for call in calls or () if isinstance(call, dict)]
-        outcome.approvals = (*outcome.approvals, *names)
-    elif kind == "error":
-        outcome.error = data
-
-
-def _result(served: ServedTool, outcome: _Outcome, run_id: str) -> types.CallToolResult:
+def _result(served: ServedTool, outcome: Outcome, run_id: str) -> types.CallToolResult:
     if outcome.status == "awaiting_approval":
         return error_result(approval_message(outcome.approvals))
     if outcome.status != "completed":

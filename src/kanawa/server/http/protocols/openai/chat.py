@@ -33,6 +33,16 @@ from pydantic import Field
 
 from kanawa.server.http.dependencies import API_ERRORS, BODY_ERRORS, CallerArg
 from kanawa.server.http.protocols.errors import ProtocolError
+from kanawa.server.http.protocols.framing import (
+    ChunkFraming,
+    DoneChunk,
+    ErrorChunk,
+    FinalChunk,
+    TextChunk,
+    ToolCallChunk,
+    ToolResultChunk,
+    UsageChunk,
+)
 from kanawa.server.http.protocols.inputs import (
     Content,
     InvalidInput,
@@ -56,17 +66,14 @@ from kanawa.server.http.protocols.opening import opened_run, streams_of
 from kanawa.server.http.protocols.run_parts import (
     JSON,
     Part,
-    chunk_of,
     json_string,
     manager_of,
     part_chunks,
     part_stream,
-    text_delta,
-    top_level,
     usage_counts,
 )
 from kanawa.server.http.strict_json import StrictJsonRoute
-from kanawa.server.store.base import ChunksExpired, Entry, RunRecord
+from kanawa.server.store.base import ChunksExpired, RunRecord
 from kanawa.types import AssistantMessage, Message, ToolCall, UserMessage
 
 PREFIX: Final = "chatcmpl"
@@ -192,20 +199,28 @@ class ContentDelta:
 _CONTENT_END: Final = b'},"finish_reason":null,"logprobs":null}]}\n\n'
 
 
-class ChatTranslator:
-    """A run's chunks → one chat completion (and its stream chunks)."""
+ChatEvent = dict[str, Any] | ContentDelta
+"""What :class:`ChatTranslator`'s hooks give: chunks, ``content`` deltas pre-encoded."""
 
-    def __init__(self, part: Part, *, model: str, created: float) -> None:
+
+class ChatTranslator(ChunkFraming[ChatEvent]):
+    """A run's chunks → one chat completion, and as a stream's framing (:class:`~..framing.ChunkFraming`)
+    its ``chat.completion.chunk`` events; after the run's part ends, the usage chunk (when asked
+    for, ``usage``) and ``data: [DONE]``."""
+
+    def __init__(self, part: Part, *, model: str, created: float, usage: bool = False) -> None:
+        super().__init__()
         self.id = part.id(PREFIX)
         self.model = model
         self.created = int(created)
+        self.include_usage = usage
         self.text: list[str] = []
         self.calls: dict[str, dict[str, str]] = {}
         self.usage: dict[str, Any] | None = None
         self.error: dict[str, Any] | None = None
         self.failure: dict[str, Any] | None = None
         """The run's ``error`` chunk data, as it came (what :func:`.errors.run_failure` reads)."""
-        self.ended = "running"
+        self.status = "running"
         """How the run's part ended (its ``done`` chunk's status)."""
         self.finish: str | None = None
         self._started = False
@@ -226,52 +241,64 @@ class ChatTranslator:
             "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}],
         }
 
-    def feed(self, chunk: dict[str, Any]) -> list[dict[str, Any] | ContentDelta]:
-        kind = chunk.get("type")
-        data = chunk.get("data")
-        if not isinstance(data, dict) or not top_level(chunk):
-            return []
-        if kind == "delta" and "text" in data:
-            text = str(data["text"])
-            self.text.append(text)
-            if self._started:
-                return [ContentDelta(self._prefix, text)]
-            return [self._chunk({"content": text})]
-        if kind == "tool_call":
-            self.calls[str(data.get("id", ""))] = {
-                "name": str(data.get("name", "")),
-                "arguments": str(data.get("arguments", "")),
-            }
-        elif kind == "tool_response":
-            self.calls.pop(str(data.get("call_id", "")), None)
-        elif kind == "final" and not self.text:
-            output = data.get("output")
-            text = str(data.get("text") or "")
-            if not text and output is not None:
-                text = output if isinstance(output, str) else json_text(output)
-            self.text.append(text)
-            return [self._chunk({"content": text})]
-        elif kind == "usage":
-            self.usage = data
-        elif kind == "error":
-            self.failure = data
-            self.error = {
-                "message": f"{data.get('code')}: {data.get('message')}",
-                "type": "server_error",
-                "code": "server_error",
-                "param": None,
-            }
-        elif kind == "done":
-            return [*self._done(str(data.get("status", "completed")))]
+    # the hooks ------------------------------------------------------------------------------------
+
+    def on_text(self, chunk: TextChunk) -> list[ChatEvent]:
+        self.text.append(chunk.text)
+        if self._started:
+            return [ContentDelta(self._prefix, chunk.text)]
+        return [self._chunk({"content": chunk.text})]
+
+    def on_tool_call(self, chunk: ToolCallChunk) -> list[ChatEvent]:
+        self.calls[chunk.id] = {"name": chunk.name, "arguments": chunk.arguments}
         return []
 
-    def more_content(self, text: str) -> bytes | None:
-        """The frame of a text delta after the first (the bytes :meth:`feed` gives it); ``None``
+    def on_tool_result(self, chunk: ToolResultChunk) -> list[ChatEvent]:
+        self.calls.pop(chunk.call_id, None)
+        return []
+
+    def on_final(self, chunk: FinalChunk) -> list[ChatEvent]:
+        if self.text:
+            return []
+        text = chunk.answer_text(json_text)
+        self.text.append(text)
+        return [self._chunk({"content": text})]
+
+    def on_usage(self, chunk: UsageChunk) -> list[ChatEvent]:
+        self.usage = chunk.usage
+        return []
+
+    def on_error(self, chunk: ErrorChunk) -> list[ChatEvent]:
+        self.failure = chunk.data
+        message = chunk.summary
+        self.error = {"message": message, "type": "server_error", "code": "server_error", "param": None}
+        return []
+
+    def on_done(self, chunk: DoneChunk) -> list[ChatEvent]:
+        return [*self._done(chunk.status)]
+
+    # the stream -----------------------------------------------------------------------------------
+
+    def more_text(self, text: str, seq: int) -> bytes | None:
+        """The frame of a text delta after the first (the bytes the hook gives it); ``None``
         before the first, which also carries the role."""
         if not self._started:
             return None
         self.text.append(text)
         return self._prefix + json_string(text).encode() + _CONTENT_END
+
+    def frames(self, seq: int, events: Sequence[ChatEvent]) -> bytes:
+        return b"".join(_data(event) for event in events)
+
+    def closing(self) -> bytes:
+        usage = _data(self.usage_chunk()) if self.include_usage and self.error is None else b""
+        return usage + b"data: [DONE]\n\n"
+
+    def expired(self, exc: ChunksExpired) -> bytes:
+        message = "this response's events are no longer kept"
+        return _data(
+            {"error": {"message": message, "type": "server_error", "code": "not_found", "param": None}}
+        )
 
     def _tool_calls(self) -> list[dict[str, Any]]:
         return [
@@ -280,7 +307,7 @@ class ChatTranslator:
         ]
 
     def _done(self, status: str) -> list[dict[str, Any]]:
-        self.ended = status
+        self.status = status
         if status == "awaiting_tool_output":
             self.finish = "tool_calls"
             return [self._chunk({"tool_calls": self._tool_calls()}), self._chunk({}, "tool_calls")]
@@ -342,50 +369,6 @@ def _data(body: dict[str, Any] | ContentDelta) -> bytes:
     return b"data: " + JSON.encode(body).encode() + b"\n\n"
 
 
-class ChatFraming:
-    """One completion's stream (an :class:`~..run_parts.Framing`): its chunks →
-    ``chat.completion.chunk`` events; after the run's part ends, the usage chunk (when asked for)
-    and ``data: [DONE]``."""
-
-    __slots__ = ("_ended", "_usage", "translator")
-
-    def __init__(self, translator: ChatTranslator, *, usage: bool) -> None:
-        self.translator = translator
-        self._usage = usage
-        self._ended = False
-
-    def opening(self) -> bytes:
-        return b""
-
-    def __call__(self, entries: Sequence[Entry]) -> bytes:
-        if self._ended:
-            return b""
-        translator = self.translator
-        if len(entries) == 1:  # the common batch: one more text delta, framed at once
-            text = text_delta(entries[0])
-            if text is not None:
-                frame = translator.more_content(text)
-                if frame is not None:
-                    return frame
-        frames = []
-        for entry in entries:
-            for event in translator.feed(chunk_of(entry)):
-                frames.append(_data(event))
-            if entry.terminal:
-                self._ended = True
-                if self._usage and translator.error is None:
-                    frames.append(_data(translator.usage_chunk()))
-                frames.append(b"data: [DONE]\n\n")
-                break
-        return frames[0] if len(frames) == 1 else b"".join(frames)
-
-    def expired(self, exc: ChunksExpired) -> bytes:
-        message = "this response's events are no longer kept"
-        return _data(
-            {"error": {"message": message, "type": "server_error", "code": "not_found", "param": None}}
-        )
-
-
 router = APIRouter(tags=["openai"], route_class=StrictJsonRoute)  # one JSON rule for every door
 
 
@@ -438,15 +421,15 @@ async def create_chat_completion(body: ChatRequest, request: Request, who: Calle
         async with opened_run(streams_of(request), manager, who.tenant, begin, run_of=_run_id) as opened:
             record = opened.value
             part = Part(record.run_id)
-            translator = ChatTranslator(part, model=body.model, created=record.created or time.time())
+            include = bool(body.stream_options and body.stream_options.include_usage)
+            created = record.created or time.time()
+            translator = ChatTranslator(part, model=body.model, created=created, usage=include)
             if body.stream:
-                include = bool(body.stream_options and body.stream_options.include_usage)
-                framing = ChatFraming(translator, usage=include)
-                return opened.hand_over(lambda admitted: part_stream(request, part, framing, admitted))
+                return opened.hand_over(lambda admitted: part_stream(request, part, translator, admitted))
             async for chunk in part_chunks(manager.store, part):
                 translator.feed(chunk)
         if translator.error is not None:  # the run ended without an answer: whose failure it is
-            return run_failure(translator.ended, translator.failure, run_id=part.run_id)
+            return run_failure(translator.status, translator.failure, run_id=part.run_id)
         return JSONResponse(translator.completion(), headers={"X-Run-Id": part.run_id})
     except ProtocolError as exc:
         return openai_response(exc)
@@ -456,4 +439,4 @@ def _run_id(record: RunRecord) -> str:
     return record.run_id
 
 
-__all__ = ["ChatFraming", "ChatRequest", "ChatTranslator", "ContentDelta", "router"]
+__all__ = ["ChatEvent", "ChatRequest", "ChatTranslator", "ContentDelta", "router"]

@@ -30,7 +30,8 @@ run chunks                            output items and events
                                       (``POST /v1/runs/{run id}/approvals``)
 ====================================  =============================================================
 
-Chunks of agents working inside th    e run (a handoff's target) are not the response's items.
+Chunks of agents working inside the run (a handoff's target) are not the response's items: the
+translator is a :class:`~..framing.ChunkFraming` whose hooks are the table's rows.
 """
 
 from __future__ import annotations
@@ -39,17 +40,20 @@ import copy
 from collections.abc import Sequence
 from typing import Any, Final
 
-from kanawa.server.http.protocols.inputs import json_text
-from kanawa.server.http.protocols.run_parts import (
-    JSON,
-    Part,
-    chunk_of,
-    json_string,
-    text_delta,
-    top_level,
-    usage_counts,
+from kanawa.server.http.protocols.framing import (
+    ChunkFraming,
+    DoneChunk,
+    ErrorChunk,
+    FinalChunk,
+    ReasoningChunk,
+    TextChunk,
+    ToolCallChunk,
+    ToolResultChunk,
+    UsageChunk,
 )
-from kanawa.server.store.base import ChunksExpired, Entry
+from kanawa.server.http.protocols.inputs import json_text
+from kanawa.server.http.protocols.run_parts import JSON, Part, json_string, usage_counts
+from kanawa.server.store.base import ChunksExpired
 
 PREFIX: Final = "resp"
 """Response ids: ``resp_<run id>`` / ``resp_<run id>_<seq>`` (:mod:`..run_parts`)."""
@@ -80,10 +84,24 @@ Event = dict[str, Any] | Delta
 """What :meth:`ResponseTranslator.feed` gives: events, text deltas pre-encoded (:class:`Delta`)."""
 
 
-class ResponseTranslator:
-    """A response's run chunks → its Response object and its stream events (module table)."""
+class ResponseTranslator(ChunkFraming[Event]):
+    """A response's run chunks → its Response object and its stream events (module table). As a
+    stream's framing (:class:`~..framing.ChunkFraming`) its events are server-sent events numbered
+    from 0 — every event counts, sent or left out, so numbers never shift — with those up to
+    ``starting_after`` left out (a resumed stream)."""
 
-    def __init__(self, part: Part, *, model: str, created: float, echo: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        part: Part,
+        *,
+        model: str,
+        created: float,
+        echo: dict[str, Any] | None = None,
+        starting_after: int = -1,
+    ) -> None:
+        super().__init__()
+        self.starting_after = starting_after
+        self._sequence = -1
         self.part = part
         self.id = part.id(PREFIX)
         self.model = model
@@ -150,48 +168,63 @@ class ResponseTranslator:
             },
         }
 
-    def opening(self) -> list[Event]:
+    def opening_events(self) -> list[Event]:
         return [
             {"type": "response.created", "response": self.snapshot()},
             {"type": "response.in_progress", "response": self.snapshot()},
         ]
 
+    # the stream (ChunkFraming) -------------------------------------------------------------------
+
+    def opening(self) -> bytes:
+        return self.frames(-1, self.opening_events())
+
+    def frames(self, seq: int, events: Sequence[Event]) -> bytes:
+        frames = []
+        sequence = self._sequence
+        for event in events:
+            sequence += 1
+            if sequence > self.starting_after:
+                frames.append(sse_event(event, sequence))
+        self._sequence = sequence
+        return b"".join(frames)
+
+    def expired(self, exc: ChunksExpired) -> bytes:
+        self._sequence += 1
+        error = {"type": "error", "code": "not_found", "message": "this response's events are no longer kept"}
+        return sse_event({**error, "param": None}, self._sequence)
+
     # chunks → events -----------------------------------------------------------------------------
 
-    def feed(self, chunk: dict[str, Any]) -> list[Event]:
-        kind = chunk.get("type")
-        data = chunk.get("data")
-        if not isinstance(data, dict) or not top_level(chunk):
-            return []
-        seq = int(chunk.get("seq") or 0)
-        if kind == "delta":
-            if "text" in data:
-                return self._text(str(data["text"]), seq)
-            if "reasoning" in data:
-                return self._reason(str(data["reasoning"]), seq)
-            return []
-        if kind == "tool_call":
-            events = self._close_text()
-            call_id = str(data.get("id", ""))
-            self._calls[call_id] = {
-                "name": str(data.get("name", "")),
-                "arguments": str(data.get("arguments", "")),
-            }
-            return events
-        if kind == "tool_response":
-            return [*self._close_text(), *self._tool_result(data, seq)]
-        if kind == "final":
-            return self._final(data, seq)
-        if kind == "usage":
-            self.usage = data
-            return []
-        if kind == "error":
-            self.failure = data
-            self.error = {"code": "server_error", "message": f"{data.get('code')}: {data.get('message')}"}
-            return []
-        if kind == "done":
-            return self._done(str(data.get("status", "completed")), seq)
+    def on_text(self, chunk: TextChunk) -> list[Event]:
+        return self._text(chunk.text, chunk.seq)
+
+    def on_reasoning(self, chunk: ReasoningChunk) -> list[Event]:
+        return self._reason(chunk.text, chunk.seq)
+
+    def on_tool_call(self, chunk: ToolCallChunk) -> list[Event]:
+        self._calls[chunk.id] = {"name": chunk.name, "arguments": chunk.arguments}
+        return self._close_text()
+
+    def on_tool_result(self, chunk: ToolResultChunk) -> list[Event]:
+        return [*self._close_text(), *self._tool_result(chunk)]
+
+    def on_final(self, chunk: FinalChunk) -> list[Event]:
+        if self._message is not None:
+            return self._close_text()
+        return [*self._text(chunk.answer_text(json_text), chunk.seq), *self._close_text()]
+
+    def on_usage(self, chunk: UsageChunk) -> list[Event]:
+        self.usage = chunk.usage
         return []
+
+    def on_error(self, chunk: ErrorChunk) -> list[Event]:
+        self.failure = chunk.data
+        self.error = {"code": "server_error", "message": chunk.summary}
+        return []
+
+    def on_done(self, chunk: DoneChunk) -> list[Event]:
+        return self._done(chunk.status, chunk.seq)
 
     def _add(self, item: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         self.output.append(item)
@@ -225,20 +258,11 @@ class ResponseTranslator:
             item["content"].append(part)
             events += [
                 added,
-                {
-                    "type": "response.content_part.added",
-                    "item_id": item["id"],
-                    "output_index": self._message,
-                    "content_index": 0,
-                    "part": copy.deepcopy(part),
-                },
+                _part_event(
+                    "response.content_part.added", item, self._message, "content", part=copy.deepcopy(part)
+                ),
             ]
-            head = {
-                "type": "response.output_text.delta",
-                "item_id": item["id"],
-                "output_index": self._message,
-                "content_index": 0,
-            }
+            head = _part_event("response.output_text.delta", item, self._message, "content")
             self._prefix = (
                 b"event: response.output_text.delta\ndata: " + JSON.encode(head)[:-1].encode() + b',"delta":'
             )
@@ -246,13 +270,15 @@ class ResponseTranslator:
         events.append(Delta(self._prefix, text))
         return events
 
-    def more_text(self, text: str, sequence: int) -> bytes | None:
-        """The frame of a text delta that goes on the open message (numbered ``sequence``), the
-        same bytes :meth:`feed` and :func:`sse_event` give it; ``None`` when no message is open
-        (then :meth:`feed` opens one)."""
+    def more_text(self, text: str, seq: int) -> bytes | None:
+        """The frame of a text delta that goes on the open message, the same bytes :meth:`feed` and
+        :func:`sse_event` give it; ``None`` when no message is open (then :meth:`feed` opens one)."""
         if self._message is None:
             return None
         self._texts.append(text)
+        self._sequence = sequence = self._sequence + 1
+        if sequence <= self.starting_after:
+            return b""
         return _DELTA % (self._prefix, json_string(text).encode(), sequence)
 
     def _close_text(self) -> list[Event]:
@@ -267,21 +293,8 @@ class ResponseTranslator:
         part = item["content"][0]
         return [
             *events,
-            {
-                "type": "response.output_text.done",
-                "item_id": item["id"],
-                "output_index": index,
-                "content_index": 0,
-                "text": part["text"],
-                "logprobs": [],
-            },
-            {
-                "type": "response.content_part.done",
-                "item_id": item["id"],
-                "output_index": index,
-                "content_index": 0,
-                "part": copy.deepcopy(part),
-            },
+            _part_event("response.output_text.done", item, index, "content", text=part["text"], logprobs=[]),
+            _part_event("response.content_part.done", item, index, "content", part=copy.deepcopy(part)),
             self._item_done(index),
         ]
 
@@ -297,24 +310,14 @@ class ResponseTranslator:
             item["summary"].append(part)
             events += [
                 added,
-                {
-                    "type": "response.reasoning_summary_part.added",
-                    "item_id": item["id"],
-                    "output_index": self._reasoning,
-                    "summary_index": 0,
-                    "part": dict(part),
-                },
+                _part_event(
+                    "response.reasoning_summary_part.added", item, self._reasoning, "summary", part=dict(part)
+                ),
             ]
         item = self.output[self._reasoning]
         self._texts.append(text)
         events.append(
-            {
-                "type": "response.reasoning_summary_text.delta",
-                "item_id": item["id"],
-                "output_index": self._reasoning,
-                "summary_index": 0,
-                "delta": text,
-            }
+            _part_event("response.reasoning_summary_text.delta", item, self._reasoning, "summary", delta=text)
         )
         return events
 
@@ -327,29 +330,15 @@ class ResponseTranslator:
         item = self.output[index]
         part = item["summary"][0]
         return [
-            {
-                "type": "response.reasoning_summary_text.done",
-                "item_id": item["id"],
-                "output_index": index,
-                "summary_index": 0,
-                "text": part["text"],
-            },
-            {
-                "type": "response.reasoning_summary_part.done",
-                "item_id": item["id"],
-                "output_index": index,
-                "summary_index": 0,
-                "part": dict(part),
-            },
+            _part_event("response.reasoning_summary_text.done", item, index, "summary", text=part["text"]),
+            _part_event("response.reasoning_summary_part.done", item, index, "summary", part=dict(part)),
             self._item_done(index),
         ]
 
-    def _tool_result(self, data: dict[str, Any], seq: int) -> list[Event]:
-        call_id = str(data.get("call_id", ""))
-        call = self._calls.pop(call_id, {"name": str(data.get("name", "")), "arguments": "{}"})
-        failed = bool(data.get("is_error"))
+    def _tool_result(self, chunk: ToolResultChunk) -> list[Event]:
+        call = self._calls.pop(chunk.call_id, {"name": chunk.name, "arguments": "{}"})
         item: dict[str, Any] = {
-            "id": f"mcp_{self.part.run_id}_{seq}",
+            "id": f"mcp_{self.part.run_id}_{chunk.seq}",
             "type": "mcp_call",
             "server_label": SERVER_LABEL,
             "name": call["name"],
@@ -358,18 +347,9 @@ class ResponseTranslator:
             "status": "in_progress",
         }
         index, added = self._add(item)
-        item["output"] = str(data.get("content", ""))
-        item["status"] = "failed" if failed else "completed"
+        item["output"] = chunk.content
+        item["status"] = "failed" if chunk.is_error else "completed"
         return [added, self._item_done(index)]
-
-    def _final(self, data: dict[str, Any], seq: int) -> list[Event]:
-        if self._message is not None:
-            return self._close_text()
-        text = str(data.get("text") or "")
-        output = data.get("output")
-        if not text and output is not None:
-            text = output if isinstance(output, str) else json_text(output)
-        return [*self._text(text, seq), *self._close_text()]
 
     def _done(self, status: str, seq: int) -> list[Event]:
         events = self._close_text()
@@ -408,6 +388,12 @@ class ResponseTranslator:
         return [*events, {"type": "response.incomplete", "response": self.snapshot()}]
 
 
+def _part_event(kind: str, item: dict[str, Any], index: int, slot: str, **fields: Any) -> dict[str, Any]:
+    """An event about part 0 of output item ``item`` (at ``index``): ``slot`` is ``content`` for a
+    message, ``summary`` for a reasoning item."""
+    return {"type": kind, "item_id": item["id"], "output_index": index, f"{slot}_index": 0, **fields}
+
+
 def sse_event(event: Event, sequence: int) -> bytes:
     if isinstance(event, Delta):
         return event.frame(sequence)
@@ -415,57 +401,4 @@ def sse_event(event: Event, sequence: int) -> bytes:
     return f"event: {event['type']}\ndata: {JSON.encode(event)}\n\n".encode()
 
 
-class ResponseFraming:
-    """One response's stream (an :class:`~..run_parts.Framing`): its chunks → its events as
-    server-sent events, numbered from 0 — every event counts, sent or left out, so numbers never
-    shift — with those up to ``starting_after`` left out (a resumed stream)."""
-
-    __slots__ = ("_ended", "_sequence", "_starting_after", "translator")
-
-    def __init__(self, translator: ResponseTranslator, *, starting_after: int = -1) -> None:
-        self.translator = translator
-        self._starting_after = starting_after
-        self._sequence = -1
-        self._ended = False
-
-    def _frames(self, events: list[Event]) -> bytes:
-        frames = []
-        sequence = self._sequence
-        for event in events:
-            sequence += 1
-            if sequence > self._starting_after:
-                frames.append(sse_event(event, sequence))
-        self._sequence = sequence
-        return b"".join(frames)
-
-    def opening(self) -> bytes:
-        return self._frames(self.translator.opening())
-
-    def __call__(self, entries: Sequence[Entry]) -> bytes:
-        if self._ended:
-            return b""
-        if len(entries) == 1:  # the common batch: one more text delta, framed at once
-            text = text_delta(entries[0])
-            if text is not None:
-                frame = self.translator.more_text(text, self._sequence + 1)
-                if frame is not None:
-                    self._sequence += 1
-                    return frame if self._sequence > self._starting_after else b""
-        feed = self.translator.feed
-        frames = []
-        for entry in entries:
-            events = feed(chunk_of(entry))
-            if events:
-                frames.append(self._frames(events))
-            if entry.terminal:
-                self._ended = True
-                break
-        return frames[0] if len(frames) == 1 else b"".join(frames)
-
-    def expired(self, exc: ChunksExpired) -> bytes:
-        self._sequence += 1
-        error = {"type": "error", "code": "not_found", "message": "this response's events are no longer kept"}
-        return sse_event({**error, "param": None}, self._sequence)
-
-
-__all__ = ["PREFIX", "SERVER_LABEL", "Delta", "Event", "ResponseFraming", "ResponseTranslator", "sse_event"]
+__all__ = ["PREFIX", "SERVER_LABEL", "Delta", "Event", "ResponseTranslator", "sse_event"]

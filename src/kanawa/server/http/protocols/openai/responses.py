@@ -64,7 +64,7 @@ from kanawa.server.http.protocols.inputs import (
     tool_spec,
 )
 from kanawa.server.http.protocols.openai.errors import OpenAIError, openai_response, run_failure
-from kanawa.server.http.protocols.openai.response_events import PREFIX, ResponseFraming, ResponseTranslator
+from kanawa.server.http.protocols.openai.response_events import PREFIX, ResponseTranslator
 from kanawa.server.http.protocols.opening import held_stream, opened_run, streams_of
 from kanawa.server.http.protocols.run_parts import (
     Part,
@@ -274,8 +274,8 @@ def _stream_response(
     starting_after: int = -1,
 ) -> Response:
     """The response's events (after ``starting_after``) until its part of the run ends."""
-    framing = ResponseFraming(translator, starting_after=starting_after)
-    return part_stream(request, translator.part, framing, admitted)
+    translator.starting_after = starting_after
+    return part_stream(request, translator.part, translator, admitted)
 
 
 _RESPONSE_DOC: dict[int | str, dict[str, Any]] = {
