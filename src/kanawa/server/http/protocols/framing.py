@@ -42,6 +42,7 @@ gives how its events become bytes (:meth:`ChunkFraming.frames`) and what closes 
 from __future__ import annotations
 
 import json
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final, Generic, TypeVar
@@ -349,7 +350,7 @@ class ChunkHooks(Generic[E]):
 ChunkHooks._bind_hooks()
 
 
-class ChunkFraming(ChunkHooks[E]):
+class ChunkFraming(ChunkHooks[E], ABC):
     """A protocol's stream: its hooks, and the bytes of each batch of entries (module docstring).
     An instance is a :class:`~kanawa.server.http.protocols.run_parts.Framing`."""
 
@@ -368,17 +369,17 @@ class ChunkFraming(ChunkHooks[E]):
         can write it from a template now, else ``None`` (the delta is then typed and fed)."""
         return None
 
+    @abstractmethod
     def frames(self, seq: int, events: Sequence[E]) -> bytes:
         """The bytes of the events chunk ``seq`` became."""
-        raise NotImplementedError
 
     def closing(self) -> bytes:
         """What follows the terminal chunk's events (the stream's last bytes)."""
         return b""
 
+    @abstractmethod
     def expired(self, exc: ChunksExpired) -> bytes:
         """What the client gets when the stream's chunks are no longer kept."""
-        raise NotImplementedError
 
     def __call__(self, entries: Sequence[Entry]) -> bytes:
         if self.ended:
